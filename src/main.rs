@@ -1,0 +1,5 @@
+//! The `rea` command line.
+
+fn main() {
+    println!("rea");
+}
