@@ -1,0 +1,209 @@
+//! Classifying one incoming line: request, notification, client response, batch, or error.
+//!
+//! This is the untrusted-input parser of the shell; it never panics (fuzz target
+//! `jsonrpc_line`). Request ids are kept as the raw JSON value so they are echoed verbatim:
+//! strings and integers (negative included) are valid, `null`, fractions and anything else are
+//! not.
+
+use serde_json::{Map, Value};
+
+use super::error::WireError;
+
+/// A request id as a map key (for cancellation); the raw JSON is echoed on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RequestKey {
+    /// An integer id (`i64` or `u64` range).
+    Integer(i128),
+    /// A string id.
+    Text(String),
+}
+
+impl RequestKey {
+    /// The key of a raw id, or `None` when the id is not a string or an integer.
+    pub fn of(id: &Value) -> Option<RequestKey> {
+        match id {
+            Value::String(s) => Some(RequestKey::Text(s.clone())),
+            Value::Number(n) => n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from))
+                .map(RequestKey::Integer),
+            _ => None,
+        }
+    }
+}
+
+/// A valid request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// The raw id, echoed verbatim in the response.
+    pub id: Value,
+    /// The id as a key.
+    pub key: RequestKey,
+    /// The method name.
+    pub method: String,
+    /// The params, if present.
+    pub params: Option<Value>,
+}
+
+/// A valid notification.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params, if present.
+    pub params: Option<Value>,
+}
+
+/// One message of a line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A request: answered exactly once.
+    Request(Request),
+    /// A notification: never answered.
+    Notification(Notification),
+    /// A response from the client (the server sends no requests, so it is logged and dropped).
+    ClientResponse(Value),
+    /// An invalid message: answered with this error and id (`null` when unknown).
+    Invalid {
+        /// The id to answer with.
+        id: Value,
+        /// The error.
+        error: WireError,
+    },
+}
+
+/// One line, classified.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Line {
+    /// A single message.
+    Single(Message),
+    /// A JSON array of messages (valid only under protocol 2025-03-26).
+    Batch(Vec<Message>),
+    /// The line could not be parsed; answered with this error and a `null` id.
+    Unparsable(WireError),
+}
+
+/// Classifies raw line bytes.
+pub fn classify_line(bytes: &[u8]) -> Line {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            return Line::Unparsable(WireError::new(
+                super::error::ErrorCode::ParseError,
+                format!(
+                    "Parse error: the line is not valid UTF-8 (invalid byte at offset {})",
+                    e.valid_up_to()
+                ),
+            ));
+        }
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(e) => {
+            return Line::Unparsable(WireError::new(
+                super::error::ErrorCode::ParseError,
+                format!("Parse error: {e}"),
+            ));
+        }
+    };
+    match value {
+        Value::Array(items) if items.is_empty() => Line::Single(Message::Invalid {
+            id: Value::Null,
+            error: WireError::invalid_request("Invalid request: empty batch"),
+        }),
+        Value::Array(items) => Line::Batch(items.into_iter().map(classify_message).collect()),
+        other => Line::Single(classify_message(other)),
+    }
+}
+
+/// Classifies one parsed JSON value as a message.
+pub fn classify_message(value: Value) -> Message {
+    let Value::Object(mut object) = value else {
+        return Message::Invalid {
+            id: Value::Null,
+            error: WireError::invalid_request(format!(
+                "Invalid request: a message must be a JSON object, not {}",
+                json_kind(&value)
+            )),
+        };
+    };
+    let id = object.remove("id");
+    let key = id.as_ref().and_then(RequestKey::of);
+    // The id to answer with: the raw id when it is valid, else null.
+    let answer_id = if key.is_some() {
+        id.clone().unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
+    let invalid = |message: String| Message::Invalid {
+        id: answer_id.clone(),
+        error: WireError::invalid_request(message),
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(v)) if v == "2.0" => {}
+        Some(other) => {
+            return invalid(format!(
+                "Invalid request: field \"jsonrpc\" must be \"2.0\", not {}",
+                short(other)
+            ));
+        }
+        None => return invalid("Invalid request: missing field \"jsonrpc\"".to_owned()),
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(method)) => Some(method),
+        Some(other) => {
+            return invalid(format!(
+                "Invalid request: field \"method\" must be a string, not {}",
+                json_kind(&other)
+            ));
+        }
+        None => None,
+    };
+    let params = object.remove("params");
+    match (method, id) {
+        (Some(method), None) => Message::Notification(Notification { method, params }),
+        (Some(method), Some(id)) => match key {
+            Some(key) => Message::Request(Request {
+                id,
+                key,
+                method,
+                params,
+            }),
+            None => invalid(format!(
+                "Invalid request: field \"id\" must be a string or an integer, not {}",
+                short(&id)
+            )),
+        },
+        (None, Some(id)) if is_response(&object) => {
+            object.insert("id".to_owned(), id);
+            Message::ClientResponse(Value::Object(object))
+        }
+        (None, _) => invalid("Invalid request: missing field \"method\"".to_owned()),
+    }
+}
+
+fn is_response(object: &Map<String, Value>) -> bool {
+    object.contains_key("result") || object.contains_key("error")
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A short rendering of a value for error messages (never echoes long input).
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= 40 {
+        text
+    } else {
+        format!("{}...", text.chars().take(40).collect::<String>())
+    }
+}
