@@ -101,10 +101,17 @@ pub fn classify_line(bytes: &[u8]) -> Line {
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(e) => {
-            return Line::Unparsable(WireError::new(
-                super::error::ErrorCode::ParseError,
-                format!("Parse error: {e}"),
-            ));
+            let message = if e.to_string().contains("escape") {
+                // serde_json rejects lone surrogates in \u escapes; say so plainly.
+                format!(
+                    "Parse error: invalid \\u escape (a lone surrogate is not a Unicode scalar value) at line {} column {}",
+                    e.line(),
+                    e.column()
+                )
+            } else {
+                format!("Parse error: {e}")
+            };
+            return Line::Unparsable(WireError::new(super::error::ErrorCode::ParseError, message));
         }
     };
     match value {
@@ -200,10 +207,14 @@ fn json_kind(value: &Value) -> &'static str {
 
 /// A short rendering of a value for error messages (never echoes long input).
 fn short(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() <= 40 {
-        text
+    short_text(&value.to_string())
+}
+
+/// `text`, cut to 60 characters with an ellipsis, so error messages never echo long input.
+pub(crate) fn short_text(text: &str) -> String {
+    if text.chars().count() <= 60 {
+        text.to_owned()
     } else {
-        format!("{}...", text.chars().take(40).collect::<String>())
+        format!("{}...", text.chars().take(60).collect::<String>())
     }
 }

@@ -296,6 +296,16 @@ impl Session {
 /// Runs one request through the `RpcModule` under an internal id and answers with the
 /// client's id, verbatim (jsonrpsee's `Id` cannot hold negative integers).
 async fn dispatch(module: &RpcModule<Arc<Connection>>, request: Request) -> Value {
+    if module.method(&request.method).is_none() {
+        return WireError::new(
+            ErrorCode::MethodNotFound,
+            format!(
+                "Method not found: {}",
+                super::message::short_text(&request.method)
+            ),
+        )
+        .to_response(&request.id);
+    }
     let mut internal = json!({ "jsonrpc": "2.0", "id": 0, "method": request.method });
     if let Some(params) = request.params {
         internal["params"] = params;
