@@ -6,6 +6,8 @@
 
 pub mod error;
 pub mod framing;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handlers;
 pub mod message;
 pub mod protocol;
