@@ -7,6 +7,7 @@ mod prompt_contract;
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
+use rea::core::MAX_VALUE_CHARS;
 use rea::prompts::{
     BinarySession, MAX_PROMPT_VALUE_CHARS, PromptDefinition, PromptError, ToolAvailability,
     builtin_prompts, render,
@@ -66,20 +67,29 @@ fn fragment() -> impl Strategy<Value = String> {
     ]
 }
 
-/// A value: usually a short mix of hard fragments (possibly empty), sometimes exactly at the
-/// 65,536-character bound.
+/// A value: usually a short mix of hard fragments (possibly empty), sometimes around the
+/// completion bound (4,096 characters, which prompt values may exceed) or exactly at the
+/// 65,536-character prompt bound.
 fn value() -> impl Strategy<Value = String> {
     prop_oneof![
         12 => proptest::collection::vec(fragment(), 0..12).prop_map(|parts| parts.concat()),
+        1 => (fragment(), MAX_VALUE_CHARS..=MAX_VALUE_CHARS + 1)
+            .prop_map(|(seed, chars)| repeated(&seed, chars)),
         1 => fragment().prop_map(|seed| at_bound(&seed)),
     ]
 }
 
-/// `seed` repeated and padded to exactly [`MAX_PROMPT_VALUE_CHARS`] characters.
+/// `seed` repeated and cut to exactly [`MAX_PROMPT_VALUE_CHARS`] characters.
 fn at_bound(seed: &str) -> String {
+    repeated(seed, MAX_PROMPT_VALUE_CHARS)
+}
+
+/// `seed` (or "x" when empty) repeated and cut to exactly `chars` characters. Cutting may split
+/// a combining sequence, which is one more hard case.
+fn repeated(seed: &str, chars: usize) -> String {
     let seed = if seed.is_empty() { "x" } else { seed };
-    let value: String = seed.chars().cycle().take(MAX_PROMPT_VALUE_CHARS).collect();
-    assert_eq!(value.chars().count(), MAX_PROMPT_VALUE_CHARS);
+    let value: String = seed.chars().cycle().take(chars).collect();
+    assert_eq!(value.chars().count(), chars);
     value
 }
 

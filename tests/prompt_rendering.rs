@@ -175,3 +175,19 @@ fn open_binary_comes_first_only_without_a_binary() {
     let lacking = ToolAvailability::new(["list_documents"], BinarySession::Closed);
     assert!(render_text(def, false, &lacking).contains("does not currently offer `open_binary`"));
 }
+
+#[test]
+fn availability_from_catalog_is_the_catalog_filtered_by_provider_support() {
+    let unsupported = ["read_bytes", "search_strings"];
+    let tools = ToolAvailability::from_catalog(
+        CATALOG.iter().copied(),
+        |tool| !unsupported.contains(&tool),
+        BinarySession::Open,
+    );
+    assert_eq!(tools.binary(), BinarySession::Open);
+    assert!(tools.offers("list_documents"));
+    assert!(!tools.offers("read_bytes"), "unsupported by the provider");
+    assert!(!tools.offers("disassemble"), "not in the catalog");
+    assert_eq!(tools.offered().count(), CATALOG.len() - unsupported.len());
+    assert!(tools.offered().is_sorted());
+}
