@@ -6,12 +6,16 @@
 //!   observed with [`Session::record_evidence`].
 //! - [`provider`]: the [`Provider`] trait integrators implement, and its data types.
 //! - [`evidence`]: Evidence IDs and records.
+//! - [`sources`]: what completion reads ([`SessionView`]) and [`complete_argument`], the
+//!   completion of one argument family from the live session.
 //! - [`Address`]: addresses as the session speaks them (`0x`-prefixed lowercase hexadecimal).
 
 pub mod address;
+mod bounded;
 pub mod error;
 pub mod evidence;
 pub mod provider;
+pub mod sources;
 mod state;
 mod target;
 
@@ -23,5 +27,6 @@ pub use provider::{
     ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
     ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches, StringQuery,
 };
+pub use sources::{SessionView, SourceConfig, complete_argument};
 pub use state::{Closed, Opened, ProviderSummary, Session};
 pub use target::Target;
