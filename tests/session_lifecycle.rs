@@ -4,26 +4,12 @@ mod fixtures;
 
 use std::sync::Arc;
 
-use fixtures::fake::{Behaviour, FakeProvider, entry};
+use fixtures::fake::{Behaviour, FakeProvider, app_and_lib, entry};
 use rea::session::{Address, Observation, Operation, Provider, Session, SessionError};
 use serde_json::json;
 
 fn two_documents(id: &str) -> Arc<FakeProvider> {
-    Arc::new(FakeProvider::new(
-        id,
-        vec![
-            (
-                "app",
-                vec![
-                    entry("0x1000", Some("main")),
-                    entry("0x1100", Some("dup")),
-                    entry("0x1200", Some("dup")),
-                    entry("0x1300", None),
-                ],
-            ),
-            ("lib", vec![entry("0x2000", Some("init"))]),
-        ],
-    ))
+    Arc::new(app_and_lib(id))
 }
 
 fn snapshot(name: &str, text: String) {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fixtures::fake::{Behaviour, FakeProvider, entry};
+use fixtures::fake::{Behaviour, FakeProvider, app_and_lib, entry};
 use rea::core::{Completion, Family, Prefix, ProcedureEntry, ProcedurePage};
 use rea::session::sources::{SessionView, SourceConfig, complete_argument};
 use rea::session::{Observation, Provider, Session};
@@ -43,27 +43,6 @@ fn complete_with(
 
 fn values(completion: &Completion) -> Vec<&str> {
     completion.values.iter().map(String::as_str).collect()
-}
-
-fn app_and_lib(id: &str) -> FakeProvider {
-    FakeProvider::new(
-        id,
-        vec![
-            (
-                "app",
-                vec![
-                    entry("0x1000", Some("main")),
-                    entry("0x1100", Some("dup")),
-                    entry("0x1200", Some("dup")),
-                    entry("0x1300", None),
-                ],
-            ),
-            (
-                "lib",
-                vec![entry("0x2000", Some("init")), entry("0x2100", Some("fini"))],
-            ),
-        ],
-    )
 }
 
 fn open(providers: Vec<Arc<dyn Provider>>) -> Session {
