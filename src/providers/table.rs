@@ -24,6 +24,7 @@ pub(crate) struct FoundName {
 struct Found {
     names: Vec<FoundName>,
     size: Option<u64>,
+    segment: Option<String>,
     sources: Vec<ProcedureSource>,
 }
 
@@ -54,8 +55,16 @@ impl TableBuilder {
         }
     }
 
-    /// Merges by address. `segments` must be sorted by address; each procedure is placed in
-    /// the first segment containing its address.
+    /// Places the procedure at `address` (added before) in the named segment, whatever the
+    /// segment addresses say.
+    pub(crate) fn place(&mut self, address: u64, segment: String) {
+        if let Some(found) = self.found.get_mut(&address) {
+            found.segment = Some(segment);
+        }
+    }
+
+    /// Merges by address. `segments` must be sorted by address; a procedure not placed
+    /// explicitly is placed in the first segment containing its address.
     pub(crate) fn finish(self, segments: &[Segment]) -> ProcedureTable {
         let records = self
             .found
@@ -85,7 +94,9 @@ impl TableBuilder {
                     name,
                     aliases: names.collect(),
                     size: found.size,
-                    segment: segment_containing(segments, address.value()).map(|s| s.name.clone()),
+                    segment: found.segment.or_else(|| {
+                        segment_containing(segments, address.value()).map(|s| s.name.clone())
+                    }),
                     sources: found.sources,
                 }
             })

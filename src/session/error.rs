@@ -3,6 +3,7 @@
 use super::address::Address;
 use super::evidence::EvidenceIdError;
 use super::provider::ProviderError;
+use crate::providers::LoadError;
 
 /// Why a session operation failed. Messages name the offending provider, document, procedure
 /// or Evidence ID and are meant to be shown to the agent as they are.
@@ -12,6 +13,9 @@ pub enum SessionError {
     /// No binary is open.
     #[error("no binary is open; open one with open_binary first")]
     NotOpen,
+    /// The file could not be opened as a binary or a catalog.
+    #[error(transparent)]
+    Load(#[from] LoadError),
     /// A session needs at least one provider.
     #[error("a binary session needs at least one provider")]
     NoProviders,

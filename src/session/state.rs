@@ -1,5 +1,6 @@
 //! [`Session`]: the open binary, its providers and documents, and the Evidence ledger.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -10,6 +11,7 @@ use super::evidence::{EvidenceId, EvidencePage, EvidenceRecord, Ledger, Observat
 use super::provider::{DocumentInfo, Operation, Provider};
 use super::target::Target;
 use crate::core::MAX_VALUE_CHARS;
+use crate::providers::load_path;
 
 /// Source of binary-session numbers for the whole process, so an observation made in a closed
 /// session can never be recorded into a later one.
@@ -18,7 +20,7 @@ static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
 /// The session of one MCP connection (or one integrator): `Send + Sync`, used through `&self`
 /// (hold it in an `Arc`). Provider calls never run under its lock.
 ///
-/// A *binary session* starts with [`Session::open_providers`] (or `open_path`) and ends with
+/// A *binary session* starts with [`Session::open_path`] or [`Session::open_providers`] and ends with
 /// [`Session::close`]; opening while one is open closes the previous one first. It has declared
 /// providers (the first is current), a current document, and the Evidence ledger. Closing clears
 /// the ledger; Evidence IDs are never reused in the process.
@@ -188,6 +190,13 @@ impl Session {
         let replaced = state.close_binary();
         state.binary = Some(binary);
         Ok(Opened { replaced, ..opened })
+    }
+
+    /// Opens the file at `path` as a binary session with one provider: a catalog (JSON) or a
+    /// binary (see [`crate::providers::load_path`]). The label is the path as given.
+    pub fn open_path(&self, path: &Path) -> Result<Opened, SessionError> {
+        let provider = load_path(path)?;
+        self.open_providers(path.display().to_string(), vec![provider])
     }
 
     /// Adds a provider to the open binary session (it does not become current).
