@@ -1,1 +1,32 @@
-//! (in progress)
+//! The binary session: providers, documents, the Evidence ledger and the completion sources.
+//!
+//! - [`Session`]: the state one MCP connection works on (`Send + Sync`, methods take `&self`).
+//!   Open a binary with [`Session::open_providers`], pick a provider and document with
+//!   [`Session::target`], call the provider through the [`Target`], then record what was
+//!   observed with [`Session::record_evidence`].
+//! - [`provider`]: the [`Provider`] trait integrators implement, and its data types.
+//! - [`evidence`]: Evidence IDs and records.
+//! - [`sources`]: what completion reads ([`SessionView`]) and [`complete_argument`], the
+//!   completion of one argument family from the live session.
+//! - [`Address`]: addresses as the session speaks them (`0x`-prefixed lowercase hexadecimal).
+
+pub mod address;
+mod bounded;
+pub mod error;
+pub mod evidence;
+pub mod provider;
+pub mod sources;
+mod state;
+mod target;
+
+pub use address::{Address, AddressError};
+pub use error::SessionError;
+pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};
+pub use provider::{
+    DocumentInfo, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, Permissions,
+    ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
+    ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches, StringQuery,
+};
+pub use sources::{SessionView, SourceConfig, complete_argument};
+pub use state::{Closed, Opened, ProviderSummary, Session};
+pub use target::Target;

@@ -1,0 +1,195 @@
+//! The built-in `catalog` provider: documents and procedures loaded from a JSON file, so
+//! function lists exported from Ghidra, IDA or Hopper can be used without the binary.
+//!
+//! The format is published as a JSON Schema (2020-12) in `schemas/catalog-v1.schema.json`
+//! ([`CATALOG_SCHEMA`]). A catalog is checked against the schema, then against the rules the
+//! schema cannot state: document names unique in the file, procedure addresses unique in a
+//! document (compared by value: `0x10` and `0x010` repeat each other), segment names unique in
+//! a document, a procedure's `segment` declared in its document, sizes that fit 64 bits.
+//! Invalid catalogs are rejected with a [`CatalogError`] naming the field as a JSON pointer.
+//!
+//! ```
+//! use rea::providers::catalog::CatalogProvider;
+//! use rea::session::Provider;
+//!
+//! let catalog = CatalogProvider::from_json(br#"{
+//!     "schema": "rea.catalog",
+//!     "version": 1,
+//!     "producer": "ghidra-export",
+//!     "documents": [{
+//!         "name": "app",
+//!         "segments": [{ "name": ".text", "address": "0x1000", "size": 4096, "permissions": "r-x" }],
+//!         "procedures": [
+//!             { "address": "0x1040", "name": "helper" },
+//!             { "address": "0x1000", "name": "main", "size": 64 }
+//!         ]
+//!     }]
+//! }"#).unwrap();
+//! let page = catalog.list_procedures("app", None, 10).unwrap();
+//! assert_eq!(page.entries[0].address, "0x1000");
+//! assert_eq!(page.entries[1].name.as_deref(), Some("helper"));
+//!
+//! let error = CatalogProvider::from_json(br#"{"schema": "rea.catalog", "version": 1,
+//!     "documents": [{"name": "app", "procedures": [{"address": "0X10"}]}]}"#).err().unwrap();
+//! assert!(error.to_string().contains("/documents/0/procedures/0/address"));
+//! ```
+
+mod parse;
+
+use std::io::Read;
+use std::path::Path;
+
+pub use self::parse::{CATALOG_SCHEMA, CatalogError, MAX_CATALOG_BYTES};
+use self::parse::{CatalogDocument, parse_catalog};
+use super::table::{FoundName, ProcedureTable, TableBuilder};
+use crate::core::ProcedurePage;
+use crate::session::{
+    Address, DocumentInfo, Operation, ProcedureInfo, ProcedureMatches, ProcedureName,
+    ProcedureQuery, ProcedureSource, Provider, ProviderError, Segment,
+};
+
+/// The identity of the catalog provider.
+pub const CATALOG_PROVIDER_ID: &str = "catalog";
+
+struct Document {
+    info: DocumentInfo,
+    segments: Vec<Segment>,
+    procedures: ProcedureTable,
+}
+
+/// The `catalog` provider over one catalog file (see the [module documentation](self)).
+pub struct CatalogProvider {
+    documents: Vec<Document>,
+}
+
+impl CatalogProvider {
+    /// Reads and validates the catalog file at `path`.
+    pub fn open(path: &Path) -> Result<CatalogProvider, CatalogError> {
+        let io_error = |source| CatalogError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        let bytes = file.metadata().map_err(io_error)?.len();
+        if bytes > MAX_CATALOG_BYTES {
+            return Err(CatalogError::TooLarge {
+                path: path.to_owned(),
+                bytes,
+            });
+        }
+        let mut text = Vec::new();
+        file.take(MAX_CATALOG_BYTES)
+            .read_to_end(&mut text)
+            .map_err(io_error)?;
+        CatalogProvider::from_json(&text)
+    }
+
+    /// Validates catalog JSON held in memory.
+    pub fn from_json(text: &[u8]) -> Result<CatalogProvider, CatalogError> {
+        let catalog = parse_catalog(text)?;
+        Ok(CatalogProvider {
+            documents: catalog.documents.into_iter().map(document).collect(),
+        })
+    }
+
+    fn document(&self, name: &str) -> Result<&Document, ProviderError> {
+        self.documents
+            .iter()
+            .find(|document| document.info.name == name)
+            .ok_or_else(|| ProviderError::UnknownDocument {
+                document: name.to_owned(),
+            })
+    }
+}
+
+fn document(source: CatalogDocument) -> Document {
+    let mut segments: Vec<Segment> = source
+        .segments
+        .into_iter()
+        .map(|segment| Segment {
+            name: segment.name,
+            address: segment.address,
+            size: segment.size,
+            file_offset: None,
+            file_size: 0,
+            permissions: segment.permissions,
+        })
+        .collect();
+    segments.sort_by(|a, b| (a.address, &a.name).cmp(&(b.address, &b.name)));
+    let mut builder = TableBuilder::default();
+    for procedure in source.procedures {
+        let address = procedure.address.value();
+        let name = match (procedure.name, procedure.raw_name) {
+            (None, None) => None,
+            (name, raw_name) => {
+                let display = name
+                    .clone()
+                    .or_else(|| raw_name.clone())
+                    .unwrap_or_default();
+                Some(FoundName {
+                    rank: 0,
+                    name: ProcedureName {
+                        raw_name: raw_name.unwrap_or_else(|| display.clone()),
+                        name: display,
+                    },
+                })
+            }
+        };
+        builder.add(address, ProcedureSource::Catalog, name, procedure.size);
+        if let Some(segment) = procedure.segment {
+            builder.place(address, segment);
+        }
+    }
+    Document {
+        info: DocumentInfo {
+            name: source.name,
+            format: source.format,
+            architecture: source.architecture,
+        },
+        procedures: builder.finish(&segments),
+        segments,
+    }
+}
+
+impl Provider for CatalogProvider {
+    fn id(&self) -> &str {
+        CATALOG_PROVIDER_ID
+    }
+
+    fn supports(&self, operation: Operation) -> bool {
+        !matches!(operation, Operation::SearchStrings | Operation::ReadBytes)
+    }
+
+    fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
+        Ok(self.documents.iter().map(|d| d.info.clone()).collect())
+    }
+
+    fn list_procedures(
+        &self,
+        document: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ProcedurePage, ProviderError> {
+        self.document(document)?.procedures.page(cursor, limit)
+    }
+
+    fn procedure_info(
+        &self,
+        document: &str,
+        address: Address,
+    ) -> Result<ProcedureInfo, ProviderError> {
+        self.document(document)?.procedures.info(document, address)
+    }
+
+    fn search_procedures(
+        &self,
+        document: &str,
+        query: &ProcedureQuery,
+    ) -> Result<ProcedureMatches, ProviderError> {
+        Ok(self.document(document)?.procedures.search(query))
+    }
+
+    fn list_segments(&self, document: &str) -> Result<Vec<Segment>, ProviderError> {
+        Ok(self.document(document)?.segments.clone())
+    }
+}

@@ -1,0 +1,340 @@
+//! Reading one image (an ELF, Mach-O or PE file, or one slice of a fat Mach-O) into what the
+//! native provider serves: its regions and its procedures.
+
+use std::borrow::Cow;
+
+use object::{
+    BinaryFormat, FileKind, Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionFlags,
+    SectionKind, SymbolKind, elf, pe,
+};
+
+use super::demangle::demangle;
+use super::eh_frame::{FrameLayout, fde_starts};
+use super::starts::{macho_function_starts, pe_runtime_functions};
+use crate::providers::table::{FoundName, ProcedureTable, TableBuilder};
+use crate::session::{
+    Address, DocumentInfo, Permissions, ProcedureName, ProcedureSource, ProviderError, Segment,
+};
+
+/// Preference of names at one address: globals of the symbol table first, then dynamic
+/// symbols, exports, and local symbols last.
+const RANK_GLOBAL: u8 = 0;
+const RANK_DYNAMIC: u8 = 1;
+const RANK_EXPORT: u8 = 2;
+const RANK_LOCAL: u8 = 3;
+
+/// A mapped region of an image.
+pub(crate) struct Region {
+    /// The region as `list_segments` shows it; `file_offset` is relative to the image.
+    pub(crate) segment: Segment,
+    /// Whether it holds code (skipped by string search).
+    pub(crate) code: bool,
+}
+
+impl Region {
+    /// The image bytes of this region, if it has any inside `image`.
+    pub(crate) fn bytes<'a>(&self, image: &'a [u8]) -> &'a [u8] {
+        let Some(offset) = self.segment.file_offset else {
+            return &[];
+        };
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let length = usize::try_from(self.segment.file_size).unwrap_or(usize::MAX);
+        image
+            .get(start..)
+            .map_or(&[][..], |rest| &rest[..rest.len().min(length)])
+    }
+}
+
+/// What one image yields.
+pub(crate) struct Image {
+    pub(crate) format: &'static str,
+    pub(crate) architecture: String,
+    pub(crate) regions: Vec<Region>,
+    pub(crate) procedures: ProcedureTable,
+}
+
+impl Image {
+    /// The document description of this image under `name`.
+    pub(crate) fn info(&self, name: &str) -> DocumentInfo {
+        DocumentInfo {
+            name: name.to_owned(),
+            format: Some(self.format.to_owned()),
+            architecture: Some(self.architecture.clone()),
+        }
+    }
+}
+
+/// Parses one (non-fat) image.
+pub(crate) fn read_image(data: &[u8]) -> Result<Image, ProviderError> {
+    let kind = FileKind::parse(data).map_err(|_| unrecognized())?;
+    let file = object::File::parse(data).map_err(|error| ProviderError::Malformed {
+        reason: error.to_string(),
+    })?;
+    let regions = regions(&file, data);
+    let segments: Vec<Segment> = regions.iter().map(|r| r.segment.clone()).collect();
+    let mut builder = TableBuilder::default();
+    let executable = |address: u64| {
+        crate::providers::table::segment_containing(&segments, address)
+            .is_some_and(|segment| segment.permissions.execute)
+    };
+    collect_symbols(&file, &mut builder, &executable);
+    collect_exports(&file, &mut builder, &executable);
+    collect_unwind_starts(&file, data, kind, &mut builder, &executable);
+    Ok(Image {
+        format: format_name(file.format()),
+        architecture: format!("{:?}", file.architecture()).to_lowercase(),
+        procedures: builder.finish(&segments),
+        regions,
+    })
+}
+
+pub(crate) fn unrecognized() -> ProviderError {
+    ProviderError::Malformed {
+        reason: "unrecognized file format (expected ELF, Mach-O, PE or a fat Mach-O)".to_owned(),
+    }
+}
+
+fn format_name(format: BinaryFormat) -> &'static str {
+    match format {
+        BinaryFormat::Elf => "elf",
+        BinaryFormat::MachO => "macho",
+        BinaryFormat::Pe => "pe",
+        BinaryFormat::Coff => "coff",
+        BinaryFormat::Xcoff => "xcoff",
+        _ => "other",
+    }
+}
+
+/// Allocated sections in address order; the segments when there are no section headers.
+fn regions(file: &object::File<'_>, data: &[u8]) -> Vec<Region> {
+    let segment_permissions: Vec<(String, Permissions)> = file
+        .segments()
+        .filter_map(|segment| {
+            let name = segment.name().ok().flatten()?.to_owned();
+            Some((name, permissions(segment.permissions())))
+        })
+        .collect();
+    let mut regions: Vec<Region> = file
+        .sections()
+        .filter_map(|section| {
+            let (allocated, permissions) = match section.flags() {
+                SectionFlags::Elf { sh_flags, .. } => (
+                    sh_flags.0 & elf::SHF_ALLOC.0 != 0,
+                    Permissions {
+                        read: true,
+                        write: sh_flags.0 & elf::SHF_WRITE.0 != 0,
+                        execute: sh_flags.0 & elf::SHF_EXECINSTR.0 != 0,
+                    },
+                ),
+                SectionFlags::Coff { characteristics } => (
+                    true,
+                    Permissions {
+                        read: characteristics.0 & pe::IMAGE_SCN_MEM_READ.0 != 0,
+                        write: characteristics.0 & pe::IMAGE_SCN_MEM_WRITE.0 != 0,
+                        execute: characteristics.0 & pe::IMAGE_SCN_MEM_EXECUTE.0 != 0,
+                    },
+                ),
+                _ => {
+                    let segment = section.segment_name().ok().flatten().unwrap_or("");
+                    let permissions = segment_permissions
+                        .iter()
+                        .find(|(name, _)| name == segment)
+                        .map(|(_, p)| *p)
+                        .unwrap_or(Permissions {
+                            read: true,
+                            write: false,
+                            execute: section.kind() == SectionKind::Text,
+                        });
+                    (true, permissions)
+                }
+            };
+            if !allocated || section.size() == 0 {
+                return None;
+            }
+            let name = section_name(file.format(), &section);
+            Some(region(
+                name,
+                section.address(),
+                section.size(),
+                section.file_range(),
+                permissions,
+                section.kind() == SectionKind::Text,
+                data,
+            ))
+        })
+        .collect();
+    if regions.is_empty() {
+        regions = file
+            .segments()
+            .enumerate()
+            .filter(|(_, segment)| segment.size() > 0)
+            .map(|(index, segment)| {
+                let name = match segment.name() {
+                    Ok(Some(name)) if !name.is_empty() => name.to_owned(),
+                    _ => format!("segment{index}"),
+                };
+                let permissions = permissions(segment.permissions());
+                let (offset, size) = segment.file_range();
+                let file_range = (size > 0).then_some((offset, size));
+                region(
+                    name,
+                    segment.address(),
+                    segment.size(),
+                    file_range,
+                    permissions,
+                    permissions.execute,
+                    data,
+                )
+            })
+            .collect();
+    }
+    regions.sort_by(|a, b| {
+        (a.segment.address, &a.segment.name).cmp(&(b.segment.address, &b.segment.name))
+    });
+    regions
+}
+
+fn section_name(format: BinaryFormat, section: &object::Section<'_, '_>) -> String {
+    let name = String::from_utf8_lossy(section.name_bytes().unwrap_or(b"")).into_owned();
+    match section.segment_name() {
+        Ok(Some(segment)) if format == BinaryFormat::MachO => format!("{segment},{name}"),
+        _ => name,
+    }
+}
+
+fn permissions(permissions: object::Permissions) -> Permissions {
+    Permissions {
+        read: permissions.readable(),
+        write: permissions.writable(),
+        execute: permissions.executable(),
+    }
+}
+
+/// A region whose file range is clamped to the bytes that exist.
+fn region(
+    name: String,
+    address: u64,
+    size: u64,
+    file_range: Option<(u64, u64)>,
+    permissions: Permissions,
+    code: bool,
+    data: &[u8],
+) -> Region {
+    let available = data.len() as u64;
+    let file_range = file_range
+        .filter(|&(offset, _)| offset < available)
+        .map(|(offset, length)| (offset, length.min(available - offset).min(size)))
+        .filter(|&(_, length)| length > 0);
+    Region {
+        segment: Segment {
+            name,
+            address: Address::new(address),
+            size,
+            file_offset: file_range.map(|(offset, _)| offset),
+            file_size: file_range.map_or(0, |(_, length)| length),
+            permissions,
+        },
+        code,
+    }
+}
+
+fn found_name(raw: Cow<'_, str>, rank: u8) -> Option<FoundName> {
+    if raw.is_empty() {
+        return None;
+    }
+    let display = demangle(&raw).unwrap_or_else(|| raw.clone().into_owned());
+    Some(FoundName {
+        rank,
+        name: ProcedureName {
+            name: display,
+            raw_name: raw.into_owned(),
+        },
+    })
+}
+
+fn collect_symbols(
+    file: &object::File<'_>,
+    builder: &mut TableBuilder,
+    executable: &dyn Fn(u64) -> bool,
+) {
+    let tables = [
+        (file.symbols(), ProcedureSource::SymbolTable),
+        (file.dynamic_symbols(), ProcedureSource::DynamicSymbols),
+    ];
+    for (symbols, source) in tables {
+        for symbol in symbols {
+            if symbol.kind() != SymbolKind::Text
+                || !symbol.is_definition()
+                || !executable(symbol.address())
+            {
+                continue;
+            }
+            let rank = match source {
+                ProcedureSource::DynamicSymbols => RANK_DYNAMIC,
+                _ if symbol.is_global() => RANK_GLOBAL,
+                _ => RANK_LOCAL,
+            };
+            let raw = String::from_utf8_lossy(symbol.name_bytes().unwrap_or(b""));
+            let size = Some(symbol.size());
+            builder.add(symbol.address(), source, found_name(raw, rank), size);
+        }
+    }
+}
+
+fn collect_exports(
+    file: &object::File<'_>,
+    builder: &mut TableBuilder,
+    executable: &dyn Fn(u64) -> bool,
+) {
+    let Ok(exports) = file.exports() else { return };
+    for export in exports.map_while(Result::ok) {
+        let object::ExportTarget::Address { address } = export.target() else {
+            continue;
+        };
+        if !executable(address) {
+            continue;
+        }
+        let name = match export.name() {
+            object::NameOrOrdinal::Name(bytes) => {
+                found_name(String::from_utf8_lossy(bytes), RANK_EXPORT)
+            }
+            object::NameOrOrdinal::Ordinal(_) => None,
+        };
+        builder.add(address, ProcedureSource::Exports, name, None);
+    }
+}
+
+fn collect_unwind_starts(
+    file: &object::File<'_>,
+    data: &[u8],
+    kind: FileKind,
+    builder: &mut TableBuilder,
+    executable: &dyn Fn(u64) -> bool,
+) {
+    let mut add = |address: u64, source: ProcedureSource, size: Option<u64>| {
+        if executable(address) {
+            builder.add(address, source, None, size);
+        }
+    };
+    for section in file.sections() {
+        let name = section.name_bytes().unwrap_or(b"");
+        if name != b".eh_frame" && name != b"__eh_frame" {
+            continue;
+        }
+        let Ok(bytes) = section.data() else { continue };
+        let layout = FrameLayout {
+            section_address: section.address(),
+            little_endian: file.is_little_endian(),
+            address_size: if file.is_64() { 8 } else { 4 },
+        };
+        for start in fde_starts(bytes, layout) {
+            add(start, ProcedureSource::UnwindTable, None);
+        }
+    }
+    for start in macho_function_starts(data, kind) {
+        add(start, ProcedureSource::FunctionStarts, None);
+    }
+    for start in pe_runtime_functions(data, kind) {
+        add(start.address, ProcedureSource::UnwindTable, start.size);
+    }
+}

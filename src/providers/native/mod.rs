@@ -1,0 +1,367 @@
+//! The built-in `native` provider: ELF, Mach-O (fat binaries included) and PE files read with
+//! the `object` crate from a memory map.
+//!
+//! - **Documents**: one per file, named by the file name; a fat Mach-O gives one document per
+//!   slice, named `<file>[<arch>]` (e.g. `tool[arm64]`, `tool[x86_64]`), with `#2`, `#3`
+//!   appended to repeated architectures.
+//! - **Procedures**, one per address in address order: defined function symbols of the symbol
+//!   table and the dynamic symbol table, exports, and the function starts of unwind and
+//!   function-start tables (ELF/Mach-O `.eh_frame`, Mach-O `LC_FUNCTION_STARTS`, PE `.pdata`),
+//!   which give addresses without names. Only addresses inside executable regions are kept.
+//!   Names are demangled (Rust, Itanium C++, MSVC) with the raw name kept; when several names
+//!   share an address, global symbols win over dynamic symbols, exports and local symbols, and
+//!   the others are aliases. A listed name longer than [`crate::core::MAX_VALUE_CHARS`]
+//!   characters is replaced by the raw name, or left out.
+//! - **Segments**: allocated sections (Mach-O as `__SEGMENT,__section`), or the segments when
+//!   the file has no section headers. Relocatable objects keep their section-relative
+//!   addresses.
+//! - **Strings**: runs of printable ASCII or UTF-8 in file-backed, non-code regions.
+//! - **Bytes**: at most [`crate::session::MAX_READ_BYTES`] from a file-backed region.
+//!
+//! Parsing happens once, at open; every operation afterwards reads the parsed tables. Arbitrary
+//! bytes never panic: malformed files are rejected or yield what can be read.
+//!
+//! ```
+//! use rea::providers::native::NativeProvider;
+//! use rea::session::Provider;
+//!
+//! let not_a_binary = NativeProvider::from_bytes("notes.txt", b"hello".to_vec());
+//! assert!(not_a_binary.is_err());
+//! ```
+
+mod demangle;
+mod eh_frame;
+mod image;
+mod starts;
+mod strings;
+
+use std::fs::File;
+use std::ops::{Deref, Range};
+use std::path::Path;
+
+use memmap2::Mmap;
+use object::FileKind;
+use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
+
+use self::image::{Image, read_image, unrecognized};
+use self::strings::ScanRegion;
+use crate::core::ProcedurePage;
+use crate::session::{
+    Address, DocumentInfo, Operation, ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider,
+    ProviderError, ReadLength, Segment, StringMatches, StringQuery,
+};
+
+/// The identity of the native provider.
+pub const NATIVE_PROVIDER_ID: &str = "native";
+
+/// The bytes of the opened file.
+enum Bytes {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(map) => map,
+            Bytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+/// Maps `file` read-only.
+#[allow(unsafe_code)]
+fn map_file(file: &File) -> std::io::Result<Mmap> {
+    // SAFETY: the map is read-only and private to this provider. Its contents may change if
+    // another process modifies the file while it is open; the parser then sees other bytes
+    // (possibly garbage), which it handles like any untrusted input. Truncation by another
+    // process could raise SIGBUS; that is the documented limit of memory-mapped reading.
+    unsafe { Mmap::map(file) }
+}
+
+/// One document: an image within the file.
+struct Document {
+    info: DocumentInfo,
+    /// The image's bytes within the file.
+    range: Range<usize>,
+    image: Image,
+}
+
+/// The `native` provider over one file (see the [module documentation](self)).
+pub struct NativeProvider {
+    bytes: Bytes,
+    documents: Vec<Document>,
+}
+
+impl NativeProvider {
+    /// Opens and parses the file at `path` (memory-mapped). Documents are named after the
+    /// file's name.
+    pub fn open(path: &Path) -> Result<NativeProvider, ProviderError> {
+        let io_error = |source| ProviderError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = File::open(path).map_err(io_error)?;
+        let length = file.metadata().map_err(io_error)?.len();
+        if length == 0 {
+            return Err(ProviderError::Malformed {
+                reason: format!("{} is empty", path.display()),
+            });
+        }
+        let map = map_file(&file).map_err(io_error)?;
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "binary".to_owned());
+        NativeProvider::parse(name, Bytes::Mapped(map))
+    }
+
+    /// Parses `bytes` held in memory; documents are named after `name`.
+    pub fn from_bytes(
+        name: impl Into<String>,
+        bytes: Vec<u8>,
+    ) -> Result<NativeProvider, ProviderError> {
+        NativeProvider::parse(name.into(), Bytes::Owned(bytes))
+    }
+
+    fn parse(name: String, bytes: Bytes) -> Result<NativeProvider, ProviderError> {
+        let data: &[u8] = &bytes;
+        let documents = match FileKind::parse(data).map_err(|_| unrecognized())? {
+            FileKind::MachOFat32 => {
+                fat_documents(&name, data, fat_slices::<MachOFatFile32>(data)?)?
+            }
+            FileKind::MachOFat64 => {
+                fat_documents(&name, data, fat_slices::<MachOFatFile64>(data)?)?
+            }
+            _ => {
+                let image = read_image(data)?;
+                vec![Document {
+                    info: image.info(&name),
+                    range: 0..data.len(),
+                    image,
+                }]
+            }
+        };
+        Ok(NativeProvider { bytes, documents })
+    }
+
+    fn document(&self, name: &str) -> Result<&Document, ProviderError> {
+        self.documents
+            .iter()
+            .find(|document| document.info.name == name)
+            .ok_or_else(|| ProviderError::UnknownDocument {
+                document: name.to_owned(),
+            })
+    }
+
+    fn image_bytes(&self, document: &Document) -> &[u8] {
+        &self.bytes[document.range.clone()]
+    }
+}
+
+/// A slice of a fat file: architecture name and byte range.
+struct Slice {
+    architecture: String,
+    range: Range<usize>,
+}
+
+/// Fat headers whose arch type `Fat` is given by the file type.
+trait FatFile<'data>: Sized {
+    type Arch: FatArch;
+    fn parse(data: &'data [u8]) -> object::read::Result<Self>;
+    fn arches(&self) -> &'data [Self::Arch];
+}
+
+impl<'data> FatFile<'data> for MachOFatFile32<'data> {
+    type Arch = object::macho::FatArch32;
+    fn parse(data: &'data [u8]) -> object::read::Result<Self> {
+        MachOFatFile32::parse(data)
+    }
+    fn arches(&self) -> &'data [Self::Arch] {
+        MachOFatFile32::arches(self)
+    }
+}
+
+impl<'data> FatFile<'data> for MachOFatFile64<'data> {
+    type Arch = object::macho::FatArch64;
+    fn parse(data: &'data [u8]) -> object::read::Result<Self> {
+        MachOFatFile64::parse(data)
+    }
+    fn arches(&self) -> &'data [Self::Arch] {
+        MachOFatFile64::arches(self)
+    }
+}
+
+fn fat_slices<'data, Fat: FatFile<'data>>(data: &'data [u8]) -> Result<Vec<Slice>, ProviderError> {
+    let fat = Fat::parse(data).map_err(|error| ProviderError::Malformed {
+        reason: error.to_string(),
+    })?;
+    fat.arches()
+        .iter()
+        .map(|arch| {
+            let (offset, size) = arch.file_range();
+            let start = usize::try_from(offset).ok();
+            let end = start
+                .zip(usize::try_from(size).ok())
+                .and_then(|(s, n)| s.checked_add(n));
+            match (start, end) {
+                (Some(start), Some(end)) if end <= data.len() => Ok(Slice {
+                    architecture: arch_name(arch.cputype().0, arch.cpusubtype().0),
+                    range: start..end,
+                }),
+                _ => Err(ProviderError::Malformed {
+                    reason: format!(
+                        "fat slice at offset {offset} of {size} bytes exceeds the file"
+                    ),
+                }),
+            }
+        })
+        .collect()
+}
+
+fn fat_documents(
+    name: &str,
+    data: &[u8],
+    slices: Vec<Slice>,
+) -> Result<Vec<Document>, ProviderError> {
+    let mut documents: Vec<Document> = Vec::with_capacity(slices.len());
+    for slice in slices {
+        let image = read_image(&data[slice.range.clone()])?;
+        let mut document_name = format!("{name}[{}]", slice.architecture);
+        let mut repeat = 1;
+        while documents.iter().any(|d| d.info.name == document_name) {
+            repeat += 1;
+            document_name = format!("{name}[{}#{repeat}]", slice.architecture);
+        }
+        documents.push(Document {
+            info: image.info(&document_name),
+            range: slice.range,
+            image,
+        });
+    }
+    Ok(documents)
+}
+
+/// The conventional name of a Mach-O CPU type and subtype.
+fn arch_name(cputype: u32, cpusubtype: u32) -> String {
+    use object::macho;
+    let subtype = cpusubtype & !macho::CPU_SUBTYPE_MASK;
+    let name = match macho::CpuType(cputype) {
+        macho::CPU_TYPE_X86_64 if subtype == macho::CPU_SUBTYPE_X86_64_H.0 => "x86_64h",
+        macho::CPU_TYPE_X86_64 => "x86_64",
+        macho::CPU_TYPE_X86 => "i386",
+        macho::CPU_TYPE_ARM64 if subtype == macho::CPU_SUBTYPE_ARM64E.0 => "arm64e",
+        macho::CPU_TYPE_ARM64 => "arm64",
+        macho::CPU_TYPE_ARM64_32 => "arm64_32",
+        macho::CPU_TYPE_ARM => "arm",
+        macho::CPU_TYPE_POWERPC => "ppc",
+        macho::CPU_TYPE_POWERPC64 => "ppc64",
+        _ => return format!("cpu{cputype:x}"),
+    };
+    name.to_owned()
+}
+
+impl Provider for NativeProvider {
+    fn id(&self) -> &str {
+        NATIVE_PROVIDER_ID
+    }
+
+    fn supports(&self, _operation: Operation) -> bool {
+        true
+    }
+
+    fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
+        Ok(self.documents.iter().map(|d| d.info.clone()).collect())
+    }
+
+    fn list_procedures(
+        &self,
+        document: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ProcedurePage, ProviderError> {
+        self.document(document)?
+            .image
+            .procedures
+            .page(cursor, limit)
+    }
+
+    fn procedure_info(
+        &self,
+        document: &str,
+        address: Address,
+    ) -> Result<ProcedureInfo, ProviderError> {
+        self.document(document)?
+            .image
+            .procedures
+            .info(document, address)
+    }
+
+    fn search_procedures(
+        &self,
+        document: &str,
+        query: &ProcedureQuery,
+    ) -> Result<ProcedureMatches, ProviderError> {
+        Ok(self.document(document)?.image.procedures.search(query))
+    }
+
+    fn list_segments(&self, document: &str) -> Result<Vec<Segment>, ProviderError> {
+        let document = self.document(document)?;
+        Ok(document
+            .image
+            .regions
+            .iter()
+            .map(|r| r.segment.clone())
+            .collect())
+    }
+
+    fn search_strings(
+        &self,
+        document: &str,
+        query: &StringQuery,
+    ) -> Result<StringMatches, ProviderError> {
+        let document = self.document(document)?;
+        let image = self.image_bytes(document);
+        let regions = document
+            .image
+            .regions
+            .iter()
+            .filter(|region| !region.code)
+            .map(|region| ScanRegion {
+                name: &region.segment.name,
+                address: region.segment.address.value(),
+                bytes: region.bytes(image),
+            });
+        Ok(strings::search(regions, query))
+    }
+
+    fn read_bytes(
+        &self,
+        document: &str,
+        address: Address,
+        length: ReadLength,
+    ) -> Result<Vec<u8>, ProviderError> {
+        let found = self.document(document)?;
+        let image = self.image_bytes(found);
+        for region in &found.image.regions {
+            let bytes = region.bytes(image);
+            let Some(offset) = address.value().checked_sub(region.segment.address.value()) else {
+                continue;
+            };
+            let rest = usize::try_from(offset)
+                .ok()
+                .and_then(|o| bytes.get(o..))
+                .unwrap_or(&[]);
+            if !rest.is_empty() {
+                return Ok(rest[..rest.len().min(length.get())].to_vec());
+            }
+        }
+        Err(ProviderError::Unmapped {
+            document: document.to_owned(),
+            address,
+        })
+    }
+}

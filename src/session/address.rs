@@ -1,0 +1,70 @@
+//! Addresses as the session speaks them: lowercase `0x`-prefixed hexadecimal.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+use crate::core::discovery::is_valid_address;
+
+/// A virtual address in a document.
+///
+/// Parsed from `0x` followed by 1 to 16 lowercase hexadecimal digits (the syntax completion
+/// offers, see [`is_valid_address`]) and always rendered canonically, without leading zeros:
+/// `Address::parse("0x0040")` renders as `0x40`.
+///
+/// ```
+/// use rea::session::Address;
+/// let address = Address::parse("0x00401a0").unwrap();
+/// assert_eq!(address.to_string(), "0x401a0");
+/// assert_eq!(address.value(), 0x401a0);
+/// assert!(Address::parse("0x401A0").is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Address(u64);
+
+/// Text that is not a valid address.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{text:?} is not an address: expected `0x` followed by 1 to 16 lowercase hexadecimal digits"
+)]
+pub struct AddressError {
+    /// The rejected text, cut to at most 64 characters.
+    pub text: String,
+}
+
+impl Address {
+    /// The address with this numeric value.
+    pub const fn new(value: u64) -> Address {
+        Address(value)
+    }
+
+    /// Parses `0x` followed by 1 to 16 lowercase hexadecimal digits.
+    pub fn parse(text: &str) -> Result<Address, AddressError> {
+        let invalid = || AddressError {
+            text: text.chars().take(64).collect(),
+        };
+        if !is_valid_address(text) {
+            return Err(invalid());
+        }
+        u64::from_str_radix(&text[2..], 16)
+            .map(Address)
+            .map_err(|_| invalid())
+    }
+
+    /// The numeric value.
+    pub const fn value(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
+
+impl Serialize for Address {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}

@@ -1,0 +1,203 @@
+//! The Evidence ledger: one record per successful observing tool call (SPEC section 9).
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Source of Evidence ID numbers for the whole process: IDs are never reused, even after a
+/// session is closed.
+static NEXT_EVIDENCE_NUMBER: AtomicU64 = AtomicU64::new(1);
+
+/// Digits after the `ev-` prefix. Fixed width keeps string order equal to creation order
+/// for the first 10^12 - 1 IDs of a process.
+const EVIDENCE_DIGITS: usize = 12;
+
+/// An Evidence ID: `ev-` and twelve decimal digits, e.g. `ev-000000000042`.
+///
+/// IDs are ASCII, unique in the process, and sort as strings in creation order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct EvidenceId(String);
+
+/// Text that is not an Evidence ID.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not an Evidence ID: expected `ev-` followed by twelve digits")]
+pub struct EvidenceIdError {
+    /// The rejected text, cut to at most 64 characters.
+    pub text: String,
+}
+
+impl EvidenceId {
+    fn next() -> EvidenceId {
+        let number = NEXT_EVIDENCE_NUMBER.fetch_add(1, Ordering::Relaxed);
+        EvidenceId(format!("ev-{number:0EVIDENCE_DIGITS$}"))
+    }
+
+    /// Checks the syntax of an Evidence ID (it does not say whether the ID exists).
+    pub fn parse(text: &str) -> Result<EvidenceId, EvidenceIdError> {
+        let valid = text.strip_prefix("ev-").is_some_and(|digits| {
+            digits.len() == EVIDENCE_DIGITS && digits.bytes().all(|b| b.is_ascii_digit())
+        });
+        if valid {
+            Ok(EvidenceId(text.to_owned()))
+        } else {
+            Err(EvidenceIdError {
+                text: text.chars().take(64).collect(),
+            })
+        }
+    }
+
+    /// The ID as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for EvidenceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for EvidenceId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// One retained observation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EvidenceRecord {
+    /// Its ID.
+    pub id: EvidenceId,
+    /// Position in the session's ledger, from 1; restarts when the ledger is cleared.
+    pub sequence: u64,
+    /// The operation (tool name) that observed it.
+    pub operation: String,
+    /// The arguments of the call.
+    pub arguments: Value,
+    /// The result of the call.
+    pub result: Value,
+    /// The provider that answered, if the call went to one.
+    pub provider: Option<String>,
+    /// The document observed, if any.
+    pub document: Option<String>,
+}
+
+/// What a tool observed, before the ledger gives it an ID.
+///
+/// Build it with [`Observation::unbound`] for calls that do not depend on the open binary, or
+/// with [`crate::session::Target::observation`] for calls that went to a provider: those are
+/// only recorded while the same binary is still open.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    pub(crate) operation: String,
+    pub(crate) arguments: Value,
+    pub(crate) result: Value,
+    pub(crate) binding: Option<Binding>,
+}
+
+/// The binary session an observation was made in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Binding {
+    pub(crate) epoch: u64,
+    pub(crate) provider: String,
+    pub(crate) document: Option<String>,
+}
+
+impl Observation {
+    /// An observation that does not depend on the open binary (no provider, no document).
+    pub fn unbound(operation: impl Into<String>, arguments: Value, result: Value) -> Observation {
+        Observation {
+            operation: operation.into(),
+            arguments,
+            result,
+            binding: None,
+        }
+    }
+
+    /// The operation (tool name).
+    pub fn operation(&self) -> &str {
+        &self.operation
+    }
+}
+
+/// A page of the ledger, oldest first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EvidencePage {
+    /// The records of this page.
+    pub records: Vec<Arc<EvidenceRecord>>,
+    /// Cursor of the next page (the last ID of this page); `None` on the last page.
+    pub next_cursor: Option<EvidenceId>,
+}
+
+/// Retained Evidence in creation order.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    records: Vec<Arc<EvidenceRecord>>,
+}
+
+impl Ledger {
+    pub(crate) fn append(&mut self, observation: Observation) -> Arc<EvidenceRecord> {
+        let (provider, document) = match observation.binding {
+            Some(binding) => (Some(binding.provider), binding.document),
+            None => (None, None),
+        };
+        let record = Arc::new(EvidenceRecord {
+            id: EvidenceId::next(),
+            sequence: self.records.len() as u64 + 1,
+            operation: observation.operation,
+            arguments: observation.arguments,
+            result: observation.result,
+            provider,
+            document,
+        });
+        self.records.push(Arc::clone(&record));
+        record
+    }
+
+    /// The record with this ID. IDs increase along the ledger, so a binary search finds it.
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<EvidenceRecord>> {
+        self.records
+            .binary_search_by(|record| record.id.as_str().cmp(id))
+            .ok()
+            .map(|index| Arc::clone(&self.records[index]))
+    }
+
+    pub(crate) fn ids(&self) -> Vec<String> {
+        self.records
+            .iter()
+            .map(|record| record.id.0.clone())
+            .collect()
+    }
+
+    pub(crate) fn page(&self, after: Option<&EvidenceId>, limit: usize) -> EvidencePage {
+        let start = after.map_or(0, |after| {
+            self.records
+                .partition_point(|record| record.id.as_str() <= after.as_str())
+        });
+        let end = self.records.len().min(start.saturating_add(limit.max(1)));
+        let records = self.records[start..end].to_vec();
+        let next_cursor = (end < self.records.len())
+            .then(|| records.last().map(|record| record.id.clone()))
+            .flatten();
+        EvidencePage {
+            records,
+            next_cursor,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Drops every record; returns how many there were.
+    pub(crate) fn clear(&mut self) -> usize {
+        let count = self.records.len();
+        self.records.clear();
+        count
+    }
+}

@@ -1,0 +1,560 @@
+//! The provider trait: what a source of documents and procedures offers the session.
+//!
+//! A provider answers for one opened target (a binary, a catalog, an integrator's database).
+//! It lists *documents* (a binary file, or one slice of a fat Mach-O, or one program of a
+//! catalog) and, per document, *procedures* by address, plus the static-analysis operations the
+//! tools need. Every operation can fail with a typed [`ProviderError`]; operations a provider
+//! does not implement answer [`ProviderError::Unsupported`] and [`Provider::supports`] says so.
+//!
+//! # Writing a provider
+//!
+//! Only [`Provider::id`], [`Provider::supports`], [`Provider::list_documents`] and
+//! [`Provider::list_procedures`] must be written; the others default to `Unsupported`.
+//!
+//! ```
+//! use rea::core::{ProcedureEntry, ProcedurePage};
+//! use rea::session::{DocumentInfo, Operation, Provider, ProviderError};
+//!
+//! /// Procedures of one document, from an integrator's own database.
+//! struct Database {
+//!     procedures: Vec<(u64, &'static str)>,
+//! }
+//!
+//! impl Provider for Database {
+//!     fn id(&self) -> &str {
+//!         "database"
+//!     }
+//!
+//!     fn supports(&self, operation: Operation) -> bool {
+//!         matches!(operation, Operation::ListDocuments | Operation::ListProcedures)
+//!     }
+//!
+//!     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
+//!         Ok(vec![DocumentInfo::named("app")])
+//!     }
+//!
+//!     fn list_procedures(
+//!         &self,
+//!         document: &str,
+//!         cursor: Option<&str>,
+//!         limit: usize,
+//!     ) -> Result<ProcedurePage, ProviderError> {
+//!         if document != "app" {
+//!             return Err(ProviderError::UnknownDocument { document: document.to_owned() });
+//!         }
+//!         // The cursor is opaque to callers; here it is the index of the next entry.
+//!         let start = match cursor {
+//!             None => 0,
+//!             Some(text) => text
+//!                 .parse::<usize>()
+//!                 .ok()
+//!                 .filter(|&start| start <= self.procedures.len())
+//!                 .ok_or_else(|| ProviderError::InvalidCursor { cursor: text.to_owned() })?,
+//!         };
+//!         let end = self.procedures.len().min(start + limit.max(1));
+//!         Ok(ProcedurePage {
+//!             entries: self.procedures[start..end]
+//!                 .iter()
+//!                 .map(|&(address, name)| ProcedureEntry {
+//!                     address: format!("{address:#x}"),
+//!                     name: Some(name.to_owned()),
+//!                 })
+//!                 .collect(),
+//!             next_cursor: (end < self.procedures.len()).then(|| end.to_string()),
+//!         })
+//!     }
+//! }
+//!
+//! let database = Database { procedures: vec![(0x1000, "main"), (0x1040, "helper")] };
+//! let first = database.list_procedures("app", None, 1).unwrap();
+//! assert_eq!(first.entries[0].address, "0x1000");
+//! let second = database.list_procedures("app", first.next_cursor.as_deref(), 1).unwrap();
+//! assert_eq!(second.entries[0].name.as_deref(), Some("helper"));
+//! assert_eq!(second.next_cursor, None);
+//! // Operations left to their defaults answer `Unsupported`.
+//! assert!(matches!(
+//!     database.list_segments("app"),
+//!     Err(ProviderError::Unsupported(Operation::ListSegments))
+//! ));
+//! ```
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::address::Address;
+use crate::core::ProcedurePage;
+
+/// Most bytes one [`Provider::read_bytes`] call returns (SPEC section 10).
+pub const MAX_READ_BYTES: usize = 4_096;
+
+/// Most matches one [`Provider::search_strings`] or [`Provider::search_procedures`] call
+/// returns.
+pub const MAX_SEARCH_RESULTS: usize = 500;
+
+/// An operation a provider may support. The names are the tool names of SPEC section 10.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// [`Provider::list_documents`].
+    ListDocuments,
+    /// [`Provider::list_procedures`].
+    ListProcedures,
+    /// [`Provider::procedure_info`].
+    ProcedureInfo,
+    /// [`Provider::search_procedures`].
+    SearchProcedures,
+    /// [`Provider::list_segments`].
+    ListSegments,
+    /// [`Provider::search_strings`].
+    SearchStrings,
+    /// [`Provider::read_bytes`].
+    ReadBytes,
+}
+
+impl Operation {
+    /// Every operation, in declaration order.
+    pub const ALL: [Operation; 7] = [
+        Operation::ListDocuments,
+        Operation::ListProcedures,
+        Operation::ProcedureInfo,
+        Operation::SearchProcedures,
+        Operation::ListSegments,
+        Operation::SearchStrings,
+        Operation::ReadBytes,
+    ];
+
+    /// The operation's name, which is also the name of the tool that performs it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::ListDocuments => "list_documents",
+            Operation::ListProcedures => "list_procedures",
+            Operation::ProcedureInfo => "procedure_info",
+            Operation::SearchProcedures => "search_procedures",
+            Operation::ListSegments => "list_segments",
+            Operation::SearchStrings => "search_strings",
+            Operation::ReadBytes => "read_bytes",
+        }
+    }
+
+    /// The operation whose [`Operation::name`] is `name`.
+    pub fn from_name(name: &str) -> Option<Operation> {
+        Operation::ALL.into_iter().find(|op| op.name() == name)
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A document a provider offers: a binary, one slice of a fat binary, or one catalog program.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DocumentInfo {
+    /// Name, unique among the provider's documents and stable while it is open.
+    pub name: String,
+    /// Container format, e.g. `elf`, `macho`, `pe`, when known.
+    pub format: Option<String>,
+    /// Architecture, e.g. `x86_64`, `arm64`, when known.
+    pub architecture: Option<String>,
+}
+
+impl DocumentInfo {
+    /// A document known only by name.
+    pub fn named(name: impl Into<String>) -> DocumentInfo {
+        DocumentInfo {
+            name: name.into(),
+            format: None,
+            architecture: None,
+        }
+    }
+}
+
+/// Where a procedure's address (or name) was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcedureSource {
+    /// The static symbol table (ELF `.symtab`, Mach-O `LC_SYMTAB`, COFF symbols).
+    SymbolTable,
+    /// The dynamic symbol table (ELF `.dynsym`).
+    DynamicSymbols,
+    /// The export table or export trie.
+    Exports,
+    /// An unwind table: ELF `.eh_frame` FDEs or PE `.pdata` entries (addresses only).
+    UnwindTable,
+    /// Mach-O `LC_FUNCTION_STARTS` (addresses only).
+    FunctionStarts,
+    /// A loaded catalog file.
+    Catalog,
+}
+
+/// One name of a procedure: as displayed (demangled) and as stored in the binary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProcedureName {
+    /// Display name: demangled when the raw name is a Rust, Itanium C++ or MSVC mangled name.
+    pub name: String,
+    /// The name exactly as the binary (or catalog) stores it.
+    pub raw_name: String,
+}
+
+/// What a provider knows about one procedure.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProcedureInfo {
+    /// Start address.
+    pub address: Address,
+    /// The primary name, if any (the name `list_procedures` shows).
+    pub name: Option<ProcedureName>,
+    /// Other names at the same address, in a deterministic order.
+    pub aliases: Vec<ProcedureName>,
+    /// Size in bytes, when known.
+    pub size: Option<u64>,
+    /// The segment (or section) containing the start address, when known.
+    pub segment: Option<String>,
+    /// Where the procedure was found, sorted.
+    pub sources: Vec<ProcedureSource>,
+}
+
+/// How [`ProcedureQuery`] text is compared with procedure names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NameMatch {
+    /// The display name or the raw name equals the text exactly.
+    Exact,
+    /// The matching key (SPEC section 3) of the display or raw name contains the key of the text.
+    Contains,
+}
+
+/// A search over procedure names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcedureQuery {
+    text: String,
+    matching: NameMatch,
+    limit: usize,
+}
+
+impl ProcedureQuery {
+    /// Searches for `text` with `matching`, returning at most [`MAX_SEARCH_RESULTS`] results.
+    pub fn new(text: impl Into<String>, matching: NameMatch) -> ProcedureQuery {
+        ProcedureQuery {
+            text: text.into(),
+            matching,
+            limit: MAX_SEARCH_RESULTS,
+        }
+    }
+
+    /// Returns at most `limit` results, clamped to `1..=MAX_SEARCH_RESULTS`.
+    pub fn with_limit(mut self, limit: usize) -> ProcedureQuery {
+        self.limit = limit.clamp(1, MAX_SEARCH_RESULTS);
+        self
+    }
+
+    /// The searched text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// How names are compared.
+    pub fn matching(&self) -> NameMatch {
+        self.matching
+    }
+
+    /// Most results to return.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+/// Procedures found by [`Provider::search_procedures`], by address.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProcedureMatches {
+    /// The matching procedures in address order, at most the query's limit.
+    pub procedures: Vec<ProcedureInfo>,
+    /// Whether more procedures matched than were returned.
+    pub truncated: bool,
+}
+
+/// Read, write and execute permissions of a segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Permissions {
+    /// Readable.
+    pub read: bool,
+    /// Writable.
+    pub write: bool,
+    /// Executable.
+    pub execute: bool,
+}
+
+impl fmt::Display for Permissions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let flag = |on: bool, c: char| if on { c } else { '-' };
+        write!(
+            f,
+            "{}{}{}",
+            flag(self.read, 'r'),
+            flag(self.write, 'w'),
+            flag(self.execute, 'x')
+        )
+    }
+}
+
+impl Serialize for Permissions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A mapped region of a document (a section where the format has them, else a segment).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Segment {
+    /// Name, e.g. `.text` or `__TEXT,__text`.
+    pub name: String,
+    /// Start address.
+    pub address: Address,
+    /// Size in memory, in bytes.
+    pub size: u64,
+    /// Offset of its bytes in the file, if it has any.
+    pub file_offset: Option<u64>,
+    /// Number of bytes backed by the file (0 for zero-fill regions such as `.bss`).
+    pub file_size: u64,
+    /// Memory permissions.
+    pub permissions: Permissions,
+}
+
+/// A search for printable strings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StringQuery {
+    contains: String,
+    min_chars: usize,
+    limit: usize,
+}
+
+impl StringQuery {
+    /// Shortest run reported unless [`StringQuery::with_min_chars`] says otherwise.
+    pub const DEFAULT_MIN_CHARS: usize = 4;
+
+    /// Strings whose matching key contains the key of `contains` (all strings when empty), of
+    /// at least [`StringQuery::DEFAULT_MIN_CHARS`] characters, at most [`MAX_SEARCH_RESULTS`].
+    pub fn new(contains: impl Into<String>) -> StringQuery {
+        StringQuery {
+            contains: contains.into(),
+            min_chars: StringQuery::DEFAULT_MIN_CHARS,
+            limit: MAX_SEARCH_RESULTS,
+        }
+    }
+
+    /// Reports only runs of at least `min_chars` characters, clamped to `1..=256`.
+    pub fn with_min_chars(mut self, min_chars: usize) -> StringQuery {
+        self.min_chars = min_chars.clamp(1, 256);
+        self
+    }
+
+    /// Returns at most `limit` matches, clamped to `1..=MAX_SEARCH_RESULTS`.
+    pub fn with_limit(mut self, limit: usize) -> StringQuery {
+        self.limit = limit.clamp(1, MAX_SEARCH_RESULTS);
+        self
+    }
+
+    /// The text a string must contain.
+    pub fn contains(&self) -> &str {
+        &self.contains
+    }
+
+    /// Shortest run reported, in characters.
+    pub fn min_chars(&self) -> usize {
+        self.min_chars
+    }
+
+    /// Most matches returned.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+/// A string found in a document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StringMatch {
+    /// Address of the first byte.
+    pub address: Address,
+    /// The text, at most [`crate::core::MAX_VALUE_CHARS`] characters (see `truncated`).
+    pub text: String,
+    /// Whether the run in the file is longer than `text`.
+    pub truncated: bool,
+    /// The segment containing it.
+    pub segment: String,
+}
+
+/// Strings found by [`Provider::search_strings`], in address order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StringMatches {
+    /// The matches, at most the query's limit.
+    pub matches: Vec<StringMatch>,
+    /// Whether the search stopped early (limit or scan bound reached).
+    pub truncated: bool,
+}
+
+/// A byte count for [`Provider::read_bytes`]: 1 to [`MAX_READ_BYTES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReadLength(usize);
+
+/// A read length outside `1..=MAX_READ_BYTES`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("length {length} is out of range: read_bytes reads 1 to {MAX_READ_BYTES} bytes")]
+pub struct ReadLengthError {
+    /// The rejected length.
+    pub length: u64,
+}
+
+impl ReadLength {
+    /// Checks `1 <= length <= MAX_READ_BYTES`.
+    pub fn new(length: u64) -> Result<ReadLength, ReadLengthError> {
+        match usize::try_from(length) {
+            Ok(n) if (1..=MAX_READ_BYTES).contains(&n) => Ok(ReadLength(n)),
+            _ => Err(ReadLengthError { length }),
+        }
+    }
+
+    /// The length in bytes.
+    pub fn get(self) -> usize {
+        self.0
+    }
+}
+
+/// Why a provider operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The provider does not implement the operation.
+    #[error("the provider does not support {0}")]
+    Unsupported(Operation),
+    /// No document has this name.
+    #[error("no document named {document:?}")]
+    UnknownDocument {
+        /// The requested document name.
+        document: String,
+    },
+    /// No procedure starts at this address.
+    #[error("no procedure starts at {address} in document {document:?}")]
+    NoProcedure {
+        /// The document searched.
+        document: String,
+        /// The requested address.
+        address: Address,
+    },
+    /// The address is not in any file-backed region of the document.
+    #[error("address {address} is not backed by file bytes in document {document:?}")]
+    Unmapped {
+        /// The document searched.
+        document: String,
+        /// The requested address.
+        address: Address,
+    },
+    /// The cursor was not issued by this provider for this listing.
+    #[error("cursor {cursor:?} is not valid for this listing")]
+    InvalidCursor {
+        /// The rejected cursor.
+        cursor: String,
+    },
+    /// An argument is out of range.
+    #[error("argument {argument:?} is invalid: {reason}")]
+    InvalidArgument {
+        /// The argument's name.
+        argument: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The underlying data (a binary, a catalog, a database) is malformed.
+    #[error("malformed input: {reason}")]
+    Malformed {
+        /// What is malformed.
+        reason: String,
+    },
+    /// Reading a file failed.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// An integrator provider's own failure.
+    #[error("provider failure: {0}")]
+    Failed(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// A source of documents and procedures (see the [module documentation](self) for an example).
+///
+/// Implementations must be cheap to call concurrently from several threads: completion calls
+/// them from a worker thread bounded by a time-out, while tools call them directly.
+pub trait Provider: Send + Sync + 'static {
+    /// The provider's identity, unique among the providers declared in one session
+    /// (e.g. `native`, `catalog`).
+    fn id(&self) -> &str;
+
+    /// Whether the provider implements `operation`. Must agree with the methods: an operation
+    /// reported as unsupported answers [`ProviderError::Unsupported`].
+    fn supports(&self, operation: Operation) -> bool;
+
+    /// The documents, in a stable order.
+    fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError>;
+
+    /// One page of the procedures of `document`, one entry per address, in a stable order.
+    ///
+    /// `cursor` is `None` for the first page, else the `next_cursor` of the previous page; it is
+    /// opaque to callers. The page holds at most `limit` entries; `next_cursor` is `None` on the
+    /// last page. Addresses are lowercase `0x`-prefixed hexadecimal.
+    fn list_procedures(
+        &self,
+        document: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ProcedurePage, ProviderError>;
+
+    /// What is known about the procedure starting at `address`.
+    fn procedure_info(
+        &self,
+        document: &str,
+        address: Address,
+    ) -> Result<ProcedureInfo, ProviderError> {
+        let _ = (document, address);
+        Err(ProviderError::Unsupported(Operation::ProcedureInfo))
+    }
+
+    /// Procedures whose names match `query`, in address order.
+    fn search_procedures(
+        &self,
+        document: &str,
+        query: &ProcedureQuery,
+    ) -> Result<ProcedureMatches, ProviderError> {
+        let _ = (document, query);
+        Err(ProviderError::Unsupported(Operation::SearchProcedures))
+    }
+
+    /// The mapped regions of `document`, in address order.
+    fn list_segments(&self, document: &str) -> Result<Vec<Segment>, ProviderError> {
+        let _ = document;
+        Err(ProviderError::Unsupported(Operation::ListSegments))
+    }
+
+    /// Printable strings of `document` matching `query`, in address order.
+    fn search_strings(
+        &self,
+        document: &str,
+        query: &StringQuery,
+    ) -> Result<StringMatches, ProviderError> {
+        let _ = (document, query);
+        Err(ProviderError::Unsupported(Operation::SearchStrings))
+    }
+
+    /// Up to `length` bytes starting at `address`; fewer when the file-backed region ends first.
+    fn read_bytes(
+        &self,
+        document: &str,
+        address: Address,
+        length: ReadLength,
+    ) -> Result<Vec<u8>, ProviderError> {
+        let _ = (document, address, length);
+        Err(ProviderError::Unsupported(Operation::ReadBytes))
+    }
+}

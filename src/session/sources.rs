@@ -1,0 +1,221 @@
+//! Completion sources (SPEC section 5): live, read-only projections of the session.
+//!
+//! [`complete_argument`] gathers the candidates of an argument family from a [`SessionView`]
+//! in source order and hands them to [`complete_prefix`]. There is no cache: every request
+//! reads the live session. Nothing here records Evidence or changes state. Every provider call
+//! runs on a worker thread bounded by [`SourceConfig::provider_timeout`]; a provider error, an
+//! unsupported operation, malformed output or a time-out gives [`Completion::empty`].
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use rea::core::{Family, Prefix};
+//! use rea::session::sources::{SourceConfig, complete_argument};
+//! use rea::session::{Observation, Session};
+//! use serde_json::json;
+//!
+//! let session = Session::new();
+//! session.record_evidence(Observation::unbound("list_providers", json!({}), json!([]))).unwrap();
+//! let done = complete_argument(
+//!     &session,
+//!     Family::Evidence,
+//!     &Prefix::new("ev-").unwrap(),
+//!     &BTreeMap::new(),
+//!     &SourceConfig::default(),
+//! );
+//! assert_eq!(done.values, session.evidence_ids());
+//! ```
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::bounded::run_bounded;
+use super::provider::{Operation, Provider};
+use super::state::Session;
+use crate::core::complete::complete_prefix;
+use crate::core::discovery::discover;
+use crate::core::{Completion, Family, Outcome, Prefix, Procedures};
+
+/// The context argument that selects a declared provider for Document and Procedure
+/// completion.
+pub const PROVIDER_ARGUMENT: &str = "provider";
+
+/// The context argument forwarded to procedure discovery as the document.
+pub const DOCUMENT_ARGUMENT: &str = "document";
+
+/// How completion sources call providers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceConfig {
+    /// Longest wait for the provider calls of one completion request (all pages of a
+    /// discovery together). Past it the completion is empty.
+    pub provider_timeout: Duration,
+}
+
+impl SourceConfig {
+    /// The default time bound: 2 seconds.
+    pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(2);
+}
+
+impl Default for SourceConfig {
+    fn default() -> SourceConfig {
+        SourceConfig {
+            provider_timeout: SourceConfig::DEFAULT_PROVIDER_TIMEOUT,
+        }
+    }
+}
+
+/// What completion reads from a session. [`Session`] implements it; tests and integrators can
+/// implement it over their own state.
+///
+/// Implementations must answer quickly and must not call providers (completion does that,
+/// under its time bound). The families of a later issue have default methods returning no
+/// candidates.
+pub trait SessionView {
+    /// Provider identities declared by the open binary session, in declaration order.
+    fn provider_ids(&self) -> Vec<String>;
+
+    /// The declared provider named `id`, or the current provider when `id` is `None`; `None`
+    /// when there is no such provider (or no binary is open).
+    fn provider(&self, id: Option<&str>) -> Option<Arc<dyn Provider>>;
+
+    /// The current document, if any.
+    fn current_document(&self) -> Option<String>;
+
+    /// Retained Evidence IDs, oldest first.
+    fn evidence_ids(&self) -> Vec<String>;
+
+    /// Evidence IDs of retained, schema-valid Process Capture v4 documents, oldest first.
+    fn process_capture_ids(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Manifest IDs of schema-valid retained artifact inventories.
+    fn artifact_manifest_ids(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Occurrence IDs in schema-valid retained artifact inventory pages.
+    fn artifact_occurrence_ids(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// IDs of the current heads of unresolved residual unknowns.
+    fn residual_unknown_ids(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl SessionView for Session {
+    fn provider_ids(&self) -> Vec<String> {
+        Session::provider_ids(self)
+    }
+
+    fn provider(&self, id: Option<&str>) -> Option<Arc<dyn Provider>> {
+        Session::provider(self, id).ok()
+    }
+
+    fn current_document(&self) -> Option<String> {
+        Session::current_document(self)
+    }
+
+    fn evidence_ids(&self) -> Vec<String> {
+        Session::evidence_ids(self)
+    }
+}
+
+/// Completes an argument of `family` (SPEC sections 4 to 6).
+///
+/// `context` holds the other arguments already given (`context.arguments` of the MCP
+/// request); an empty value counts as absent. For Document and Procedure, a `provider`
+/// argument selects that declared provider (an undeclared one gives no candidates); for
+/// Procedure, a `document` argument is forwarded to discovery (else the current document).
+pub fn complete_argument(
+    view: &dyn SessionView,
+    family: Family,
+    prefix: &Prefix,
+    context: &BTreeMap<String, String>,
+    config: &SourceConfig,
+) -> Completion {
+    match candidates(view, family, context, config) {
+        Some(candidates) => complete_prefix(prefix, candidates),
+        None => Completion::empty(),
+    }
+}
+
+/// The candidates of `family` in source order, or `None` when the source failed.
+fn candidates(
+    view: &dyn SessionView,
+    family: Family,
+    context: &BTreeMap<String, String>,
+    config: &SourceConfig,
+) -> Option<Vec<String>> {
+    match family {
+        Family::Document => document_names(selected_provider(view, context)?, config),
+        Family::Procedure => {
+            let provider = selected_provider(view, context)?;
+            let document = argument(context, DOCUMENT_ARGUMENT)
+                .map(str::to_owned)
+                .or_else(|| view.current_document())?;
+            let procedures = discover_procedures(provider, document, config)?;
+            Some(procedures.candidates().map(str::to_owned).collect())
+        }
+        Family::Provider => Some(view.provider_ids()),
+        Family::Evidence => Some(view.evidence_ids()),
+        Family::ProcessCapture => Some(view.process_capture_ids()),
+        Family::ArtifactManifest => Some(view.artifact_manifest_ids()),
+        Family::ArtifactOccurrence => Some(view.artifact_occurrence_ids()),
+        Family::ResidualUnknown => Some(view.residual_unknown_ids()),
+    }
+}
+
+fn argument<'a>(context: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
+    context
+        .get(name)
+        .map(String::as_str)
+        .filter(|value| !value.is_empty())
+}
+
+fn selected_provider(
+    view: &dyn SessionView,
+    context: &BTreeMap<String, String>,
+) -> Option<Arc<dyn Provider>> {
+    view.provider(argument(context, PROVIDER_ARGUMENT))
+}
+
+/// Document names, or `None` on failure, time-out, or a list that repeats or has empty names.
+fn document_names(provider: Arc<dyn Provider>, config: &SourceConfig) -> Option<Vec<String>> {
+    if !provider.supports(Operation::ListDocuments) {
+        return None;
+    }
+    let documents =
+        run_bounded(config.provider_timeout, move || provider.list_documents())?.ok()?;
+    let mut seen = HashSet::new();
+    let mut names = Vec::with_capacity(documents.len());
+    for document in documents {
+        if document.name.is_empty() || !seen.insert(document.name.clone()) {
+            return None;
+        }
+        names.push(document.name);
+    }
+    Some(names)
+}
+
+/// Bounded discovery (SPEC section 6), or `None` on failure, time-out or malformed pages.
+fn discover_procedures(
+    provider: Arc<dyn Provider>,
+    document: String,
+    config: &SourceConfig,
+) -> Option<Procedures> {
+    if !provider.supports(Operation::ListProcedures) {
+        return None;
+    }
+    let outcome = run_bounded(config.provider_timeout, move || {
+        discover(|request| {
+            provider.list_procedures(&document, request.cursor.as_deref(), request.limit)
+        })
+    })?;
+    match outcome.ok()? {
+        Outcome::Found(procedures) => Some(procedures),
+        Outcome::Malformed(_) => None,
+    }
+}

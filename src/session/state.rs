@@ -1,0 +1,382 @@
+//! [`Session`]: the open binary, its providers and documents, and the Evidence ledger.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde::Serialize;
+
+use super::error::SessionError;
+use super::evidence::{EvidenceId, EvidencePage, EvidenceRecord, Ledger, Observation};
+use super::provider::{DocumentInfo, Operation, Provider};
+use super::target::Target;
+use crate::core::MAX_VALUE_CHARS;
+use crate::providers::load_path;
+
+/// Source of binary-session numbers for the whole process, so an observation made in a closed
+/// session can never be recorded into a later one.
+static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
+
+/// The session of one MCP connection (or one integrator): `Send + Sync`, used through `&self`
+/// (hold it in an `Arc`). Provider calls never run under its lock.
+///
+/// A *binary session* starts with [`Session::open_path`] or [`Session::open_providers`] and ends with
+/// [`Session::close`]; opening while one is open closes the previous one first. It has declared
+/// providers (the first is current), a current document, and the Evidence ledger. Closing clears
+/// the ledger; Evidence IDs are never reused in the process.
+///
+/// ```
+/// use rea::session::{Observation, Session};
+/// use serde_json::json;
+///
+/// let session = Session::new();
+/// let record = session
+///     .record_evidence(Observation::unbound("list_providers", json!({}), json!([])))
+///     .unwrap();
+/// assert!(record.id.as_str().starts_with("ev-"));
+/// assert_eq!(session.evidence_ids(), [record.id.as_str()]);
+/// ```
+#[derive(Debug, Default)]
+pub struct Session {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    binary: Option<Binary>,
+    ledger: Ledger,
+    // Extension point (issue 5): the residual-unknown registry, the artifact inventory store and
+    // the process-capture store live here. `close` must clear the registry with the ledger, and
+    // `SessionView` must project them (see `sources`).
+}
+
+struct Binary {
+    epoch: u64,
+    label: String,
+    providers: Vec<Arc<dyn Provider>>,
+    current_provider: usize,
+    current_document: Option<String>,
+}
+
+impl std::fmt::Debug for Binary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<&str> = self.providers.iter().map(|p| p.id()).collect();
+        f.debug_struct("Binary")
+            .field("epoch", &self.epoch)
+            .field("label", &self.label)
+            .field("providers", &ids)
+            .field("current_provider", &self.current_provider)
+            .field("current_document", &self.current_document)
+            .finish()
+    }
+}
+
+impl Binary {
+    fn provider_index(&self, id: Option<&str>) -> Result<usize, SessionError> {
+        let Some(id) = id else {
+            return Ok(self.current_provider);
+        };
+        self.providers
+            .iter()
+            .position(|provider| provider.id() == id)
+            .ok_or_else(|| SessionError::UnknownProvider {
+                id: id.to_owned(),
+                declared: self.provider_ids(),
+            })
+    }
+
+    fn provider_ids(&self) -> Vec<String> {
+        self.providers.iter().map(|p| p.id().to_owned()).collect()
+    }
+
+    fn target(&self, index: usize, document: Option<String>) -> Target {
+        let provider = &self.providers[index];
+        Target {
+            epoch: self.epoch,
+            provider_id: provider.id().to_owned(),
+            provider: Arc::clone(provider),
+            document,
+        }
+    }
+}
+
+/// What [`Session::open_providers`] opened.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Opened {
+    /// The label of the opened target (for a file, its path).
+    pub label: String,
+    /// Declared provider identities; the first is current.
+    pub providers: Vec<String>,
+    /// The current provider's documents.
+    pub documents: Vec<DocumentInfo>,
+    /// The current document: the first document, if any.
+    pub current_document: Option<String>,
+    /// The binary session this one replaced, if one was open.
+    pub replaced: Option<Closed>,
+}
+
+/// What [`Session::close`] closed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Closed {
+    /// The label of the closed target.
+    pub label: String,
+    /// How many Evidence records were discarded with the ledger.
+    pub evidence_discarded: usize,
+}
+
+/// A declared provider, as `list_providers` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProviderSummary {
+    /// The provider's identity.
+    pub id: String,
+    /// The operations it supports, in [`Operation::ALL`] order.
+    pub operations: Vec<Operation>,
+    /// Whether it is the current provider.
+    pub current: bool,
+}
+
+impl Session {
+    /// A session with no binary open and an empty ledger.
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // No code panics while holding the lock, and every update leaves the state whole, so a
+        // poisoned lock still guards consistent data.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Opens a binary session served by `providers` (the first is current), closing the open
+    /// one first if there is one. The current document is the first document the current
+    /// provider lists.
+    pub fn open_providers(
+        &self,
+        label: impl Into<String>,
+        providers: Vec<Arc<dyn Provider>>,
+    ) -> Result<Opened, SessionError> {
+        let Some(first) = providers.first() else {
+            return Err(SessionError::NoProviders);
+        };
+        for (index, provider) in providers.iter().enumerate() {
+            check_provider_id(provider.id())?;
+            if providers[..index].iter().any(|p| p.id() == provider.id()) {
+                return Err(SessionError::DuplicateProvider {
+                    id: provider.id().to_owned(),
+                });
+            }
+        }
+        let documents = first
+            .list_documents()
+            .map_err(|source| SessionError::Provider {
+                provider: first.id().to_owned(),
+                source,
+            })?;
+        let binary = Binary {
+            epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
+            label: label.into(),
+            current_provider: 0,
+            current_document: documents.first().map(|d| d.name.clone()),
+            providers,
+        };
+        let opened = Opened {
+            label: binary.label.clone(),
+            providers: binary.provider_ids(),
+            current_document: binary.current_document.clone(),
+            documents,
+            replaced: None,
+        };
+        let mut state = self.lock();
+        let replaced = state.close_binary();
+        state.binary = Some(binary);
+        Ok(Opened { replaced, ..opened })
+    }
+
+    /// Opens the file at `path` as a binary session with one provider: a catalog (JSON) or a
+    /// binary (see [`crate::providers::load_path`]). The label is the path as given.
+    pub fn open_path(&self, path: &Path) -> Result<Opened, SessionError> {
+        let provider = load_path(path)?;
+        self.open_providers(path.display().to_string(), vec![provider])
+    }
+
+    /// Adds a provider to the open binary session (it does not become current).
+    pub fn declare_provider(&self, provider: Arc<dyn Provider>) -> Result<(), SessionError> {
+        check_provider_id(provider.id())?;
+        let mut state = self.lock();
+        let binary = state.binary.as_mut().ok_or(SessionError::NotOpen)?;
+        if binary.providers.iter().any(|p| p.id() == provider.id()) {
+            return Err(SessionError::DuplicateProvider {
+                id: provider.id().to_owned(),
+            });
+        }
+        binary.providers.push(provider);
+        Ok(())
+    }
+
+    /// Closes the open binary session and clears the Evidence ledger.
+    pub fn close(&self) -> Result<Closed, SessionError> {
+        self.lock().close_binary().ok_or(SessionError::NotOpen)
+    }
+
+    /// The label of the open target, if a binary is open.
+    pub fn label(&self) -> Option<String> {
+        self.lock().binary.as_ref().map(|b| b.label.clone())
+    }
+
+    /// The declared providers (empty when no binary is open).
+    pub fn providers(&self) -> Vec<ProviderSummary> {
+        let state = self.lock();
+        let Some(binary) = &state.binary else {
+            return Vec::new();
+        };
+        binary
+            .providers
+            .iter()
+            .enumerate()
+            .map(|(index, provider)| ProviderSummary {
+                id: provider.id().to_owned(),
+                operations: Operation::ALL
+                    .into_iter()
+                    .filter(|&op| provider.supports(op))
+                    .collect(),
+                current: index == binary.current_provider,
+            })
+            .collect()
+    }
+
+    /// The declared provider identities in declaration order (empty when no binary is open).
+    pub fn provider_ids(&self) -> Vec<String> {
+        self.lock()
+            .binary
+            .as_ref()
+            .map_or_else(Vec::new, Binary::provider_ids)
+    }
+
+    /// The provider named `id`, or the current provider when `id` is `None`.
+    pub fn provider(&self, id: Option<&str>) -> Result<Arc<dyn Provider>, SessionError> {
+        let state = self.lock();
+        let binary = state.binary.as_ref().ok_or(SessionError::NotOpen)?;
+        let index = binary.provider_index(id)?;
+        Ok(Arc::clone(&binary.providers[index]))
+    }
+
+    /// The current document, if a binary is open and has one.
+    pub fn current_document(&self) -> Option<String> {
+        self.lock()
+            .binary
+            .as_ref()
+            .and_then(|b| b.current_document.clone())
+    }
+
+    /// What a tool call works on: the provider named `provider` (else the current one) and the
+    /// document `document` (else the current document, if any). The document is not checked
+    /// here; the provider answers `UnknownDocument` for names it does not have.
+    pub fn target(
+        &self,
+        provider: Option<&str>,
+        document: Option<&str>,
+    ) -> Result<Target, SessionError> {
+        let state = self.lock();
+        let binary = state.binary.as_ref().ok_or(SessionError::NotOpen)?;
+        let index = binary.provider_index(provider)?;
+        let document = document
+            .map(str::to_owned)
+            .or_else(|| binary.current_document.clone());
+        Ok(binary.target(index, document))
+    }
+
+    /// Makes `document` of the provider named `provider` (else the current provider) current,
+    /// and that provider the current provider. The document must be one the provider lists.
+    pub fn set_current_document(
+        &self,
+        provider: Option<&str>,
+        document: &str,
+    ) -> Result<Target, SessionError> {
+        let target = self.target(provider, Some(document))?;
+        let documents = target.query(|provider| provider.list_documents())?;
+        if !documents.iter().any(|d| d.name == document) {
+            return Err(SessionError::UnknownDocument {
+                provider: target.provider_id().to_owned(),
+                document: document.to_owned(),
+            });
+        }
+        let mut state = self.lock();
+        let binary = state
+            .binary
+            .as_mut()
+            .filter(|b| b.epoch == target.epoch)
+            .ok_or(SessionError::SessionChanged)?;
+        binary.current_provider = binary.provider_index(Some(target.provider_id()))?;
+        binary.current_document = Some(document.to_owned());
+        Ok(target)
+    }
+
+    /// Appends an observation to the ledger. An observation made through a [`Target`] is only
+    /// recorded while the same binary session is open ([`SessionError::SessionChanged`]
+    /// otherwise).
+    pub fn record_evidence(
+        &self,
+        observation: Observation,
+    ) -> Result<Arc<EvidenceRecord>, SessionError> {
+        let mut state = self.lock();
+        if let Some(binding) = &observation.binding {
+            let open_epoch = state.binary.as_ref().map(|b| b.epoch);
+            if open_epoch != Some(binding.epoch) {
+                return Err(SessionError::SessionChanged);
+            }
+        }
+        Ok(state.ledger.append(observation))
+    }
+
+    /// The retained record with ID `id`.
+    pub fn evidence(&self, id: &str) -> Result<Arc<EvidenceRecord>, SessionError> {
+        let id = EvidenceId::parse(id)?;
+        self.lock()
+            .ledger
+            .get(id.as_str())
+            .ok_or_else(|| SessionError::UnknownEvidence { id: id.to_string() })
+    }
+
+    /// A page of at most `limit` records (at least 1), oldest first, starting after the record
+    /// whose ID is `cursor`.
+    pub fn list_evidence(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<EvidencePage, SessionError> {
+        let after = cursor.map(EvidenceId::parse).transpose()?;
+        Ok(self.lock().ledger.page(after.as_ref(), limit))
+    }
+
+    /// Retained Evidence IDs, oldest first.
+    pub fn evidence_ids(&self) -> Vec<String> {
+        self.lock().ledger.ids()
+    }
+
+    /// Number of retained Evidence records.
+    pub fn evidence_count(&self) -> usize {
+        self.lock().ledger.len()
+    }
+}
+
+impl State {
+    /// Ends the binary session, if one is open, and clears what belongs to it.
+    fn close_binary(&mut self) -> Option<Closed> {
+        let binary = self.binary.take()?;
+        let evidence_discarded = self.ledger.clear();
+        // Extension point (issue 5): clear the residual-unknown registry here too.
+        Some(Closed {
+            label: binary.label,
+            evidence_discarded,
+        })
+    }
+}
+
+fn check_provider_id(id: &str) -> Result<(), SessionError> {
+    if id.is_empty() || id.chars().nth(MAX_VALUE_CHARS).is_some() {
+        return Err(SessionError::InvalidProviderId {
+            id: id.chars().take(64).collect(),
+        });
+    }
+    Ok(())
+}
