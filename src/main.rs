@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use rea::mcp::{Server, ShellConfig};
+use rea::mcp::{Server, ServerConfig, ShellConfig};
 
 /// REA: guided prompts and verified completion for evidence-driven reverse engineering.
 #[derive(Debug, Parser)]
@@ -53,7 +53,10 @@ fn serve(config: ShellConfig) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = Server::new(config);
+    let server = Server::new(ServerConfig {
+        shell: config,
+        ..ServerConfig::default()
+    });
     let result = runtime.block_on(async {
         let input = tokio::io::BufReader::new(tokio::io::stdin());
         server.serve(input, tokio::io::stdout()).await

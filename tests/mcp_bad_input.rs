@@ -2,7 +2,7 @@
 
 mod support;
 
-use rea::mcp::{Server, ShellConfig};
+use rea::mcp::{Server, ServerConfig, ShellConfig};
 use serde_json::{Value, json};
 use support::Client;
 
@@ -13,7 +13,7 @@ fn snapshot(name: &str, value: &Value) {
 }
 
 async fn started() -> Client {
-    let mut client = Client::start(Server::new(ShellConfig::default()));
+    let mut client = Client::start(Server::new(ServerConfig::default()));
     client.initialize("2025-11-25").await;
     client
 }
@@ -63,9 +63,12 @@ async fn lone_surrogate_escape_is_a_parse_error() {
 
 #[tokio::test]
 async fn line_over_the_maximum_is_rejected_and_skipped() {
-    let mut client = Client::start(Server::new(ShellConfig {
-        max_line_bytes: 1024,
-        ..ShellConfig::default()
+    let mut client = Client::start(Server::new(ServerConfig {
+        shell: ShellConfig {
+            max_line_bytes: 1024,
+            ..ShellConfig::default()
+        },
+        ..ServerConfig::default()
     }));
     client.initialize("2025-11-25").await;
     let mut line =
@@ -88,7 +91,7 @@ async fn batch_is_rejected_outside_2025_03_26() {
 
 #[tokio::test]
 async fn batch_is_answered_in_order_under_2025_03_26() {
-    let mut client = Client::start(Server::new(ShellConfig::default()));
+    let mut client = Client::start(Server::new(ServerConfig::default()));
     client.initialize("2025-03-26").await;
     let batch = json!([
         { "jsonrpc": "2.0", "id": "a", "method": "ping" },
@@ -222,7 +225,7 @@ async fn unknown_method_is_method_not_found() {
 
 #[tokio::test]
 async fn server_discover_before_initialize_is_method_not_found_at_once() {
-    let mut client = Client::start(Server::new(ShellConfig::default()));
+    let mut client = Client::start(Server::new(ServerConfig::default()));
     let answer = client.request("server/discover", json!({})).await;
     snapshot("server_discover", &answer);
     client.initialize("2025-06-18").await;

@@ -54,6 +54,11 @@ impl WireError {
         WireError::new(ErrorCode::InvalidRequest, message)
     }
 
+    /// `-32603` with `message`.
+    pub fn internal(message: impl Into<String>) -> WireError {
+        WireError::new(ErrorCode::InternalError, message)
+    }
+
     /// The error object (`{"code", "message"}`).
     pub fn to_object(&self) -> Value {
         json!({ "code": self.code.code(), "message": self.message })

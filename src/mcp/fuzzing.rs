@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
 use super::message::{Line, Message, RequestKey, classify_line};
-use super::{Server, ShellConfig};
+use super::{Server, ServerConfig, ShellConfig};
 
 /// Id of the request appended after the fuzz input; it must always be answered.
 const SENTINEL_ID: &str = "rea-fuzz-sentinel";
@@ -62,7 +62,10 @@ pub fn check_server(bytes: &[u8]) {
     };
     let output = runtime.block_on(async move {
         let (server_out, client_out) = tokio::io::duplex(1 << 16);
-        let server = Server::new(config);
+        let server = Server::new(ServerConfig {
+            shell: config,
+            ..ServerConfig::default()
+        });
         let serve = server.serve(&input[..], server_out);
         let collect = async move {
             let mut lines = tokio::io::BufReader::new(client_out).lines();

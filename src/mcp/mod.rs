@@ -10,6 +10,7 @@ pub mod framing;
 pub mod fuzzing;
 mod handlers;
 pub mod message;
+mod params;
 pub mod protocol;
 mod server;
 
@@ -21,20 +22,75 @@ pub use error::{ErrorCode, WireError};
 pub use protocol::ProtocolVersion;
 pub use server::ShellConfig;
 
-/// An MCP server: shared state plus the shell configuration.
+use crate::prompts::{DefinitionError, PromptDefinition, RegistryChange};
+use crate::session::{Session, SourceConfig};
+
+/// Configuration of a [`Server`].
+#[derive(Clone, Debug, Default)]
+pub struct ServerConfig {
+    /// Framing and shutdown.
+    pub shell: ShellConfig,
+    /// How completion calls providers (the time bound).
+    pub sources: SourceConfig,
+}
+
+/// An MCP server: the prompt registry, the session, and the shell configuration. Cloning
+/// gives another handle on the same server (to register prompts while it serves).
 #[derive(Debug, Clone)]
 pub struct Server {
     shared: Arc<handlers::Shared>,
-    config: ShellConfig,
+    shell: ShellConfig,
 }
 
 impl Server {
-    /// A server with `config`.
-    pub fn new(config: ShellConfig) -> Server {
+    /// A server with the built-in prompts and a new, empty session.
+    pub fn new(config: ServerConfig) -> Server {
+        Server::with_session(config, Arc::new(Session::new()))
+    }
+
+    /// A server with the built-in prompts over `session`.
+    pub fn with_session(config: ServerConfig, session: Arc<Session>) -> Server {
         Server {
-            shared: Arc::new(handlers::Shared::default()),
-            config,
+            shared: Arc::new(handlers::Shared::new(session, config.sources)),
+            shell: config.shell,
         }
+    }
+
+    /// The session this server works on.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.shared.session
+    }
+
+    /// Registers or updates a prompt. When the listed catalog changed, every connected,
+    /// initialized client receives `notifications/prompts/list_changed`.
+    pub fn register_prompt(
+        &self,
+        definition: PromptDefinition,
+    ) -> Result<RegistryChange, DefinitionError> {
+        let change = self
+            .shared
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .register(definition)?;
+        if change.catalog_changed() {
+            self.shared.broadcast("notifications/prompts/list_changed");
+        }
+        Ok(change)
+    }
+
+    /// Removes a prompt; clients are notified when one was removed.
+    pub fn remove_prompt(&self, name: &str) -> Option<PromptDefinition> {
+        let removed = self
+            .shared
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        if removed.is_some() {
+            self.shared.broadcast("notifications/prompts/list_changed");
+        }
+        removed
     }
 
     /// Serves one client over `input`/`output` until end of input.
@@ -43,6 +99,6 @@ impl Server {
         R: AsyncBufRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        server::serve_connection(self.shared.clone(), &self.config, input, output).await
+        server::serve_connection(self.shared.clone(), &self.shell, input, output).await
     }
 }
