@@ -1,9 +1,17 @@
-//! The `rea` command line: `rea serve` runs the stdio MCP server.
+//! The `rea` command line: `rea serve` runs the stdio MCP server; `rea complete` answers one
+//! completion request against a binary or catalog and prints the MCP result.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use rea::mcp::prompt_file::{PromptFileState, PromptFileWatch};
 use rea::mcp::{Server, ServerConfig, ShellConfig};
+use rea::session::{Session, SourceConfig};
+use serde_json::{Map, Value, json};
 
 /// REA: guided prompts and verified completion for evidence-driven reverse engineering.
 #[derive(Debug, Parser)]
@@ -20,11 +28,67 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the MCP server over stdio (newline-delimited JSON-RPC on stdin/stdout).
-    Serve {
-        /// Longest accepted input line in bytes; longer lines are rejected with -32600.
-        #[arg(long, default_value_t = rea::mcp::framing::DEFAULT_MAX_LINE_BYTES)]
-        max_line_bytes: usize,
-    },
+    Serve(ServeArgs),
+    /// Open a binary (or catalog), run one completion request and print the MCP result JSON.
+    Complete(CompleteArgs),
+}
+
+#[derive(Debug, Args)]
+struct SessionArgs {
+    /// A binary (ELF, Mach-O, PE) or a catalog JSON file to open before anything else.
+    #[arg(long, value_name = "PATH")]
+    open: Option<PathBuf>,
+
+    /// Time bound of provider calls made for completion, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    provider_timeout_ms: u64,
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+
+    /// Longest accepted input line in bytes; longer lines are rejected with -32600.
+    #[arg(long, default_value_t = rea::mcp::framing::DEFAULT_MAX_LINE_BYTES)]
+    max_line_bytes: usize,
+
+    /// A JSON file of extra prompts, re-read while serving; clients are notified with
+    /// notifications/prompts/list_changed when the listed prompts change.
+    #[arg(long, value_name = "PATH")]
+    prompt_file: Option<PathBuf>,
+
+    /// How often the prompt file is re-read, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    prompt_poll_ms: u64,
+}
+
+#[derive(Debug, Args)]
+struct CompleteArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+
+    /// The prompt whose argument is completed (e.g. trace_crash).
+    #[arg(long)]
+    prompt: String,
+
+    /// The argument to complete (e.g. procedure).
+    #[arg(long)]
+    argument: String,
+
+    /// The prefix typed so far.
+    #[arg(long, default_value = "")]
+    value: String,
+
+    /// Other arguments already given, as NAME=VALUE (repeatable), e.g. --context document=libc.so.6.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_context)]
+    context: Vec<(String, String)>,
+}
+
+fn parse_context(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .ok_or_else(|| format!("expected NAME=VALUE, got {text:?}"))
 }
 
 fn main() -> ExitCode {
@@ -34,40 +98,90 @@ fn main() -> ExitCode {
         .with_max_level(cli.log_level)
         .with_ansi(false)
         .init();
-    match cli.command {
-        Command::Serve { max_line_bytes } => serve(ShellConfig {
-            max_line_bytes,
-            ..ShellConfig::default()
-        }),
+    let result = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Complete(args) => complete(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("rea: {message}");
+            ExitCode::FAILURE
+        }
     }
 }
 
-fn serve(config: ShellConfig) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+/// The session and server the arguments describe, with the binary opened if asked.
+fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, String> {
+    let session = Arc::new(Session::new());
+    if let Some(path) = &args.open {
+        session
+            .open_path(path)
+            .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
+    }
+    let config = ServerConfig {
+        shell,
+        sources: SourceConfig {
+            provider_timeout: Duration::from_millis(args.provider_timeout_ms),
+        },
+    };
+    Ok(Server::with_session(config, session))
+}
+
+fn serve(args: ServeArgs) -> Result<(), String> {
+    let shell = ShellConfig {
+        max_line_bytes: args.max_line_bytes,
+        ..ShellConfig::default()
+    };
+    let server = server_for(&args.session, shell)?;
+    let mut prompt_file = PromptFileState::default();
+    if let Some(path) = &args.prompt_file {
+        prompt_file
+            .refresh(&server, path)
+            .map_err(|error| error.to_string())?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            tracing::error!(%error, "cannot start the async runtime");
-            return ExitCode::FAILURE;
-        }
-    };
-    let server = Server::new(ServerConfig {
-        shell: config,
-        ..ServerConfig::default()
-    });
+        .map_err(|error| format!("cannot start the async runtime: {error}"))?;
     let result = runtime.block_on(async {
+        if let Some(path) = args.prompt_file {
+            let watch = PromptFileWatch {
+                path,
+                interval: Duration::from_millis(args.prompt_poll_ms.max(10)),
+            };
+            tokio::spawn(rea::mcp::prompt_file::watch(server.clone(), watch, prompt_file));
+        }
         let input = tokio::io::BufReader::new(tokio::io::stdin());
         server.serve(input, tokio::io::stdout()).await
     });
     // Blocking provider calls that overran the shutdown grace must not hold the process.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            tracing::error!(%error, "stdio failed");
-            ExitCode::FAILURE
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result.map_err(|error| format!("stdio failed: {error}"))
+}
+
+fn complete(args: CompleteArgs) -> Result<(), String> {
+    let server = server_for(&args.session, ShellConfig::default())?;
+    let context: Map<String, Value> = args
+        .context
+        .into_iter()
+        .map(|(name, value)| (name, Value::String(value)))
+        .collect();
+    let params = json!({
+        "ref": { "type": "ref/prompt", "name": args.prompt },
+        "argument": { "name": args.argument, "value": args.value },
+        "context": { "arguments": context },
+    });
+    let result = server
+        .complete(&params)
+        .map_err(|error| format!("{} (JSON-RPC {})", error.message, error.code.code()))?;
+    let text = serde_json::to_string_pretty(&result).unwrap_or_default();
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{text}") {
+        // A reader that stopped early (`| head`) is not a failure.
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write the result: {error}"))
         }
+        _ => Ok(()),
     }
 }

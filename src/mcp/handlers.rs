@@ -157,21 +157,27 @@ fn get_prompt(params: &Params<'_>, connection: &Connection) -> MethodResult {
 
 fn complete(params: &Params<'_>, connection: &Connection) -> MethodResult {
     let params = params::object(params, "completion/complete")?;
+    Ok(complete_with(&connection.shared, &params)?)
+}
+
+/// `completion/complete` on parsed params: the result object or the wire error.
+pub(crate) fn complete_with(
+    shared: &Shared,
+    params: &serde_json::Map<String, Value>,
+) -> Result<Value, WireError> {
     let reference = params::required_object(&params, "params", "ref")?;
     match params::required_str(reference, "params.ref", "type")? {
         "ref/prompt" => {}
         "ref/resource" => {
             return Err(WireError::invalid_params(
                 "Invalid params: params.ref.type \"ref/resource\" is not supported: this server has no resource templates",
-            )
-            .into());
+            ));
         }
         other => {
             return Err(WireError::invalid_params(format!(
                 "Invalid params: params.ref.type must be \"ref/prompt\", not {}",
                 Value::String(super::message::short_text(other))
-            ))
-            .into());
+            )));
         }
     }
     let prompt = params::required_str(reference, "params.ref", "name")?;
@@ -188,8 +194,7 @@ fn complete(params: &Params<'_>, connection: &Connection) -> MethodResult {
             .into());
         }
     };
-    let family = connection
-        .shared
+    let family = shared
         .registry()
         .argument_family(prompt, argument_name)
         .map_err(prompt_error)?;
@@ -201,7 +206,6 @@ fn complete(params: &Params<'_>, connection: &Connection) -> MethodResult {
             e.chars
         ))
     })?;
-    let shared = &connection.shared;
     let completion = match family {
         Some(family) => complete_argument(
             shared.session.as_ref() as &dyn SessionView,

@@ -11,6 +11,7 @@ pub mod fuzzing;
 mod handlers;
 pub mod message;
 mod params;
+pub mod prompt_file;
 pub mod protocol;
 mod server;
 
@@ -91,6 +92,55 @@ impl Server {
             self.shared.broadcast("notifications/prompts/list_changed");
         }
         removed
+    }
+
+    /// Replaces the prompts a source (such as a prompt file) owns: `previous` names what the
+    /// source registered last time, `definitions` what it holds now. Prompts that left the
+    /// source are removed, or restored to the built-in of the same name. Clients get one
+    /// `notifications/prompts/list_changed` when anything changed; returns whether it did.
+    pub fn sync_prompts(
+        &self,
+        previous: &[String],
+        definitions: &[PromptDefinition],
+    ) -> Result<bool, DefinitionError> {
+        let mut changed = false;
+        {
+            let mut registry = self
+                .shared
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            for definition in definitions {
+                changed |= registry.register(definition.clone())?.catalog_changed();
+            }
+            for name in previous {
+                if definitions.iter().any(|d| &d.name == name) {
+                    continue;
+                }
+                match crate::prompts::builtin_prompts()
+                    .into_iter()
+                    .find(|b| &b.name == name)
+                {
+                    Some(builtin) => changed |= registry.register(builtin)?.catalog_changed(),
+                    None => changed |= registry.remove(name).is_some(),
+                }
+            }
+        }
+        if changed {
+            self.shared.broadcast("notifications/prompts/list_changed");
+        }
+        Ok(changed)
+    }
+
+    /// Answers one `completion/complete` request (its `params` object) exactly as the server
+    /// would on the wire; used by `rea complete`.
+    pub fn complete(&self, params: &serde_json::Value) -> Result<serde_json::Value, WireError> {
+        match params {
+            serde_json::Value::Object(params) => handlers::complete_with(&self.shared, params),
+            _ => Err(WireError::invalid_params(
+                "Invalid params: the params of completion/complete must be a JSON object",
+            )),
+        }
     }
 
     /// Serves one client over `input`/`output` until end of input.
