@@ -150,7 +150,11 @@ fn serve(args: ServeArgs) -> Result<(), String> {
                 path,
                 interval: Duration::from_millis(args.prompt_poll_ms.max(10)),
             };
-            tokio::spawn(rea::mcp::prompt_file::watch(server.clone(), watch, prompt_file));
+            tokio::spawn(rea::mcp::prompt_file::watch(
+                server.clone(),
+                watch,
+                prompt_file,
+            ));
         }
         let input = tokio::io::BufReader::new(tokio::io::stdin());
         server.serve(input, tokio::io::stdout()).await

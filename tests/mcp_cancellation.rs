@@ -19,7 +19,9 @@ async fn cancelled_request_gets_no_response_and_the_server_keeps_serving() {
         Arc::new(app_and_lib("slow").behaving(Behaviour::Hang(Duration::from_millis(800))));
     session.open_providers("slow", vec![slow]).unwrap();
     let config = ServerConfig {
-        sources: SourceConfig { provider_timeout: Duration::from_secs(10) },
+        sources: SourceConfig {
+            provider_timeout: Duration::from_secs(10),
+        },
         ..ServerConfig::default()
     };
     let mut client = Client::start(Server::with_session(config, session));
@@ -50,7 +52,12 @@ async fn cancelled_request_gets_no_response_and_the_server_keeps_serving() {
     let pong = client.request("ping", json!({})).await;
     assert_eq!(pong["result"], json!({}));
     // Long after the provider would have answered, nothing arrives for the cancelled id.
-    assert!(client.recv_within(Duration::from_millis(2500)).await.is_none());
+    assert!(
+        client
+            .recv_within(Duration::from_millis(2500))
+            .await
+            .is_none()
+    );
     let rest = client.finish().await;
     assert!(rest.is_empty(), "no late response: {rest:?}");
 }
@@ -73,7 +80,11 @@ async fn end_of_input_finishes_in_flight_work_then_exits() {
         }))
         .await;
     let rest = client.finish().await;
-    assert_eq!(rest.len(), 1, "the in-flight request is answered before exit");
+    assert_eq!(
+        rest.len(),
+        1,
+        "the in-flight request is answered before exit"
+    );
     assert_eq!(rest[0]["id"], 99);
     assert_eq!(rest[0]["result"]["completion"]["values"], json!(["app"]));
 }

@@ -64,16 +64,17 @@ impl PromptFileState {
         if self.text.as_deref() == Some(text.as_str()) {
             return Ok(false);
         }
-        let definitions = parse_prompt_file(&text).map_err(|source| PromptFileLoadError::Parse {
-            path: path.to_owned(),
-            source,
-        })?;
-        let changed = server.sync_prompts(&self.owned, &definitions).map_err(|source| {
-            PromptFileLoadError::Register {
+        let definitions =
+            parse_prompt_file(&text).map_err(|source| PromptFileLoadError::Parse {
                 path: path.to_owned(),
                 source,
-            }
-        })?;
+            })?;
+        let changed = server
+            .sync_prompts(&self.owned, &definitions)
+            .map_err(|source| PromptFileLoadError::Register {
+                path: path.to_owned(),
+                source,
+            })?;
         self.owned = definitions.into_iter().map(|d| d.name).collect();
         self.text = Some(text);
         Ok(changed)
