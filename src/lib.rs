@@ -1,6 +1,69 @@
 //! # REA guided prompts and verified completion
 //!
-//! (The manual grows with the crate; see the README for now.)
+//! REA is an MCP server for evidence-driven reverse engineering. This crate is its
+//! guided-prompt and completion subsystem: six investigation workflows that tell an agent which
+//! REA tools to use in which order, and `completion/complete` suggestions for their arguments
+//! that are live, bounded, Unicode-correct projections of the current session.
+//!
+//! It ships as this library, for integrators who want the verified completion semantics, and as
+//! the `rea serve` stdio MCP server.
+//!
+//! ## The main path
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use rea::core::{complete, matches};
+//! use rea::prompts::{BinarySession, PromptRegistry, ToolAvailability};
+//!
+//! // Completion: verbatim values, deduplicated, code-point sorted, bounded.
+//! let done = complete("0x10", ["0x1000", "０ｘ１０ＡＢ", "0x2000", "0x1000"]).unwrap();
+//! assert_eq!(done.values, ["0x1000", "０ｘ１０ＡＢ"]);
+//! assert_eq!((done.total, done.has_more), (2, false));
+//!
+//! // The matching key: NFKD, full case folding, default ignorables removed, starter rule.
+//! assert!(matches("f", "ﬁle") && matches("ㅎ", "한") && !matches("e", "é"));
+//!
+//! // A guided prompt, with its arguments confined to one single-line JSON data block.
+//! let registry = PromptRegistry::with_builtin();
+//! let tools = ToolAvailability::new(["open_binary", "list_documents"], BinarySession::Closed);
+//! let arguments = BTreeMap::from([("feature".to_owned(), "offline search".to_owned())]);
+//! let prompt = registry.render("investigate_feature", &arguments, &tools).unwrap();
+//! assert_eq!(prompt.data_json(), r#"{"feature":"offline search"}"#);
+//! ```
+//!
+//! Serving over stdio from a program of your own (the `rea serve` binary does exactly this):
+//!
+//! ```no_run
+//! use rea::mcp::{Server, ServerConfig};
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let server = Server::new(ServerConfig::default());
+//! let input = tokio::io::BufReader::new(tokio::io::stdin());
+//! server.serve(input, tokio::io::stdout()).await
+//! # }
+//! ```
+//!
+//! ## Guarantees
+//!
+//! - **Bounds** ([`core::bounds`]): values and candidates of at most 4,096 scalar values (longer
+//!   prefixes are an error, longer candidates are skipped, never truncated); at most 10,000
+//!   candidates scanned per request; procedure discovery stops at 5,000 unique addresses, asked
+//!   in pages of 500; at most 100 values per result, with `total` and `hasMore`.
+//! - **Matching** ([`core::key`]): `key(x) = NFKD(strip_DI(casefold(NFKD(x))))` with full C+F
+//!   case folding; a prefix matches when the candidate's key extends it at a starter. ASCII
+//!   takes a fast path proven equal to the general one.
+//! - **Ordering**: values sort by code point (Rust's `str` order), not UTF-16 order.
+//! - **Liveness**: no completion cache; every request projects the live session, and completion
+//!   never changes it. Provider errors, time-outs and malformed output give an empty result.
+//! - **Prompts**: deterministic text; the text outside the data block depends only on which
+//!   arguments are present; no argument or suggestion grants permission.
+//! - **Unicode data**: see [`core::key`] for the Unicode version of each backend crate; an
+//!   exhaustive test compares them to ICU4X over every scalar value.
+//!
+//! ## Layers
+//!
+//! Dependencies point inward only: [`core`] (pure: no I/O, clock, async or JSON-RPC) ←
+//! [`prompts`] ← [`session`] (with [`providers`]) ← [`tools`] ← [`mcp`] (the stdio shell).
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
