@@ -1,0 +1,380 @@
+//! Static-analysis tools: procedures, segments, strings and bytes of a document. Each is an
+//! observation: its result is recorded as Evidence.
+
+use serde_json::{Value, json};
+
+use super::definition::ToolAnnotations;
+use super::outcome::ToolError;
+use super::parameters::{ArgumentError, Arguments, DOCUMENT, Kind, PROVIDER, Parameter};
+use super::schema::{array, count, flag, nullable_count, nullable_string, object, string};
+use super::toolbox::{Handler, ToolSpec, encode};
+use crate::core::PROCEDURE_PAGE_SIZE;
+use crate::session::{
+    MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, ProcedureQuery, ReadLength,
+    StringQuery, Target,
+};
+
+/// Default number of results of the two searches.
+const DEFAULT_SEARCH_RESULTS: u64 = 100;
+
+const LIMIT_PAGE: Parameter = Parameter {
+    name: "limit",
+    description: "Most procedures in the page (1 to 500, default 500).",
+    kind: Kind::Integer {
+        min: 1,
+        max: PROCEDURE_PAGE_SIZE as u64,
+        default: PROCEDURE_PAGE_SIZE as u64,
+    },
+    required: false,
+};
+
+const LIMIT_SEARCH: Parameter = Parameter {
+    name: "limit",
+    description: "Most results (1 to 500, default 100).",
+    kind: Kind::Integer {
+        min: 1,
+        max: MAX_SEARCH_RESULTS as u64,
+        default: DEFAULT_SEARCH_RESULTS,
+    },
+    required: false,
+};
+
+pub(super) const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "list_procedures",
+        title: "List procedures",
+        description: "One page of the procedures of a document, one per start address in \
+            address order, with the primary name when one is known. Pass `next_cursor` back \
+            as `cursor` for the next page; it is null on the last page. Records Evidence.",
+        parameters: &[
+            DOCUMENT,
+            Parameter {
+                name: "cursor",
+                description: "The `next_cursor` of the previous page; omit for the first page.",
+                kind: Kind::Text,
+                required: false,
+            },
+            LIMIT_PAGE,
+            PROVIDER,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: page_schema,
+        handler: Handler::Observe {
+            operation: Operation::ListProcedures,
+            run: list_procedures,
+        },
+    },
+    ToolSpec {
+        name: "procedure_info",
+        title: "Describe a procedure",
+        description: "What the provider knows about one procedure: address, name (display and \
+            raw), other names at the address, size, segment and where it was found. The \
+            procedure is an address or a unique name; an ambiguous name is an error listing \
+            the candidate addresses. Records Evidence.",
+        parameters: &[
+            Parameter {
+                name: "procedure",
+                description: "Start address (`0x` and lowercase hexadecimal) or unique name \
+                    (display or raw) of the procedure.",
+                kind: Kind::Text,
+                required: true,
+            },
+            DOCUMENT,
+            PROVIDER,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: info_schema,
+        handler: Handler::Observe {
+            operation: Operation::ProcedureInfo,
+            run: procedure_info,
+        },
+    },
+    ToolSpec {
+        name: "search_procedures",
+        title: "Search procedures by name",
+        description: "Procedures whose display or raw name contains the query (compared by \
+            the Unicode-normalized, case-folded matching key) or equals it exactly, in \
+            address order. Records Evidence.",
+        parameters: &[
+            Parameter {
+                name: "query",
+                description: "Text to look for in procedure names.",
+                kind: Kind::Text,
+                required: true,
+            },
+            Parameter {
+                name: "match",
+                description: "`contains` (default): the name's matching key contains the \
+                    query's; `exact`: the display or raw name equals the query.",
+                kind: Kind::Choice(&["contains", "exact"]),
+                required: false,
+            },
+            LIMIT_SEARCH,
+            DOCUMENT,
+            PROVIDER,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: search_schema,
+        handler: Handler::Observe {
+            operation: Operation::SearchProcedures,
+            run: search_procedures,
+        },
+    },
+    ToolSpec {
+        name: "list_segments",
+        title: "List segments",
+        description: "The mapped regions (sections, or segments when there are no sections) \
+            of a document in address order, with size, file extent and permissions. Records \
+            Evidence.",
+        parameters: &[DOCUMENT, PROVIDER],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: segments_schema,
+        handler: Handler::Observe {
+            operation: Operation::ListSegments,
+            run: list_segments,
+        },
+    },
+    ToolSpec {
+        name: "search_strings",
+        title: "Search strings",
+        description: "Printable strings in the non-code, file-backed regions of a document, \
+            in address order, optionally only those containing a text (compared by the \
+            matching key). Records Evidence.",
+        parameters: &[
+            Parameter {
+                name: "contains",
+                description: "Only strings containing this text; omit for all strings.",
+                kind: Kind::Text,
+                required: false,
+            },
+            Parameter {
+                name: "min_chars",
+                description: "Shortest string reported, in characters (1 to 256, default 4).",
+                kind: Kind::Integer {
+                    min: 1,
+                    max: 256,
+                    default: StringQuery::DEFAULT_MIN_CHARS as u64,
+                },
+                required: false,
+            },
+            LIMIT_SEARCH,
+            DOCUMENT,
+            PROVIDER,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: strings_schema,
+        handler: Handler::Observe {
+            operation: Operation::SearchStrings,
+            run: search_strings,
+        },
+    },
+    ToolSpec {
+        name: "read_bytes",
+        title: "Read bytes",
+        description: "Read up to 4096 bytes of a document starting at an address, as \
+            hexadecimal. Fewer bytes come back when the file-backed region ends first. \
+            Records Evidence.",
+        parameters: &[
+            Parameter {
+                name: "address",
+                description: "Address of the first byte (`0x` and lowercase hexadecimal).",
+                kind: Kind::Address,
+                required: true,
+            },
+            Parameter {
+                name: "length",
+                description: "Number of bytes to read (1 to 4096).",
+                kind: Kind::Integer {
+                    min: 1,
+                    max: MAX_READ_BYTES as u64,
+                    default: MAX_READ_BYTES as u64,
+                },
+                required: true,
+            },
+            DOCUMENT,
+            PROVIDER,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: bytes_schema,
+        handler: Handler::Observe {
+            operation: Operation::ReadBytes,
+            run: read_bytes,
+        },
+    },
+];
+
+fn list_procedures(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let limit = usize::try_from(arguments.integer("limit")).unwrap_or(PROCEDURE_PAGE_SIZE);
+    let cursor = arguments.text("cursor");
+    let page = target
+        .query_document(|provider, document| provider.list_procedures(document, cursor, limit))?;
+    let procedures: Vec<Value> = page
+        .entries
+        .iter()
+        .map(|entry| json!({"address": entry.address, "name": entry.name}))
+        .collect();
+    Ok(json!({
+        "document": target.document()?,
+        "procedures": procedures,
+        "next_cursor": page.next_cursor,
+    }))
+}
+
+fn procedure_info(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let address = target.resolve_procedure(arguments.required_text("procedure")?)?;
+    let info =
+        target.query_document(|provider, document| provider.procedure_info(document, address))?;
+    let mut result = encode("procedure_info", &info)?;
+    result["document"] = json!(target.document()?);
+    Ok(result)
+}
+
+fn search_procedures(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let matching = match arguments.choice("match") {
+        "exact" => NameMatch::Exact,
+        _ => NameMatch::Contains,
+    };
+    let limit = usize::try_from(arguments.integer("limit")).unwrap_or(MAX_SEARCH_RESULTS);
+    let query = ProcedureQuery::new(arguments.required_text("query")?, matching).with_limit(limit);
+    let found =
+        target.query_document(|provider, document| provider.search_procedures(document, &query))?;
+    Ok(json!({
+        "document": target.document()?,
+        "procedures": encode("search_procedures", &found.procedures)?,
+        "truncated": found.truncated,
+    }))
+}
+
+fn list_segments(target: &Target, _: &Arguments<'_>) -> Result<Value, ToolError> {
+    let segments = target.query_document(|provider, document| provider.list_segments(document))?;
+    Ok(json!({
+        "document": target.document()?,
+        "segments": encode("list_segments", &segments)?,
+    }))
+}
+
+fn search_strings(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let as_usize = |name| usize::try_from(arguments.integer(name)).unwrap_or(usize::MAX);
+    let query = StringQuery::new(arguments.text("contains").unwrap_or_default())
+        .with_min_chars(as_usize("min_chars"))
+        .with_limit(as_usize("limit"));
+    let found =
+        target.query_document(|provider, document| provider.search_strings(document, &query))?;
+    Ok(json!({
+        "document": target.document()?,
+        "strings": encode("search_strings", &found.matches)?,
+        "truncated": found.truncated,
+    }))
+}
+
+fn read_bytes(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let address = arguments.required_address("address")?;
+    let length =
+        ReadLength::new(arguments.integer("length")).map_err(|error| ArgumentError::Syntax {
+            tool: "read_bytes",
+            argument: "length",
+            reason: error.to_string(),
+        })?;
+    let mut bytes = target
+        .query_document(|provider, document| provider.read_bytes(document, address, length))?;
+    // The bound is the server's promise, whatever an integrator's provider returns.
+    bytes.truncate(length.get());
+    Ok(json!({
+        "document": target.document()?,
+        "address": address.to_string(),
+        "length": bytes.len(),
+        "hex": hex(&bytes),
+    }))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(text, "{byte:02x}");
+    }
+    text
+}
+
+/// A procedure as `procedure_info` and `search_procedures` describe it.
+fn procedure_properties() -> Value {
+    let name = object(json!({
+        "name": string("Display name (demangled when the raw name is mangled)."),
+        "raw_name": string("The name exactly as the binary or catalog stores it."),
+    }));
+    json!({
+        "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
+        "name": {"description": "The primary name, or null when none is known.", "anyOf": [name, {"type": "null"}]},
+        "aliases": array(name, "Other names at the same address."),
+        "size": nullable_count("Size in bytes, when known."),
+        "segment": nullable_string("The segment containing the start address, when known."),
+        "sources": array(
+            json!({"type": "string", "enum": ["symbol_table", "dynamic_symbols", "exports", "unwind_table", "function_starts", "catalog"]}),
+            "Where the procedure was found.",
+        ),
+    })
+}
+
+fn page_schema() -> Value {
+    let entry = object(json!({
+        "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
+        "name": nullable_string("The primary name, or null when none is known."),
+    }));
+    object(json!({
+        "document": string("The document listed."),
+        "procedures": array(entry, "This page's procedures, in the provider's stable order."),
+        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+    }))
+}
+
+fn info_schema() -> Value {
+    let mut properties = procedure_properties();
+    properties["document"] = string("The document.");
+    object(properties)
+}
+
+fn search_schema() -> Value {
+    object(json!({
+        "document": string("The document searched."),
+        "procedures": array(object(procedure_properties()), "Matching procedures, in address order."),
+        "truncated": flag("Whether more procedures matched than were returned."),
+    }))
+}
+
+fn segments_schema() -> Value {
+    let segment = object(json!({
+        "name": string("Name, e.g. `.text` or `__TEXT,__text`."),
+        "address": string("Start address."),
+        "size": count("Size in memory, in bytes."),
+        "file_offset": nullable_count("Offset of its bytes in the file, if it has any."),
+        "file_size": count("Bytes backed by the file (0 for zero-fill regions)."),
+        "permissions": string("Permissions as `rwx` with `-` for absent ones, e.g. `r-x`."),
+    }));
+    object(json!({
+        "document": string("The document."),
+        "segments": array(segment, "Its segments, in address order."),
+    }))
+}
+
+fn strings_schema() -> Value {
+    let found = object(json!({
+        "address": string("Address of the first byte."),
+        "text": string("The string (at most 4096 characters)."),
+        "truncated": flag("Whether the string in the file is longer than `text`."),
+        "segment": string("The segment containing it."),
+    }));
+    object(json!({
+        "document": string("The document searched."),
+        "strings": array(found, "Matching strings, in address order."),
+        "truncated": flag("Whether the search stopped early (limit or scan bound reached)."),
+    }))
+}
+
+fn bytes_schema() -> Value {
+    object(json!({
+        "document": string("The document read."),
+        "address": string("Address of the first byte, canonical (no leading zeros)."),
+        "length": count("Number of bytes read (fewer than asked when the region ends)."),
+        "hex": string("The bytes as lowercase hexadecimal, two digits per byte."),
+    }))
+}

@@ -1,0 +1,144 @@
+//! [`ToolOutcome`] (the MCP `CallToolResult` shape) and the errors a tool call can end with.
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::parameters::ArgumentError;
+use crate::session::{Operation, SessionError};
+
+/// The key of the Evidence ID in the structured result of an observing tool.
+pub const EVIDENCE_ID_FIELD: &str = "evidence_id";
+
+/// Most characters of a tool name quoted back in [`UnknownTool`].
+const QUOTED_NAME_CHARS: usize = 64;
+
+/// The only error [`crate::tools::ToolBox::call`] returns: no tool has this name. The mcp layer
+/// answers it with JSON-RPC `-32602`; every other failure is a [`ToolOutcome`] with
+/// `isError: true`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool {name:?}: tools/list names the available tools")]
+pub struct UnknownTool {
+    /// The requested name, cut to 64 characters.
+    pub name: String,
+}
+
+impl UnknownTool {
+    pub(crate) fn new(name: &str) -> UnknownTool {
+        UnknownTool {
+            name: name.chars().take(QUOTED_NAME_CHARS).collect(),
+        }
+    }
+}
+
+/// Why a tool call failed. The message is what the agent reads in the error result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The arguments do not fit the tool's input schema.
+    #[error(transparent)]
+    Argument(#[from] ArgumentError),
+    /// The session or its provider refused (no binary open, unknown document, provider
+    /// failure, ambiguous procedure name, unknown Evidence ID, ...).
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The provider does not implement the operation the tool performs.
+    #[error(
+        "provider {provider:?} does not support {operation}; it supports: {}",
+        operation_list(supported)
+    )]
+    Unsupported {
+        /// The provider asked.
+        provider: String,
+        /// The operation the tool needs.
+        operation: Operation,
+        /// What the provider does support.
+        supported: Vec<Operation>,
+    },
+    /// The result could not be turned into a JSON object (a bug in a tool or a provider type).
+    #[error("the result of {tool} could not be encoded: {reason}")]
+    Encoding {
+        /// The tool.
+        tool: &'static str,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+fn operation_list(operations: &[Operation]) -> String {
+    if operations.is_empty() {
+        return "nothing".to_owned();
+    }
+    let names: Vec<&str> = operations.iter().map(|op| op.name()).collect();
+    names.join(", ")
+}
+
+/// The result of a tool call, serializable to the MCP `CallToolResult` shape
+/// `{content: [{type: "text", text}], structuredContent?, isError}`.
+///
+/// A success carries the result object as `structuredContent` and the same object as compact
+/// JSON in the text; the result of an observing tool includes its `evidence_id`. A failure
+/// carries the error message as text, no `structuredContent`, and `isError: true`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutcome {
+    text: String,
+    structured: Option<Map<String, Value>>,
+}
+
+impl ToolOutcome {
+    /// A successful result.
+    pub fn success(structured: Map<String, Value>) -> ToolOutcome {
+        ToolOutcome {
+            text: Value::Object(structured.clone()).to_string(),
+            structured: Some(structured),
+        }
+    }
+
+    /// A failed call, reported to the agent with `isError: true`.
+    pub fn failure(error: &ToolError) -> ToolOutcome {
+        ToolOutcome {
+            text: error.to_string(),
+            structured: None,
+        }
+    }
+
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        self.structured.is_none()
+    }
+
+    /// The text content: the result as JSON, or the error message.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The structured result of a successful call.
+    pub fn structured_content(&self) -> Option<&Map<String, Value>> {
+        self.structured.as_ref()
+    }
+
+    /// The Evidence ID the call appended, if it was a successful observation.
+    pub fn evidence_id(&self) -> Option<&str> {
+        self.structured
+            .as_ref()?
+            .get(EVIDENCE_ID_FIELD)
+            .and_then(Value::as_str)
+    }
+
+    /// The MCP `CallToolResult` object.
+    pub fn to_value(&self) -> Value {
+        let mut result = json!({
+            "content": [{"type": "text", "text": self.text}],
+            "isError": self.is_error(),
+        });
+        if let Some(structured) = &self.structured {
+            result["structuredContent"] = Value::Object(structured.clone());
+        }
+        result
+    }
+}
+
+impl Serialize for ToolOutcome {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}

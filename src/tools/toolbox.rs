@@ -1,0 +1,225 @@
+//! [`ToolBox`]: the catalog, argument checking, dispatch, Evidence recording and availability.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKind};
+use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
+use super::parameters::{Arguments, Parameter, input_schema};
+use super::schema::{into_object, string, with_property};
+use super::{analysis, ledger, session};
+use crate::prompts::{BinarySession, ToolAvailability};
+use crate::session::{Operation, Session, Target};
+
+/// The catalog, in `tools/list` order. A group of tools is one file with a `TOOLS` list; a
+/// new group (issue 5: unknowns, artifacts, captures and reconstruction) is one more line.
+const CATALOG: [&[ToolSpec]; 3] = [session::TOOLS, analysis::TOOLS, ledger::TOOLS];
+
+/// What the built-in native provider supports: every operation. With no binary open,
+/// provider-backed tools are offered when this includes their operation, since `open_binary`
+/// on a binary opens the native provider. (A test checks this against the provider.)
+const NATIVE_OPERATIONS: [Operation; 7] = Operation::ALL;
+
+/// Runs one tool. The variant fixes the tool's [`ToolKind`], so a tool cannot observe without
+/// recording Evidence, nor record Evidence without observing.
+pub(crate) enum Handler {
+    /// Observes the open binary: the [`ToolBox`] picks the target from the optional `provider`
+    /// and `document` arguments, checks that the provider supports `operation`, runs `run`,
+    /// and records the result as Evidence.
+    Observe {
+        operation: Operation,
+        run: fn(&Target, &Arguments<'_>) -> Result<Value, ToolError>,
+    },
+    /// Changes the session; no Evidence.
+    Change(fn(&Session, &Arguments<'_>) -> Result<Value, ToolError>),
+    /// Reads the session or the ledger; no Evidence.
+    Read(fn(&Session, &Arguments<'_>) -> Result<Value, ToolError>),
+}
+
+/// One catalog entry: the tool's definition and its handler.
+pub(crate) struct ToolSpec {
+    pub(crate) name: &'static str,
+    pub(crate) title: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) parameters: &'static [Parameter],
+    pub(crate) annotations: ToolAnnotations,
+    /// The object schema of the result (without `evidence_id`, which is added for observations).
+    pub(crate) output: fn() -> Value,
+    pub(crate) handler: Handler,
+}
+
+impl ToolSpec {
+    fn definition(&self) -> ToolDefinition {
+        let (kind, operation) = match self.handler {
+            Handler::Observe { operation, .. } => (ToolKind::Observation, Some(operation)),
+            Handler::Change(_) => (ToolKind::SessionChange, None),
+            Handler::Read(_) => (ToolKind::Read, None),
+        };
+        let mut output_schema = (self.output)();
+        if kind == ToolKind::Observation {
+            output_schema = with_property(
+                output_schema,
+                EVIDENCE_ID_FIELD,
+                string("ID of the Evidence record this call appended (cite it)."),
+            );
+        }
+        ToolDefinition::new(DefinitionParts {
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            input_schema: input_schema(self.parameters),
+            output_schema,
+            annotations: self.annotations,
+            kind,
+            operation,
+        })
+    }
+}
+
+/// The tools of one session (see the [module documentation](super) for the catalog).
+///
+/// `call` is synchronous and may wait on the provider (a name lookup can page through every
+/// procedure), so async callers should run it on a blocking thread.
+pub struct ToolBox {
+    session: Arc<Session>,
+    specs: Vec<&'static ToolSpec>,
+    definitions: Vec<ToolDefinition>,
+}
+
+impl fmt::Debug for ToolBox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.specs.iter().map(|spec| spec.name).collect();
+        f.debug_struct("ToolBox")
+            .field("session", &self.session)
+            .field("tools", &names)
+            .finish()
+    }
+}
+
+impl ToolBox {
+    /// The full catalog over `session`.
+    pub fn new(session: Arc<Session>) -> ToolBox {
+        let specs: Vec<&'static ToolSpec> = CATALOG.into_iter().flatten().collect();
+        let definitions = specs.iter().map(|spec| spec.definition()).collect();
+        ToolBox {
+            session,
+            specs,
+            definitions,
+        }
+    }
+
+    /// The session the tools work on.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// The catalog in its stable order (what `tools/list` shows).
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// The definition of the tool named `name`.
+    pub fn definition(&self, name: &str) -> Option<&ToolDefinition> {
+        self.definitions.iter().find(|d| d.name() == name)
+    }
+
+    /// Calls the tool named `name`. An unknown name is the only `Err`; every other failure is
+    /// an outcome with `isError: true` whose text says what went wrong.
+    pub fn call(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<ToolOutcome, UnknownTool> {
+        let spec = self
+            .specs
+            .iter()
+            .find(|spec| spec.name == name)
+            .ok_or_else(|| UnknownTool::new(name))?;
+        Ok(match self.run(spec, arguments) {
+            Ok(result) => ToolOutcome::success(result),
+            Err(error) => ToolOutcome::failure(&error),
+        })
+    }
+
+    fn run(
+        &self,
+        spec: &ToolSpec,
+        arguments: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, ToolError> {
+        let checked = Arguments::check(spec.name, spec.parameters, arguments)?;
+        let encoded = |value| {
+            into_object(value).ok_or(ToolError::Encoding {
+                tool: spec.name,
+                reason: "the result is not a JSON object".to_owned(),
+            })
+        };
+        match spec.handler {
+            Handler::Change(run) | Handler::Read(run) => encoded(run(&self.session, &checked)?),
+            Handler::Observe { operation, run } => {
+                let target = self
+                    .session
+                    .target(checked.text("provider"), checked.text("document"))?;
+                check_support(&target, operation)?;
+                let mut result = encoded(run(&target, &checked)?)?;
+                let observation = target.observation(
+                    spec.name,
+                    Value::Object(arguments.clone()),
+                    Value::Object(result.clone()),
+                );
+                let record = self.session.record_evidence(observation)?;
+                result.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
+                Ok(result)
+            }
+        }
+    }
+
+    /// The catalog tools a guided prompt may list now: tools not backed by a provider
+    /// operation always; a provider-backed tool when the current provider supports its
+    /// operation. With no binary open, provider-backed tools count as offered when the built-in
+    /// native provider supports them (what `open_binary` on a binary opens), and the
+    /// availability is [`BinarySession::Closed`], so renderings say `open_binary` comes first.
+    pub fn availability(&self) -> ToolAvailability {
+        let providers = self.session.providers();
+        let (binary, supported) = if providers.is_empty() {
+            (BinarySession::Closed, NATIVE_OPERATIONS.to_vec())
+        } else {
+            let current = providers.into_iter().find(|p| p.current);
+            (
+                BinarySession::Open,
+                current.map(|p| p.operations).unwrap_or_default(),
+            )
+        };
+        let offered = self
+            .definitions
+            .iter()
+            .filter(|d| d.operation().is_none_or(|op| supported.contains(&op)))
+            .map(ToolDefinition::name);
+        ToolAvailability::new(offered, binary)
+    }
+}
+
+fn check_support(target: &Target, operation: Operation) -> Result<(), ToolError> {
+    let provider = target.provider();
+    if provider.supports(operation) {
+        return Ok(());
+    }
+    Err(ToolError::Unsupported {
+        provider: target.provider_id().to_owned(),
+        operation,
+        supported: Operation::ALL
+            .into_iter()
+            .filter(|&op| provider.supports(op))
+            .collect(),
+    })
+}
+
+/// Serializes a session or provider value into a result field.
+pub(crate) fn encode<T: Serialize>(tool: &'static str, value: &T) -> Result<Value, ToolError> {
+    serde_json::to_value(value).map_err(|error| ToolError::Encoding {
+        tool,
+        reason: error.to_string(),
+    })
+}
