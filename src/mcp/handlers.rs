@@ -14,10 +14,9 @@ use super::params;
 use super::protocol::{Offer, ProtocolVersion, initialize_result};
 use super::server::Connection;
 use crate::core::{MAX_VALUE_CHARS, Prefix};
-use crate::prompts::{
-    BinarySession, DEFAULT_PAGE_SIZE, PromptError, PromptRegistry, ToolAvailability,
-};
+use crate::prompts::{DEFAULT_PAGE_SIZE, PromptError, PromptRegistry, ToolAvailability};
 use crate::session::{Session, SessionView, SourceConfig, complete_argument};
+use crate::tools::ToolBox;
 
 /// Instructions sent in the `initialize` result.
 const INSTRUCTIONS: &str = "REA is an evidence-driven reverse-engineering server. Start from a guided prompt (prompts/list); \
@@ -30,6 +29,7 @@ pub(crate) struct Shared {
     pub(crate) registry: RwLock<PromptRegistry>,
     pub(crate) session: Arc<Session>,
     pub(crate) sources: SourceConfig,
+    pub(crate) tools: ToolBox,
     connections: Mutex<Vec<Weak<Connection>>>,
 }
 
@@ -37,6 +37,7 @@ impl Shared {
     pub(crate) fn new(session: Arc<Session>, sources: SourceConfig) -> Shared {
         Shared {
             registry: RwLock::new(PromptRegistry::with_builtin()),
+            tools: ToolBox::new(session.clone()),
             session,
             sources,
             connections: Mutex::new(Vec::new()),
@@ -75,12 +76,13 @@ impl Shared {
 
     /// Which workflow tools a rendering may list now.
     fn tool_availability(&self) -> ToolAvailability {
-        let binary = if self.session.provider_ids().is_empty() {
-            BinarySession::Closed
-        } else {
-            BinarySession::Open
-        };
-        ToolAvailability::new(Vec::<String>::new(), binary)
+        self.tools.availability()
+    }
+
+    fn offer(&self) -> Offer {
+        Offer {
+            tools: !self.tools.definitions().is_empty(),
+        }
     }
 }
 
@@ -88,6 +90,8 @@ type MethodResult = Result<Value, ErrorObjectOwned>;
 
 /// Builds the module of one connection.
 pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> {
+    // Tools methods exist only when the catalog has tools (the capability is advertised then).
+    let has_tools = !connection.shared.tools.definitions().is_empty();
     let mut module = RpcModule::new(connection);
     let registered = [
         module
@@ -108,8 +112,60 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
             .register_blocking_method("completion/complete", |p, c, _| complete(&p, &c))
             .is_ok(),
     ];
+    let tools_registered = !has_tools
+        || [
+            module
+                .register_method("tools/list", |p, c, _| list_tools(&p, c))
+                .is_ok(),
+            // Tools read binaries and call providers: keep them off the async workers.
+            module
+                .register_blocking_method("tools/call", |p, c, _| call_tool(&p, &c))
+                .is_ok(),
+        ]
+        .iter()
+        .all(|ok| *ok);
+    debug_assert!(tools_registered, "method names are unique");
     debug_assert!(registered.iter().all(|ok| *ok), "method names are unique");
     module
+}
+
+fn list_tools(params: &Params<'_>, connection: &Connection) -> MethodResult {
+    let params = params::object(params, "tools/list")?;
+    // The catalog is one page; this server never issues tools cursors.
+    if let Some(cursor) = params::optional_str(&params, "params", "cursor")? {
+        return Err(WireError::invalid_params(format!(
+            "Invalid params: invalid tools/list cursor {}",
+            Value::String(super::message::short_text(cursor))
+        ))
+        .into());
+    }
+    let tools: Vec<Value> = connection
+        .shared
+        .tools
+        .definitions()
+        .iter()
+        .map(|d| d.to_value())
+        .collect();
+    Ok(json!({ "tools": tools }))
+}
+
+fn call_tool(params: &Params<'_>, connection: &Connection) -> MethodResult {
+    let params = params::object(params, "tools/call")?;
+    let name = params::required_str(&params, "params", "name")?;
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
+        Some(_) => {
+            return Err(WireError::invalid_params(
+                "Invalid params: params.arguments must be an object",
+            )
+            .into());
+        }
+    };
+    match connection.shared.tools.call(name, &arguments) {
+        Ok(outcome) => Ok(outcome.to_value()),
+        Err(unknown) => Err(WireError::invalid_params(format!("Invalid params: {unknown}")).into()),
+    }
 }
 
 fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
@@ -119,7 +175,7 @@ fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
     connection.set_version(version);
     Ok(initialize_result(
         version,
-        Offer { tools: false },
+        connection.shared.offer(),
         INSTRUCTIONS,
     ))
 }
