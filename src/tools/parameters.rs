@@ -97,7 +97,10 @@ pub enum ArgumentError {
         argument: &'static str,
     },
     /// The argument has the wrong JSON type.
-    #[error("argument {argument:?} of {tool} must be {expected}, not {found}")]
+    #[error(
+        "argument {argument:?} of {tool} must be {expected}, not {found}{}",
+        if *omissible { " (omit it to use the default)" } else { "" }
+    )]
     WrongType {
         /// The tool.
         tool: &'static str,
@@ -107,6 +110,8 @@ pub enum ArgumentError {
         expected: &'static str,
         /// The type given, e.g. `null`.
         found: &'static str,
+        /// Whether the argument is optional and was given as `null`: leaving it out works.
+        omissible: bool,
     },
     /// A string argument is empty or longer than [`MAX_VALUE_CHARS`] characters.
     #[error(
@@ -319,6 +324,7 @@ fn check_value(
         argument,
         expected,
         found: type_name(value),
+        omissible: value.is_null() && !parameter.required,
     };
     let syntax = |reason: String| ArgumentError::Syntax {
         tool,

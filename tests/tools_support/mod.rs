@@ -228,7 +228,8 @@ pub fn snapshot(name: &str, text: &str, scratch: Option<&Files>) {
     if let Some(files) = scratch {
         text = text.replace(&files.dir.path().display().to_string(), "[tmp]");
     }
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    // The path is relative to this file, in `tests/tools_support/`.
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, text);
     });
 }
