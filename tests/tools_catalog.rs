@@ -9,7 +9,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 use support::assert_schema_valid;
-use tools_support::{STRUCTURED_VERSIONS, closed};
+use tools_support::{MCP_VERSIONS, closed};
 
 const CATALOG: [&str; 14] = [
     "open_binary",
@@ -45,7 +45,7 @@ fn every_definition_is_a_valid_mcp_tool() {
     for definition in tools.definitions() {
         let value = definition.to_value();
         assert_eq!(serde_json::to_value(definition).unwrap(), value);
-        for version in STRUCTURED_VERSIONS {
+        for version in MCP_VERSIONS {
             assert_schema_valid(version, "Tool", &value);
         }
         let keys: Vec<&str> = value

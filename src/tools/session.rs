@@ -39,7 +39,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             discards its Evidence ledger. The first document becomes current.",
         parameters: &[Parameter {
             name: "path",
-            description: "Path of the binary or catalog file on the server's machine.",
+            description: "Path of the binary or catalog file on the server's machine \
+                (absolute, or relative to the server's working directory).",
             kind: Kind::Text,
             required: true,
         }],

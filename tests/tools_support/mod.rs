@@ -14,9 +14,10 @@ use serde_json::{Map, Value, json};
 use crate::fixtures::fake::app_and_lib;
 use crate::support::assert_schema_valid;
 
-/// MCP versions whose `CallToolResult` and `Tool` have `structuredContent`, `outputSchema` and
-/// `title`.
-pub const STRUCTURED_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
+/// MCP versions to validate against. Versions before 2025-06-18 do not define `title`,
+/// `outputSchema` and `structuredContent`, but their schemas allow extra fields, so the same
+/// shapes are valid for every negotiated version.
+pub const MCP_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The catalog every catalog test opens: two documents, a duplicate name (`helper`), a mangled
 /// name, an unnamed procedure and two segments.
@@ -188,7 +189,7 @@ pub fn failure(tools: &ToolBox, name: &str, args: Value) -> String {
 pub fn check_outcome(tools: &ToolBox, name: &str, outcome: &ToolOutcome) {
     let value = outcome.to_value();
     assert_eq!(serde_json::to_value(outcome).unwrap(), value);
-    for version in STRUCTURED_VERSIONS {
+    for version in MCP_VERSIONS {
         assert_schema_valid(version, "CallToolResult", &value);
     }
     assert_eq!(value["isError"], json!(outcome.is_error()));
