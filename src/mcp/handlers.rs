@@ -221,7 +221,7 @@ pub(crate) fn complete_with(
     shared: &Shared,
     params: &serde_json::Map<String, Value>,
 ) -> Result<Value, WireError> {
-    let reference = params::required_object(&params, "params", "ref")?;
+    let reference = params::required_object(params, "params", "ref")?;
     match params::required_str(reference, "params.ref", "type")? {
         "ref/prompt" => {}
         "ref/resource" => {
@@ -237,7 +237,7 @@ pub(crate) fn complete_with(
         }
     }
     let prompt = params::required_str(reference, "params.ref", "name")?;
-    let argument = params::required_object(&params, "params", "argument")?;
+    let argument = params::required_object(params, "params", "argument")?;
     let argument_name = params::required_str(argument, "params.argument", "name")?;
     let value = params::required_str(argument, "params.argument", "value")?;
     let context = match params.get("context") {
@@ -246,8 +246,7 @@ pub(crate) fn complete_with(
         Some(_) => {
             return Err(WireError::invalid_params(
                 "Invalid params: params.context must be an object",
-            )
-            .into());
+            ));
         }
     };
     let family = shared
