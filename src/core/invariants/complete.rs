@@ -3,6 +3,7 @@
 use super::{Violation, abbreviate, by_definition, ensure};
 use crate::core::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
 use crate::core::complete::{Completion, complete};
+use crate::core::key::{key, key_extends};
 
 /// Lengths, in characters, a fuzz input can stretch a value to: around the value bound.
 const STRETCH_LENGTHS: [usize; 4] = [
@@ -36,7 +37,15 @@ impl CompleteCase {
             .split(|&b| b == 0xFF)
             .map(|piece| String::from_utf8_lossy(piece).into_owned());
         let mut prefix = pieces.next().unwrap_or_default();
-        let mut candidates: Vec<String> = pieces.collect();
+        let once: Vec<String> = pieces.collect();
+        let copies = usize::from(copies) * 47 + 1;
+        let mut candidates: Vec<String> = once
+            .iter()
+            .cycle()
+            .take(once.len() * copies)
+            .cloned()
+            .collect();
+        // Only one long value each, so a case stays cheap to check.
         let length = STRETCH_LENGTHS[usize::from(stretch >> 2) & 3];
         if stretch & 1 != 0 {
             prefix = stretched(&prefix, length);
@@ -46,9 +55,6 @@ impl CompleteCase {
         {
             *first = stretched(first, length);
         }
-        let copies = usize::from(copies) * 47 + 1;
-        let once = candidates.len();
-        candidates = candidates.into_iter().cycle().take(once * copies).collect();
         CompleteCase { prefix, candidates }
     }
 }
@@ -143,10 +149,11 @@ pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violati
 
 /// SPEC section 4 read literally: filter, sort, dedup, truncate.
 fn reference(prefix: &str, scanned: &[String]) -> Completion {
+    let prefix_key = key(prefix);
     let mut values: Vec<String> = scanned
         .iter()
         .filter(|candidate| candidate.chars().count() <= MAX_VALUE_CHARS)
-        .filter(|candidate| by_definition(prefix, candidate))
+        .filter(|candidate| prefix_key.is_empty() || key_extends(&prefix_key, &key(candidate)))
         .cloned()
         .collect();
     values.sort();
