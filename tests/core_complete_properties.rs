@@ -31,24 +31,9 @@ fn completion_case() -> impl Strategy<Value = (String, Vec<String>)> {
     })
 }
 
-/// SPEC section 4 read literally: filter, sort, dedup, truncate, with the ICU4X-built
-/// reference relation.
+/// SPEC section 4 read literally, with the ICU4X-built reference relation.
 fn literal(prefix: &str, candidates: &[String]) -> Completion {
-    let mut values: Vec<String> = candidates
-        .iter()
-        .take(SCAN_LIMIT)
-        .filter(|c| c.chars().count() <= MAX_VALUE_CHARS && reference_matches(prefix, c))
-        .cloned()
-        .collect();
-    values.sort();
-    values.dedup();
-    let total = values.len();
-    values.truncate(MAX_VALUES);
-    Completion {
-        values,
-        total,
-        has_more: total > MAX_VALUES,
-    }
+    invariants::literal_completion(candidates, |candidate| reference_matches(prefix, candidate))
 }
 
 proptest! {

@@ -147,13 +147,25 @@ pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violati
     Ok(())
 }
 
-/// SPEC section 4 read literally: filter, sort, dedup, truncate.
+/// SPEC section 4 read literally with the crate's key: see [`literal_completion`].
 fn reference(prefix: &str, scanned: &[String]) -> Completion {
     let prefix_key = key(prefix);
-    let mut values: Vec<String> = scanned
+    literal_completion(scanned, |candidate| {
+        prefix_key.is_empty() || key_extends(&prefix_key, &key(candidate))
+    })
+}
+
+/// SPEC section 4 read literally, for any relation `matches`: take the first
+/// [`SCAN_LIMIT`] candidates, filter out over-long and non-matching ones, sort, dedup,
+/// count, truncate to [`MAX_VALUES`].
+pub fn literal_completion(
+    candidates: &[String],
+    mut matches: impl FnMut(&str) -> bool,
+) -> Completion {
+    let mut values: Vec<String> = candidates
         .iter()
-        .filter(|candidate| candidate.chars().count() <= MAX_VALUE_CHARS)
-        .filter(|candidate| prefix_key.is_empty() || key_extends(&prefix_key, &key(candidate)))
+        .take(SCAN_LIMIT)
+        .filter(|candidate| candidate.chars().count() <= MAX_VALUE_CHARS && matches(candidate))
         .cloned()
         .collect();
     values.sort();

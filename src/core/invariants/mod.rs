@@ -9,7 +9,7 @@ mod complete;
 mod discovery;
 mod key;
 
-pub use complete::{CompleteCase, check_complete, check_complete_bytes};
+pub use complete::{CompleteCase, check_complete, check_complete_bytes, literal_completion};
 pub use discovery::{check_discovery, check_discovery_bytes, discovery_pages};
 pub use key::{check_key, check_key_bytes, check_pair};
 
