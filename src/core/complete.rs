@@ -1,9 +1,10 @@
 //! `complete()` of SPEC section 4: bounded, deduplicated, code-point-sorted prefix matching.
 
-use std::borrow::Cow;
+use std::collections::HashSet;
 
 use super::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
-use super::key::{key, key_extends};
+use super::fast_hash::SeededState;
+use super::key::{KeyBuffers, PrefixKey};
 
 /// A value longer than [`MAX_VALUE_CHARS`] Unicode scalar values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -13,44 +14,55 @@ pub struct ValueTooLong {
     pub chars: usize,
 }
 
-/// Whether `s` is longer than [`MAX_VALUE_CHARS`] scalar values, without counting past the
-/// bound needlessly.
+/// Whether `s` is longer than [`MAX_VALUE_CHARS`] scalar values. Counts at most
+/// [`MAX_VALUE_CHARS`] + 1 characters, however long `s` is.
 pub(crate) fn is_over_long(s: &str) -> bool {
-    // A UTF-8 scalar value takes at least one byte, so a short byte length settles it.
-    s.len() > MAX_VALUE_CHARS && s.chars().nth(MAX_VALUE_CHARS).is_some()
+    // A scalar value takes one to four UTF-8 bytes, so the byte length often settles it.
+    if s.len() <= MAX_VALUE_CHARS {
+        return false;
+    }
+    if s.len() > 4 * MAX_VALUE_CHARS {
+        return true;
+    }
+    s.chars().nth(MAX_VALUE_CHARS).is_some()
 }
 
 /// A completion prefix that is already length-checked and keyed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Prefix {
-    key: String,
+    key: PrefixKey,
 }
 
 impl Prefix {
     /// Checks the length bound and computes the matching key.
+    ///
+    /// ```
+    /// use rea::core::{MAX_VALUE_CHARS, Prefix};
+    /// assert_eq!(Prefix::new("SUB_4").unwrap().key(), "sub_4");
+    /// let long = "é".repeat(MAX_VALUE_CHARS + 1);
+    /// assert_eq!(Prefix::new(&long).unwrap_err().chars, MAX_VALUE_CHARS + 1);
+    /// ```
     pub fn new(raw: &str) -> Result<Prefix, ValueTooLong> {
         if is_over_long(raw) {
+            // Reporting the exact length costs one linear pass, once, on an input the server
+            // already holds in memory; candidates never take this path.
             return Err(ValueTooLong {
                 chars: raw.chars().count(),
             });
         }
         Ok(Prefix {
-            key: key(raw).into_owned(),
+            key: PrefixKey::new(raw),
         })
     }
 
     /// The matching key of the prefix.
     pub fn key(&self) -> &str {
-        &self.key
+        self.key.as_str()
     }
 
     /// Whether `candidate` matches this prefix (SPEC section 3).
     pub fn matches(&self, candidate: &str) -> bool {
-        if self.key.is_empty() {
-            return true;
-        }
-        let candidate_key: Cow<'_, str> = key(candidate);
-        key_extends(&self.key, &candidate_key)
+        self.key.matches(candidate, &mut KeyBuffers::default())
     }
 }
 
@@ -91,26 +103,50 @@ where
 }
 
 /// Completes an already checked [`Prefix`]; infallible.
+///
+/// Equivalent to filter, sort, dedup and truncate over the first [`SCAN_LIMIT`] candidates,
+/// but it never sorts more than [`MAX_VALUES`] values and allocates only for the values it
+/// returns: matching candidates are kept as they came, deduplicated through a hash set, and
+/// the smallest [`MAX_VALUES`] are selected before sorting.
 pub fn complete_prefix<I, S>(prefix: &Prefix, candidates: I) -> Completion
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut found: Vec<String> = Vec::new();
-    for candidate in candidates.into_iter().take(SCAN_LIMIT) {
-        let candidate = candidate.as_ref();
-        if is_over_long(candidate) || !prefix.matches(candidate) {
-            continue;
-        }
-        found.push(candidate.to_owned());
+    let mut buffers = KeyBuffers::default();
+    let matched: Vec<S> = candidates
+        .into_iter()
+        .take(SCAN_LIMIT)
+        .filter(|candidate| {
+            let text = candidate.as_ref();
+            !is_over_long(text) && prefix.key.matches(text, &mut buffers)
+        })
+        .collect();
+    let mut distinct = distinct(&matched);
+    let total = distinct.len();
+    if total > MAX_VALUES {
+        distinct.select_nth_unstable(MAX_VALUES - 1);
+        distinct.truncate(MAX_VALUES);
     }
-    found.sort_unstable();
-    found.dedup();
-    let total = found.len();
-    found.truncate(MAX_VALUES);
+    distinct.sort_unstable();
     Completion {
-        values: found,
+        values: distinct.into_iter().map(str::to_owned).collect(),
         total,
         has_more: total > MAX_VALUES,
     }
+}
+
+/// The distinct strings of `values`, in no particular order.
+fn distinct<S: AsRef<str>>(values: &[S]) -> Vec<&str> {
+    let mut texts: Vec<&str> = values.iter().map(AsRef::as_ref).collect();
+    if texts.len() <= MAX_VALUES {
+        // Few enough to sort outright, which is cheaper than hashing.
+        texts.sort_unstable();
+        texts.dedup();
+        return texts;
+    }
+    let mut seen: HashSet<&str, SeededState> =
+        HashSet::with_capacity_and_hasher(texts.len(), SeededState::new());
+    texts.retain(|text| seen.insert(text));
+    texts
 }

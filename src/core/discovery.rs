@@ -1,14 +1,39 @@
 //! Bounded procedure discovery (SPEC section 6) as a pure state machine.
 //!
 //! The caller asks [`Discovery::request`] what to fetch, calls the provider itself, and feeds
-//! the page to [`Discovery::feed`], until a [`Step::Finished`] comes back. Each accepted page
-//! either adds a new unique address or ends discovery, and cursors may never repeat, so any
-//! page sequence ends after at most [`PROCEDURE_ADDRESS_LIMIT`] + 1 pages.
+//! the page to [`Discovery::feed`] until a [`Step::Finished`] comes back; [`discover`] is that
+//! loop for a synchronous fetch function.
+//!
+//! # Rules
+//!
+//! - Every request asks for [`PROCEDURE_PAGE_SIZE`] entries and passes back the cursor of the
+//!   previous page. Discovery is **exhaustive** when a page has no next cursor and every
+//!   address it listed was kept, and **bounded** when [`PROCEDURE_ADDRESS_LIMIT`] unique
+//!   addresses have been seen; then it stops and further new addresses are ignored.
+//! - Addresses are always candidates. Names are candidates only after exhaustive discovery,
+//!   and only names listed with exactly one address; a name listed with two addresses is
+//!   never offered. An empty name counts as no name.
+//! - A **valid address** is the canonical lowercase hexadecimal rendering of a 64-bit value:
+//!   `0x` followed by 1 to 16 digits `0-9a-f` with no leading zero (`0x0` is zero). Canonical
+//!   form makes string identity the same as address identity, so "unique addresses" and
+//!   "a name mapped to one address" mean what they say; `format!("{addr:#x}")` produces it.
+//! - A page is **malformed** when it holds more entries than asked for, an entry has an invalid
+//!   address, a name or the cursor is longer than [`MAX_VALUE_CHARS`](super::MAX_VALUE_CHARS),
+//!   its next cursor was returned before (a repeated cursor), or it is **non-advancing**: it
+//!   has a next cursor but adds no new unique address. Any malformed page ends discovery with
+//!   [`Outcome::Malformed`], and the completion is empty.
+//!
+//! # Termination
+//!
+//! Every page that lets discovery continue adds at least one new unique address, so any page
+//! sequence, however adversarial, ends after at most [`PROCEDURE_ADDRESS_LIMIT`] pages.
+//! Memory stays proportional to the pages fed.
 
 use std::collections::{HashMap, HashSet};
 
 use super::bounds::{PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE};
 use super::complete::is_over_long;
+use super::fast_hash::SeededState;
 
 /// One procedure as a provider lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +73,8 @@ pub enum Malformed {
         /// The limit asked for.
         limit: usize,
     },
-    /// An entry's address is not lowercase `0x`-prefixed hexadecimal.
+    /// An entry's address is not canonical lowercase `0x`-prefixed hexadecimal
+    /// (see [`is_valid_address`]).
     #[error("entry has an invalid address")]
     InvalidAddress,
     /// An address, name or cursor is longer than the value bound.
@@ -57,7 +83,8 @@ pub enum Malformed {
     /// The provider returned a cursor it had returned before.
     #[error("the provider repeated a cursor")]
     RepeatedCursor,
-    /// A page promised more pages but added no new address.
+    /// A page promised more pages but added no new address, or a page was fed after
+    /// discovery had finished.
     #[error("a page with a next cursor added no new address")]
     NoProgress,
 }
@@ -101,29 +128,49 @@ pub enum Step {
     Finished(Outcome),
 }
 
-/// Whether `address` is `0x` followed by 1 to 16 lowercase hexadecimal digits.
+/// Whether `address` is a valid address: `0x` followed by 1 to 16 lowercase hexadecimal
+/// digits without a leading zero, except `0x0` itself (the canonical `{:#x}` rendering of a
+/// `u64`).
+///
+/// ```
+/// use rea::core::discovery::is_valid_address;
+/// assert!(is_valid_address("0x401000"));
+/// assert!(is_valid_address("0x0"));
+/// assert!(!is_valid_address("0x00401000"));
+/// assert!(!is_valid_address("0x401A00"));
+/// assert!(!is_valid_address("401000"));
+/// ```
 pub fn is_valid_address(address: &str) -> bool {
-    match address.strip_prefix("0x") {
-        Some(digits) => {
-            (1..=16).contains(&digits.len())
-                && digits
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        }
-        None => false,
-    }
+    let Some(digits) = address.strip_prefix("0x") else {
+        return false;
+    };
+    let canonical = digits == "0" || !digits.starts_with('0');
+    (1..=16).contains(&digits.len())
+        && canonical
+        && digits
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Where a name points so far.
+#[derive(Clone, Copy, Debug)]
+struct NameSlot {
+    /// Order in which the name was first seen.
+    first_seen: usize,
+    /// Index of its single address in `addresses`, or `None` once it was listed with two.
+    address: Option<usize>,
 }
 
 /// The discovery state machine.
 #[derive(Debug, Default)]
 pub struct Discovery {
     addresses: Vec<String>,
-    seen_addresses: HashSet<String>,
-    /// Name to the single address it maps to, or `None` once it maps to two.
-    names: HashMap<String, Option<String>>,
-    name_order: Vec<String>,
-    seen_cursors: HashSet<String>,
+    address_index: HashMap<String, usize, SeededState>,
+    names: HashMap<String, NameSlot, SeededState>,
+    seen_cursors: HashSet<String, SeededState>,
     cursor: Option<String>,
+    /// A new address arrived after the bound and was not kept.
+    dropped: bool,
     exhaustive: bool,
     finished: bool,
 }
@@ -161,64 +208,76 @@ impl Discovery {
         }
     }
 
+    /// Takes in a page: `Ok(Some(_))` to continue, `Ok(None)` when discovery is over.
     fn accept(&mut self, page: ProcedurePage) -> Result<Option<PageRequest>, Malformed> {
         validate(&page)?;
-        if let Some(cursor) = &page.next_cursor {
-            if !self.seen_cursors.insert(cursor.clone()) {
-                return Err(Malformed::RepeatedCursor);
-            }
+        if let Some(cursor) = &page.next_cursor
+            && self.seen_cursors.contains(cursor.as_str())
+        {
+            return Err(Malformed::RepeatedCursor);
         }
         let before = self.addresses.len();
-        let mut dropped = false;
         for entry in page.entries {
-            if !self.seen_addresses.contains(&entry.address) {
-                if self.addresses.len() == PROCEDURE_ADDRESS_LIMIT {
-                    dropped = true;
-                    continue;
-                }
-                self.seen_addresses.insert(entry.address.clone());
-                self.addresses.push(entry.address.clone());
-            }
-            if let Some(name) = entry.name {
-                self.note_name(name, entry.address);
-            }
+            self.note_entry(entry);
         }
-        let bounded = dropped || self.addresses.len() == PROCEDURE_ADDRESS_LIMIT;
         match page.next_cursor {
             None => {
-                self.exhaustive = !dropped;
+                self.exhaustive = !self.dropped;
                 Ok(None)
             }
-            Some(_) if bounded => Ok(None),
+            Some(_) if self.addresses.len() == PROCEDURE_ADDRESS_LIMIT => Ok(None),
             Some(_) if self.addresses.len() == before => Err(Malformed::NoProgress),
             Some(cursor) => {
+                self.seen_cursors.insert(cursor.clone());
                 self.cursor = Some(cursor);
                 Ok(Some(self.request()))
             }
         }
     }
 
-    fn note_name(&mut self, name: String, address: String) {
-        match self.names.get_mut(&name) {
-            Some(slot) => {
-                if slot.as_deref() != Some(address.as_str()) {
-                    *slot = None;
-                }
+    fn note_entry(&mut self, entry: ProcedureEntry) {
+        let index = match self.address_index.get(entry.address.as_str()) {
+            Some(&index) => index,
+            None if self.addresses.len() == PROCEDURE_ADDRESS_LIMIT => {
+                // A new address past the bound: discovery cannot be exhaustive any more,
+                // and names will not be offered, so the entry is dropped whole.
+                self.dropped = true;
+                return;
             }
             None => {
-                self.name_order.push(name.clone());
-                self.names.insert(name, Some(address));
+                let index = self.addresses.len();
+                self.address_index.insert(entry.address.clone(), index);
+                self.addresses.push(entry.address);
+                index
             }
-        }
+        };
+        let Some(name) = entry.name.filter(|name| !name.is_empty()) else {
+            return;
+        };
+        let first_seen = self.names.len();
+        self.names
+            .entry(name)
+            .and_modify(|slot| {
+                if slot.address != Some(index) {
+                    slot.address = None;
+                }
+            })
+            .or_insert(NameSlot {
+                first_seen,
+                address: Some(index),
+            });
     }
 
     fn take_procedures(&mut self) -> Procedures {
         let exhaustive = self.exhaustive;
         let names = if exhaustive {
-            std::mem::take(&mut self.name_order)
+            let mut unique: Vec<(usize, String)> = std::mem::take(&mut self.names)
                 .into_iter()
-                .filter(|name| matches!(self.names.get(name), Some(Some(_))))
-                .collect()
+                .filter(|(_, slot)| slot.address.is_some())
+                .map(|(name, slot)| (slot.first_seen, name))
+                .collect();
+            unique.sort_unstable_by_key(|&(first_seen, _)| first_seen);
+            unique.into_iter().map(|(_, name)| name).collect()
         } else {
             Vec::new()
         };

@@ -1,16 +1,52 @@
 //! The matching key and the prefix relation of SPEC section 3.
 //!
-//! `key(x) = NFKD(strip_DI(casefold(NFKD(x))))` with full (C+F) case folding from `unicase`
-//! and NFKD from `unicode-normalization`. ASCII input takes a fast path
-//! (`to_ascii_lowercase`), which agrees with the general path.
+//! # Definition
+//!
+//! `key(x) = NFKD(strip_DI(casefold(NFKD(x))))`: compatibility decomposition, full Unicode
+//! case folding (CaseFolding.txt statuses C and F, so "ß" becomes "ss" and KELVIN SIGN becomes
+//! "k"), removal of Default_Ignorable_Code_Point characters, and a final NFKD that restores
+//! canonical order after folding changed combining classes (U+0345 folds to the starter "ι")
+//! or removal brought marks together. The first step is NFKD rather than NFD because the
+//! NFD-first forms of Unicode D146/D147 are not invariant under NFKD of their input
+//! ("\u{345}\u{FF9E}" is the classic witness). On every scalar value the key equals
+//! `NFKD(NFKC_Casefold(x))` (checked exhaustively by `tests/unicode_exhaustive.rs`).
+//!
+//! `matches(prefix, candidate)` holds when `key(prefix)` is empty, or `key(candidate)` starts
+//! with `key(prefix)` and the character after it is absent or a starter (canonical combining
+//! class 0). "f" matches "ﬁle", but "e" does not match "é" (the next key character is
+//! U+0301).
+//!
+//! # Unicode data
+//!
+//! Everything uses Unicode [`UNICODE_VERSION`] (18.0.0):
+//! - NFKD and canonical combining classes: `unicode-normalization` 0.1.26, whose tables are
+//!   Unicode 18.0.0 (`unicode_normalization::UNICODE_VERSION`);
+//! - case folding: `unicase` 2.10.0, which does not state a version; it agrees with ICU4X 2.4
+//!   (Unicode 18.0.0 data) on all 1,112,064 scalar values;
+//! - the Default_Ignorable_Code_Point table below: DerivedCoreProperties.txt of Unicode 18.0.0.
+//!
+//! `tests/unicode_exhaustive.rs` compares each of these with ICU4X over every scalar value and
+//! fails when a dependency update changes the version, so this paragraph stays true.
+//!
+//! # ASCII fast path
+//!
+//! For ASCII input the key is `to_ascii_lowercase`. More generally, cutting a string next to
+//! an ASCII character cuts its key at the same place (`key(a + b) == key(a) + key(b)` when `a`
+//! ends or `b` starts with ASCII), because ASCII characters are starters that NFKD never
+//! decomposes or reorders across, folding maps to ASCII, and none is default ignorable. The
+//! matcher uses this to decide most candidates from their leading ASCII bytes without
+//! computing a key.
 
 use std::borrow::Cow;
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
-/// Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt), merged and sorted.
-/// Verified against ICU4X over every scalar value by `tests/unicode_exhaustive.rs`.
+/// The Unicode version of every table the key depends on.
+pub const UNICODE_VERSION: (u8, u8, u8) = (18, 0, 0);
+
+/// Default_Ignorable_Code_Point ranges of Unicode 18.0.0 (DerivedCoreProperties.txt), merged
+/// and sorted. Verified against ICU4X over every scalar value by `tests/unicode_exhaustive.rs`.
 const DEFAULT_IGNORABLE: &[(char, char)] = &[
     ('\u{00AD}', '\u{00AD}'),
     ('\u{034F}', '\u{034F}'),
@@ -33,22 +69,24 @@ const DEFAULT_IGNORABLE: &[(char, char)] = &[
 
 /// Whether `c` has the Default_Ignorable_Code_Point property.
 pub fn is_default_ignorable(c: char) -> bool {
-    DEFAULT_IGNORABLE
-        .binary_search_by(|&(lo, hi)| {
-            if hi < c {
-                std::cmp::Ordering::Less
-            } else if lo > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    // Every default ignorable is at or above U+00AD; most text never reaches the search.
+    c >= '\u{00AD}'
+        && DEFAULT_IGNORABLE
+            .binary_search_by(|&(lo, hi)| {
+                if hi < c {
+                    std::cmp::Ordering::Less
+                } else if lo > c {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok()
 }
 
 /// Full Unicode case folding (CaseFolding.txt statuses C and F) of `s`.
 pub fn case_fold(s: &str) -> String {
-    unicase::UniCase::new(s).to_folded_case()
+    unicase::UniCase::unicode(s).to_folded_case()
 }
 
 /// The matching key of `x`: `NFKD(strip_DI(casefold(NFKD(x))))`.
@@ -69,13 +107,29 @@ pub fn key(x: &str) -> Cow<'_, str> {
 
 /// The key computed without the ASCII fast path. Public so tests can show both paths agree.
 pub fn general_key(x: &str) -> String {
-    let decomposed: String = x.nfkd().collect();
-    let folded = case_fold(&decomposed);
-    folded
-        .chars()
-        .filter(|&c| !is_default_ignorable(c))
-        .nfkd()
-        .collect()
+    let mut buffers = KeyBuffers::default();
+    buffers.general_key(x);
+    buffers.key
+}
+
+/// Reusable buffers, so keying many candidates allocates only for the folding step.
+#[derive(Debug, Default)]
+pub(crate) struct KeyBuffers {
+    decomposed: String,
+    key: String,
+}
+
+impl KeyBuffers {
+    /// The general-path key of `x`, borrowed from the buffers.
+    pub(crate) fn general_key(&mut self, x: &str) -> &str {
+        self.decomposed.clear();
+        self.decomposed.extend(x.nfkd());
+        let folded = case_fold(&self.decomposed);
+        self.key.clear();
+        self.key
+            .extend(folded.chars().filter(|&c| !is_default_ignorable(c)).nfkd());
+        &self.key
+    }
 }
 
 /// Whether the keyed candidate `candidate_key` extends the keyed prefix `prefix_key` at a
@@ -87,6 +141,59 @@ pub fn key_extends(prefix_key: &str, candidate_key: &str) -> bool {
             .chars()
             .next()
             .is_none_or(|c| canonical_combining_class(c) == 0),
+    }
+}
+
+/// A prefix key prepared for matching many candidates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PrefixKey {
+    key: String,
+    /// Length in bytes of the key's leading ASCII run.
+    ascii_run: usize,
+}
+
+impl PrefixKey {
+    pub(crate) fn new(prefix: &str) -> PrefixKey {
+        let key = key(prefix).into_owned();
+        let ascii_run = key.bytes().take_while(u8::is_ascii).count();
+        PrefixKey { key, ascii_run }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.key
+    }
+
+    /// `matches(prefix, candidate)` for this prefix's key, using `buffers` when a candidate
+    /// needs the general path.
+    pub(crate) fn matches(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
+        let prefix = self.key.as_bytes();
+        if prefix.is_empty() {
+            return true;
+        }
+        let bytes = candidate.as_bytes();
+        let q = self.ascii_run;
+        // The candidate's key starts with its lowercased leading ASCII run (see the module
+        // docs); only the first q + 1 bytes of that run can decide anything.
+        let r = bytes
+            .iter()
+            .take(q + 1)
+            .take_while(|b| b.is_ascii())
+            .count();
+        let common = r.min(q);
+        if !bytes[..common].eq_ignore_ascii_case(&prefix[..common]) {
+            return false;
+        }
+        if r > q {
+            // The candidate's key has an ASCII character (a starter) at position q: a match
+            // exactly when the prefix key ends there.
+            return q == prefix.len();
+        }
+        if r == bytes.len() {
+            // An all-ASCII candidate whose key is no longer than q.
+            return r == prefix.len();
+        }
+        // bytes[r] starts a non-ASCII character, and r <= q keeps both cuts on boundaries.
+        key_extends(&self.key[r..], buffers.general_key(&candidate[r..]))
     }
 }
 
@@ -102,6 +209,5 @@ pub fn key_extends(prefix_key: &str, candidate_key: &str) -> bool {
 /// assert!(!matches("i", "İstanbul"));
 /// ```
 pub fn matches(prefix: &str, candidate: &str) -> bool {
-    let prefix_key = key(prefix);
-    prefix_key.is_empty() || key_extends(&prefix_key, &key(candidate))
+    PrefixKey::new(prefix).matches(candidate, &mut KeyBuffers::default())
 }

@@ -3,12 +3,25 @@
 //!
 //! Nothing in this module performs I/O, reads a clock, awaits, or knows about JSON-RPC. Every
 //! function is total: it returns a value or a typed error for any input and never panics.
+//! (Hash sets are seeded from std's `RandomState`; the seed affects speed, never results.)
+//!
+//! - [`bounds`]: the constants of SPEC section 2.
+//! - [`key`]: the matching key and prefix relation of SPEC section 3, and the Unicode version
+//!   of every table they use ([`key::UNICODE_VERSION`], 18.0.0).
+//! - [`complete`]: `complete()` of SPEC section 4.
+//! - [`discovery`]: bounded procedure discovery of SPEC section 6, with the decisions on valid
+//!   addresses and non-advancing pages.
+//! - [`family`]: argument families (SPEC section 5).
 
 pub mod bounds;
 pub mod complete;
 pub mod discovery;
 pub mod family;
+#[doc(hidden)]
+pub mod invariants;
 pub mod key;
+
+mod fast_hash;
 
 pub use bounds::{
     MAX_VALUE_CHARS, MAX_VALUES, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE, SCAN_LIMIT,

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target for SECONDS seconds each (default 60), seeded with the saved
+# regression inputs in fuzz/regressions/<target>/. Uses the nightly toolchain when present,
+# else stable with RUSTC_BOOTSTRAP=1. Exits non-zero if any target finds a failure; the
+# failing input is in fuzz/artifacts/<target>/: copy it into fuzz/regressions/<target>/ so
+# `cargo test --test core_fuzz_regressions` replays it.
+#
+# Usage: fuzz/run-bounded.sh [SECONDS]
+set -euo pipefail
+
+seconds="${1:-60}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+if cargo +nightly --version >/dev/null 2>&1; then
+    fuzz=(cargo +nightly fuzz)
+else
+    echo "run-bounded: no nightly toolchain; using stable with RUSTC_BOOTSTRAP=1" >&2
+    export RUSTC_BOOTSTRAP=1
+    fuzz=(cargo fuzz)
+fi
+
+failed=()
+for target in $("${fuzz[@]}" list); do
+    corpus="fuzz/corpus/$target"
+    mkdir -p "$corpus"
+    seeds=()
+    if [ -d "fuzz/regressions/$target" ]; then
+        seeds=("fuzz/regressions/$target")
+    fi
+    echo "run-bounded: $target for ${seconds}s" >&2
+    if ! "${fuzz[@]}" run "$target" "$corpus" "${seeds[@]}" -- \
+        -max_total_time="$seconds" -print_final_stats=1; then
+        failed+=("$target")
+    fi
+done
+
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "run-bounded: failures in: ${failed[*]} (inputs in fuzz/artifacts/)" >&2
+    exit 1
+fi
+echo "run-bounded: all targets ran ${seconds}s without failures" >&2

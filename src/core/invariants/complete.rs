@@ -1,0 +1,180 @@
+//! Invariants of `complete()` (SPEC section 4).
+
+use super::{Violation, abbreviate, by_definition, ensure};
+use crate::core::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
+use crate::core::complete::{Completion, complete};
+use crate::core::key::{key, key_extends};
+
+/// Lengths, in characters, a fuzz input can stretch a value to: around the value bound.
+const STRETCH_LENGTHS: [usize; 4] = [
+    MAX_VALUE_CHARS - 1,
+    MAX_VALUE_CHARS,
+    MAX_VALUE_CHARS + 1,
+    5_000,
+];
+
+/// One `complete()` call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompleteCase {
+    /// The raw prefix.
+    pub prefix: String,
+    /// The raw candidates, in source order.
+    pub candidates: Vec<String>,
+}
+
+impl CompleteCase {
+    /// Decodes arbitrary bytes: `[copies][stretch][body]`. The body, split at 0xFF bytes and
+    /// decoded as lossy UTF-8, gives the prefix then the candidates. The candidate list is
+    /// repeated `copies * 47 + 1` times (so inputs can cross [`SCAN_LIMIT`]); `stretch` bits
+    /// 0-1 choose what to lengthen (prefix, first candidate) and bits 2-3 the length, around
+    /// [`MAX_VALUE_CHARS`].
+    pub fn from_bytes(data: &[u8]) -> CompleteCase {
+        let (copies, stretch, body) = match data {
+            [copies, stretch, body @ ..] => (*copies, *stretch, body),
+            _ => (0, 0, data),
+        };
+        let mut pieces = body
+            .split(|&b| b == 0xFF)
+            .map(|piece| String::from_utf8_lossy(piece).into_owned());
+        let mut prefix = pieces.next().unwrap_or_default();
+        let once: Vec<String> = pieces.collect();
+        let copies = usize::from(copies) * 47 + 1;
+        let mut candidates: Vec<String> = once
+            .iter()
+            .cycle()
+            .take(once.len() * copies)
+            .cloned()
+            .collect();
+        // Only one long value each, so a case stays cheap to check.
+        let length = STRETCH_LENGTHS[usize::from(stretch >> 2) & 3];
+        if stretch & 1 != 0 {
+            prefix = stretched(&prefix, length);
+        }
+        if stretch & 2 != 0
+            && let Some(first) = candidates.first_mut()
+        {
+            *first = stretched(first, length);
+        }
+        CompleteCase { prefix, candidates }
+    }
+}
+
+/// `text` cycled to exactly `length` characters (unchanged when empty).
+fn stretched(text: &str, length: usize) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    text.chars().cycle().take(length).collect()
+}
+
+/// Decodes `data` with [`CompleteCase::from_bytes`] and runs [`check_complete`].
+pub fn check_complete_bytes(data: &[u8]) -> Result<(), Violation> {
+    let case = CompleteCase::from_bytes(data);
+    check_complete(&case.prefix, &case.candidates)
+}
+
+/// Every property of SPEC section 4: an over-long prefix is the typed error; otherwise the
+/// result equals filter, sort, dedup and truncate over the first [`SCAN_LIMIT`] candidates,
+/// values are strictly increasing, match, came from the input and are at most [`MAX_VALUES`],
+/// `total` and `has_more` are consistent, and permuting or duplicating the scanned candidates
+/// changes nothing.
+pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violation> {
+    let shown = || {
+        format!(
+            "prefix {} with {} candidates, first {}",
+            abbreviate(prefix),
+            candidates.len(),
+            candidates
+                .first()
+                .map_or_else(|| "none".to_owned(), |c| abbreviate(c))
+        )
+    };
+    let prefix_chars = prefix.chars().count();
+    let result = complete(prefix, candidates);
+    if prefix_chars > MAX_VALUE_CHARS {
+        return ensure(
+            result.is_err_and(|error| error.chars == prefix_chars),
+            "an over-long prefix is ValueTooLong with its length",
+            shown,
+        );
+    }
+    let Ok(done) = result else {
+        return ensure(false, "a prefix within the bound completes", shown);
+    };
+    let scanned = &candidates[..candidates.len().min(SCAN_LIMIT)];
+    ensure(
+        done == reference(prefix, scanned),
+        "complete == filter, sort, dedup, truncate",
+        shown,
+    )?;
+    ensure(
+        done.values.windows(2).all(|pair| pair[0] < pair[1]),
+        "values strictly increase",
+        shown,
+    )?;
+    ensure(
+        done.values.len() <= MAX_VALUES,
+        "at most MAX_VALUES values",
+        shown,
+    )?;
+    ensure(
+        done.values.len() == done.total.min(MAX_VALUES)
+            && done.has_more == (done.total > MAX_VALUES),
+        "total and has_more are consistent",
+        shown,
+    )?;
+    ensure(
+        done.values
+            .iter()
+            .all(|value| scanned.contains(value) && by_definition(prefix, value)),
+        "every value came from the scanned input and matches",
+        shown,
+    )?;
+    let reversed: Vec<&String> = scanned.iter().rev().collect();
+    ensure(
+        complete(prefix, &reversed).as_ref() == Ok(&done),
+        "permuting the scanned candidates changes nothing",
+        shown,
+    )?;
+    if scanned.len() <= SCAN_LIMIT / 2 {
+        let doubled: Vec<&String> = scanned.iter().flat_map(|c| [c, c]).collect();
+        ensure(
+            complete(prefix, &doubled).as_ref() == Ok(&done),
+            "duplicating the scanned candidates changes nothing",
+            shown,
+        )?;
+    }
+    Ok(())
+}
+
+/// SPEC section 4 read literally with the crate's key: see [`literal_completion`].
+fn reference(prefix: &str, scanned: &[String]) -> Completion {
+    let prefix_key = key(prefix);
+    literal_completion(scanned, |candidate| {
+        prefix_key.is_empty() || key_extends(&prefix_key, &key(candidate))
+    })
+}
+
+/// SPEC section 4 read literally, for any relation `matches`: take the first
+/// [`SCAN_LIMIT`] candidates, filter out over-long and non-matching ones, sort, dedup,
+/// count, truncate to [`MAX_VALUES`].
+pub fn literal_completion(
+    candidates: &[String],
+    mut matches: impl FnMut(&str) -> bool,
+) -> Completion {
+    let mut values: Vec<String> = candidates
+        .iter()
+        .take(SCAN_LIMIT)
+        .filter(|candidate| candidate.chars().count() <= MAX_VALUE_CHARS && matches(candidate))
+        .cloned()
+        .collect();
+    values.sort();
+    values.dedup();
+    let total = values.len();
+    values.truncate(MAX_VALUES);
+    Completion {
+        values,
+        total,
+        has_more: total > MAX_VALUES,
+    }
+}

@@ -1,0 +1,259 @@
+//! Invariants of bounded procedure discovery (SPEC section 6), checked against a declarative
+//! reading of the rules rather than a second state machine.
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+
+use super::{Violation, ensure};
+use crate::core::bounds::{MAX_VALUE_CHARS, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE};
+use crate::core::discovery::{
+    Malformed, Outcome, PageRequest, ProcedureEntry, ProcedurePage, discover,
+};
+
+/// Bytes that describe one page in [`discovery_pages`].
+const PAGE_DESCRIPTOR: usize = 6;
+
+/// Decodes arbitrary bytes into a page sequence, six bytes per page:
+/// `[count lo, count hi, base, flags, cursor, modulus]`. A page lists `count % 640` entries
+/// (so some exceed the page size) at consecutive addresses from `base * 211` (so pages
+/// overlap). Flags: bit 0 a next cursor `c<cursor>` (so cursors can repeat); bit 1 one
+/// invalid address; bits 2-3 names (none, unique per address, shared modulo `modulus + 1`,
+/// empty); bit 4 an over-long name; bit 5 an over-long cursor; bits 6-7 which invalid form.
+pub fn discovery_pages(data: &[u8]) -> Vec<ProcedurePage> {
+    data.chunks_exact(PAGE_DESCRIPTOR).map(page_from).collect()
+}
+
+fn page_from(descriptor: &[u8]) -> ProcedurePage {
+    let &[count_lo, count_hi, base, flags, cursor, modulus] = descriptor else {
+        return ProcedurePage::default();
+    };
+    let count = usize::from(u16::from_le_bytes([count_lo, count_hi])) % 640;
+    let base = u64::from(base) * 211;
+    let mut entries: Vec<ProcedureEntry> = (0..count as u64)
+        .map(|offset| {
+            let address = base + offset;
+            let name = match (flags >> 2) & 3 {
+                0 => None,
+                1 => Some(format!("f_{address:x}")),
+                2 => Some(format!("g_{}", address % (u64::from(modulus) + 1))),
+                _ => Some(String::new()),
+            };
+            ProcedureEntry {
+                address: format!("{address:#x}"),
+                name,
+            }
+        })
+        .collect();
+    let middle = count / 2;
+    if flags & 2 != 0
+        && let Some(entry) = entries.get_mut(middle)
+    {
+        entry.address = match flags >> 6 {
+            0 => format!("0x0{}", &entry.address[2..]),
+            1 => entry.address.to_uppercase(),
+            2 => entry.address[2..].to_owned(),
+            _ => String::new(),
+        };
+    }
+    if flags & 16 != 0
+        && let Some(entry) = entries.get_mut(middle)
+    {
+        entry.name = Some("n".repeat(MAX_VALUE_CHARS + 1));
+    }
+    let next_cursor = (flags & 1 != 0).then(|| {
+        if flags & 32 != 0 {
+            "c".repeat(MAX_VALUE_CHARS + 1)
+        } else {
+            format!("c{cursor}")
+        }
+    });
+    ProcedurePage {
+        entries,
+        next_cursor,
+    }
+}
+
+/// Decodes `data` with [`discovery_pages`] and runs [`check_discovery`].
+pub fn check_discovery_bytes(data: &[u8]) -> Result<(), Violation> {
+    check_discovery(&discovery_pages(data))
+}
+
+/// Runs [`discover`] against a provider that answers `pages` in order and then starts over
+/// (forever: an adversarial provider; an empty list answers one empty last page), and checks
+/// termination within [`PROCEDURE_ADDRESS_LIMIT`] pages, the request protocol, and that the
+/// outcome is exactly what SPEC section 6 says for the pages fed.
+pub fn check_discovery(pages: &[ProcedurePage]) -> Result<(), Violation> {
+    let shown = || format!("{} pages", pages.len());
+    let mut fed: Vec<ProcedurePage> = Vec::new();
+    let mut requests: Vec<PageRequest> = Vec::new();
+    let mut overrun = false;
+    let outcome = discover(|request| {
+        requests.push(request.clone());
+        if fed.len() == PROCEDURE_ADDRESS_LIMIT {
+            // Past the proven bound: answer a last page so the check itself terminates.
+            overrun = true;
+            return Ok::<_, Infallible>(ProcedurePage::default());
+        }
+        let page = match pages {
+            [] => ProcedurePage::default(),
+            _ => pages[fed.len() % pages.len()].clone(),
+        };
+        fed.push(page.clone());
+        Ok(page)
+    });
+    let Ok(outcome) = outcome;
+    ensure(
+        !overrun,
+        "discovery ends within PROCEDURE_ADDRESS_LIMIT pages",
+        shown,
+    )?;
+    let cursors_follow = requests.iter().enumerate().all(|(at, request)| {
+        request.limit == PROCEDURE_PAGE_SIZE
+            && request.cursor
+                == at
+                    .checked_sub(1)
+                    .and_then(|before| fed[before].next_cursor.clone())
+    });
+    ensure(
+        cursors_follow,
+        "each request passes the previous cursor and the page size",
+        shown,
+    )?;
+    let Some((last, earlier)) = fed.split_last() else {
+        return ensure(false, "discovery asks for at least one page", shown);
+    };
+    let mut seen = Seen::default();
+    for page in earlier {
+        ensure(
+            page_fault(page, &seen).is_none() && seen.addresses.len() < PROCEDURE_ADDRESS_LIMIT,
+            "discovery continues only after sound, advancing pages below the bound",
+            shown,
+        )?;
+        seen.add(page);
+    }
+    match outcome {
+        Outcome::Malformed(malformed) => ensure(
+            page_fault(last, &seen).as_ref() == Some(&malformed),
+            "a malformed outcome names a fault of the last page",
+            shown,
+        ),
+        Outcome::Found(found) => {
+            ensure(
+                page_fault(last, &seen).is_none(),
+                "a found outcome follows a sound page",
+                shown,
+            )?;
+            seen.add(last);
+            let total = seen.addresses.len();
+            let exhaustive = last.next_cursor.is_none() && total <= PROCEDURE_ADDRESS_LIMIT;
+            ensure(
+                found.exhaustive == exhaustive,
+                "exhaustive iff the provider ended within the bound",
+                shown,
+            )?;
+            ensure(
+                exhaustive || total >= PROCEDURE_ADDRESS_LIMIT,
+                "discovery stops early only at the bound",
+                shown,
+            )?;
+            let kept = &seen.addresses[..total.min(PROCEDURE_ADDRESS_LIMIT)];
+            ensure(
+                found.addresses == kept,
+                "addresses are the first unique addresses seen",
+                shown,
+            )?;
+            let names = if exhaustive {
+                seen.unique_names()
+            } else {
+                Vec::new()
+            };
+            ensure(
+                found.names == names,
+                "names are offered only after exhaustive discovery, and only unshared ones",
+                shown,
+            )
+        }
+    }
+}
+
+/// What the pages before the current one established.
+#[derive(Default)]
+struct Seen {
+    addresses: Vec<String>,
+    address_set: HashSet<String>,
+    cursors: HashSet<String>,
+    /// Name to its distinct addresses, and first-seen order of names.
+    names: HashMap<String, HashSet<String>>,
+    name_order: Vec<String>,
+}
+
+impl Seen {
+    fn add(&mut self, page: &ProcedurePage) {
+        if let Some(cursor) = &page.next_cursor {
+            self.cursors.insert(cursor.clone());
+        }
+        for entry in &page.entries {
+            if self.address_set.insert(entry.address.clone()) {
+                self.addresses.push(entry.address.clone());
+            }
+            if let Some(name) = entry.name.as_ref().filter(|name| !name.is_empty()) {
+                if !self.names.contains_key(name) {
+                    self.name_order.push(name.clone());
+                }
+                self.names
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(entry.address.clone());
+            }
+        }
+    }
+
+    fn unique_names(&self) -> Vec<String> {
+        self.name_order
+            .iter()
+            .filter(|name| self.names[*name].len() == 1)
+            .cloned()
+            .collect()
+    }
+}
+
+/// The first reason SPEC section 6 gives to reject `page` after `seen`, if any, checked in
+/// the order discovery checks them.
+fn page_fault(page: &ProcedurePage, seen: &Seen) -> Option<Malformed> {
+    if page.entries.len() > PROCEDURE_PAGE_SIZE {
+        return Some(Malformed::TooManyEntries {
+            got: page.entries.len(),
+            limit: PROCEDURE_PAGE_SIZE,
+        });
+    }
+    let too_long = |text: &str| text.chars().count() > MAX_VALUE_CHARS;
+    if page.next_cursor.as_deref().is_some_and(too_long) {
+        return Some(Malformed::ValueTooLong);
+    }
+    for entry in &page.entries {
+        if !canonical_address(&entry.address) {
+            return Some(Malformed::InvalidAddress);
+        }
+        if entry.name.as_deref().is_some_and(too_long) {
+            return Some(Malformed::ValueTooLong);
+        }
+    }
+    let cursor = page.next_cursor.as_ref()?;
+    if seen.cursors.contains(cursor) {
+        return Some(Malformed::RepeatedCursor);
+    }
+    let advances = page
+        .entries
+        .iter()
+        .any(|entry| !seen.address_set.contains(&entry.address));
+    (!advances).then_some(Malformed::NoProgress)
+}
+
+/// A valid address, read independently of `is_valid_address`: the `{:#x}` rendering of the
+/// `u64` it parses to.
+fn canonical_address(address: &str) -> bool {
+    address
+        .strip_prefix("0x")
+        .and_then(|digits| u64::from_str_radix(digits, 16).ok())
+        .is_some_and(|value| format!("{value:#x}") == address)
+}

@@ -1,0 +1,59 @@
+//! Invariant checks shared by the cargo-fuzz targets (`fuzz/fuzz_targets/`) and the plain
+//! `cargo test` replay of saved fuzz inputs (`tests/core_fuzz_regressions.rs`).
+//!
+//! Test support, not API: hidden from the docs. Each `check_*_bytes` function decodes an
+//! arbitrary byte string into a case and checks every invariant the matching fuzz target
+//! promises, returning the first [`Violation`]. Everything here is pure.
+
+mod complete;
+mod discovery;
+mod key;
+
+pub use complete::{CompleteCase, check_complete, check_complete_bytes, literal_completion};
+pub use discovery::{check_discovery, check_discovery_bytes, discovery_pages};
+pub use key::{check_key, check_key_bytes, check_pair};
+
+/// An invariant that does not hold for some input.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invariant violated: {invariant}; input: {input}")]
+pub struct Violation {
+    /// What should have held.
+    pub invariant: &'static str,
+    /// The offending input, abbreviated.
+    pub input: String,
+}
+
+/// `Ok(())` when `holds`, else a [`Violation`] describing `input` lazily.
+fn ensure(
+    holds: bool,
+    invariant: &'static str,
+    input: impl FnOnce() -> String,
+) -> Result<(), Violation> {
+    if holds {
+        Ok(())
+    } else {
+        Err(Violation {
+            invariant,
+            input: input(),
+        })
+    }
+}
+
+/// A short, escaped rendering of a possibly huge string.
+fn abbreviate(text: &str) -> String {
+    const SHOWN: usize = 48;
+    let count = text.chars().count();
+    if count <= SHOWN {
+        format!("{text:?}")
+    } else {
+        let head: String = text.chars().take(SHOWN).collect();
+        format!("{head:?}… ({count} chars)")
+    }
+}
+
+/// SPEC section 3's relation computed straight from the key, without the matcher's shortcuts.
+fn by_definition(prefix: &str, candidate: &str) -> bool {
+    let prefix_key = crate::core::key(prefix);
+    prefix_key.is_empty()
+        || crate::core::key::key_extends(&prefix_key, &crate::core::key(candidate))
+}
