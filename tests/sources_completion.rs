@@ -413,8 +413,8 @@ fn later_families_are_empty_for_a_session_and_read_from_the_view() {
         fn current_document(&self) -> Option<String> {
             None
         }
-        fn evidence_ids(&self) -> Vec<String> {
-            vec!["ev-000000000001".to_owned()]
+        fn evidence_ids(&self) -> Arc<[String]> {
+            vec!["ev-000000000001".to_owned()].into()
         }
         fn process_capture_ids(&self) -> Vec<String> {
             vec!["ev-000000000001".to_owned()]

@@ -138,6 +138,9 @@ pub struct EvidencePage {
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     records: Vec<Arc<EvidenceRecord>>,
+    /// The IDs as completion reads them, built on first use after a change and then shared,
+    /// so a completion request does not copy every ID.
+    id_snapshot: Option<Arc<[String]>>,
 }
 
 impl Ledger {
@@ -156,6 +159,7 @@ impl Ledger {
             document,
         });
         self.records.push(Arc::clone(&record));
+        self.id_snapshot = None;
         record
     }
 
@@ -167,11 +171,12 @@ impl Ledger {
             .map(|index| Arc::clone(&self.records[index]))
     }
 
-    pub(crate) fn ids(&self) -> Vec<String> {
-        self.records
-            .iter()
-            .map(|record| record.id.0.clone())
-            .collect()
+    pub(crate) fn ids(&mut self) -> Arc<[String]> {
+        let records = &self.records;
+        Arc::clone(
+            self.id_snapshot
+                .get_or_insert_with(|| records.iter().map(|record| record.id.0.clone()).collect()),
+        )
     }
 
     pub(crate) fn page(&self, after: Option<&EvidenceId>, limit: usize) -> EvidencePage {
@@ -198,6 +203,7 @@ impl Ledger {
     pub(crate) fn clear(&mut self) -> usize {
         let count = self.records.len();
         self.records.clear();
+        self.id_snapshot = None;
         count
     }
 }

@@ -81,8 +81,9 @@ pub trait SessionView {
     /// The current document, if any.
     fn current_document(&self) -> Option<String>;
 
-    /// Retained Evidence IDs, oldest first.
-    fn evidence_ids(&self) -> Vec<String>;
+    /// Retained Evidence IDs, oldest first. The ledger can hold tens of thousands of IDs, so
+    /// this is a shared snapshot rather than a fresh copy per completion request.
+    fn evidence_ids(&self) -> Arc<[String]>;
 
     /// Evidence IDs of retained, schema-valid Process Capture v4 documents, oldest first.
     fn process_capture_ids(&self) -> Vec<String> {
@@ -118,8 +119,8 @@ impl SessionView for Session {
         Session::current_document(self)
     }
 
-    fn evidence_ids(&self) -> Vec<String> {
-        Session::evidence_ids(self)
+    fn evidence_ids(&self) -> Arc<[String]> {
+        Session::evidence_id_snapshot(self)
     }
 }
 
@@ -137,7 +138,7 @@ pub fn complete_argument(
     config: &SourceConfig,
 ) -> Completion {
     match candidates(view, family, context, config) {
-        Some(candidates) => complete_prefix(prefix, candidates),
+        Some(candidates) => complete_prefix(prefix, candidates.iter()),
         None => Completion::empty(),
     }
 }
@@ -148,24 +149,25 @@ fn candidates(
     family: Family,
     context: &BTreeMap<String, String>,
     config: &SourceConfig,
-) -> Option<Vec<String>> {
-    match family {
-        Family::Document => document_names(selected_provider(view, context)?, config),
+) -> Option<Arc<[String]>> {
+    let owned = match family {
+        Family::Evidence => return Some(view.evidence_ids()),
+        Family::Document => document_names(selected_provider(view, context)?, config)?,
         Family::Procedure => {
             let provider = selected_provider(view, context)?;
             let document = argument(context, DOCUMENT_ARGUMENT)
                 .map(str::to_owned)
                 .or_else(|| view.current_document())?;
             let procedures = discover_procedures(provider, document, config)?;
-            Some(procedures.candidates().map(str::to_owned).collect())
+            procedures.candidates().map(str::to_owned).collect()
         }
-        Family::Provider => Some(view.provider_ids()),
-        Family::Evidence => Some(view.evidence_ids()),
-        Family::ProcessCapture => Some(view.process_capture_ids()),
-        Family::ArtifactManifest => Some(view.artifact_manifest_ids()),
-        Family::ArtifactOccurrence => Some(view.artifact_occurrence_ids()),
-        Family::ResidualUnknown => Some(view.residual_unknown_ids()),
-    }
+        Family::Provider => view.provider_ids(),
+        Family::ProcessCapture => view.process_capture_ids(),
+        Family::ArtifactManifest => view.artifact_manifest_ids(),
+        Family::ArtifactOccurrence => view.artifact_occurrence_ids(),
+        Family::ResidualUnknown => view.residual_unknown_ids(),
+    };
+    Some(owned.into())
 }
 
 fn argument<'a>(context: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {

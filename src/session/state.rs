@@ -350,6 +350,12 @@ impl Session {
 
     /// Retained Evidence IDs, oldest first.
     pub fn evidence_ids(&self) -> Vec<String> {
+        self.evidence_id_snapshot().to_vec()
+    }
+
+    /// Retained Evidence IDs, oldest first, as a shared snapshot (no copy while the ledger is
+    /// unchanged): what completion reads.
+    pub fn evidence_id_snapshot(&self) -> Arc<[String]> {
         self.lock().ledger.ids()
     }
 
