@@ -9,15 +9,23 @@
 //! - [`sources`]: what completion reads ([`SessionView`]) and [`complete_argument`], the
 //!   completion of one argument family from the live session.
 //! - [`Address`]: addresses as the session speaks them (`0x`-prefixed lowercase hexadecimal).
+//! - The stores the session owns: [`unknowns`] (residual unknowns), [`inventory`] (artifact
+//!   inventories), [`capture`] (process captures), [`claims`] (`verify_reconstruction`), and
+//!   the published JSON Schemas in [`schemas`].
 
 pub mod address;
 mod bounded;
+pub mod capture;
+pub mod claims;
 pub mod error;
 pub mod evidence;
+pub mod inventory;
 pub mod provider;
+pub mod schemas;
 pub mod sources;
 mod state;
 mod target;
+pub mod unknowns;
 
 pub use address::{Address, AddressError};
 pub use error::SessionError;

@@ -1,0 +1,191 @@
+//! Artifact inventory v1 (SPEC section 9): what a shipped application folder or zip archive
+//! contains, file by file, with a content-derived manifest ID.
+//!
+//! [`Inventory::of_directory`] walks a directory and [`Inventory::of_zip_file`] reads a zip
+//! archive; both hash every regular file (SHA-256) and detect its executable format from its
+//! first bytes. [`Inventory::page`] cuts the result into [`InventoryPage`]s, the JSON documents
+//! that `inventory_artifacts` returns and the session retains as Evidence. [`parse_page`]
+//! validates a page against the published schema
+//! (`src/session/schemas/artifact-inventory-v1.schema.json`). [`compare_inventories`] and
+//! [`list_occurrences`] work on retained pages only.
+//!
+//! # Safety of the walk
+//!
+//! - Symbolic links are never followed outside the root: a link whose target (fully resolved)
+//!   is not below the root is reported as `symlink_outside_root`. A link to a file below the
+//!   root is inventoried at the link's path with the target's content; a link to a directory is
+//!   reported as `symlink_to_directory` and not descended (no cycles, no double counting).
+//! - Archive entries are read into the hasher only, never written to disk. Entries with an
+//!   absolute path (`/x`, `\x`, `C:x`) or a `..` component are reported, never read; so are
+//!   symbolic-link entries, later duplicates of a path, and names with a NUL byte. Nested
+//!   archives are inventoried as files (format `zip`), not opened.
+//! - FIFOs, sockets and devices are reported as `special_file` and never opened.
+//! - The walk does not guard against the tree changing while it runs.
+//!
+//! # Bounds ([`InventoryLimits`])
+//!
+//! | bound | default | past it |
+//! |---|---|---|
+//! | `max_entries` | 100,000 entries seen (files, directories, links, archive entries) | [`InventoryError::TooManyEntries`] |
+//! | `max_file_bytes` | 1 GiB per file | the file is reported as `too_large`, not hashed |
+//! | `max_total_bytes` | 8 GiB hashed in total | [`InventoryError::TooManyBytes`] |
+//! | `max_depth` | 64 directory levels below the root | the directory is reported as `too_deep` |
+//! | path length | [`MAX_PATH_CHARS`] characters | reported as `path_too_long` |
+//!
+//! Both errors make the whole inventory fail rather than return a partial one, so a manifest ID
+//! always covers everything below the root.
+//!
+//! # Identifiers
+//!
+//! - Manifest ID: `man-` and the first 32 lowercase hexadecimal digits (128 bits) of the SHA-256
+//!   of, for each occurrence in path order, `path`, a NUL byte, the `sha256` hex digest and a
+//!   line feed. It depends only on the paths and contents of the inventoried files: not on the
+//!   root's location, its kind (directory or zip), the walk order, rejected entries or paging.
+//! - Occurrence ID: `occ-` and the first 32 hexadecimal digits of the SHA-256 of the manifest ID,
+//!   a NUL byte and the path. The same file in the same inventory always has the same ID.
+
+mod archive;
+mod collect;
+mod compare;
+mod format;
+mod ids;
+mod listing;
+mod page;
+mod walk;
+
+use std::io;
+
+pub use collect::Inventory;
+pub use compare::{ChangedOccurrence, CompareError, InventoryDiff, Side, compare_inventories};
+pub use format::detect_format;
+pub use ids::{manifest_id_of, occurrence_id_for};
+pub use listing::{
+    ListedOccurrence, OccurrenceFilter, find_occurrence, list_occurrences, manifest_ids,
+    valid_pages,
+};
+pub use page::{
+    ExecutableFormat, InvalidPage, InventoryPage, InventoryRoot, Occurrence, PagePosition,
+    RejectReason, RejectedEntry, RootKind, parse_page,
+};
+
+/// The `schema` field of every inventory page.
+pub const INVENTORY_SCHEMA: &str = "rea.artifact-inventory";
+
+/// The `version` field of every inventory page.
+pub const INVENTORY_VERSION: u64 = 1;
+
+/// Longest relative path inventoried, in characters.
+pub const MAX_PATH_CHARS: usize = 4_096;
+
+/// Largest page size, in occurrences (and in rejected entries).
+pub const MAX_PAGE_SIZE: usize = 1_000;
+
+/// Page size when the caller does not choose one.
+pub const DEFAULT_PAGE_SIZE: usize = 200;
+
+/// How much one inventory may read; see the module documentation for what happens past each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InventoryLimits {
+    /// Most entries seen (files, directories, links, archive entries).
+    pub max_entries: usize,
+    /// Largest file hashed, in bytes.
+    pub max_file_bytes: u64,
+    /// Most bytes hashed over the whole inventory.
+    pub max_total_bytes: u64,
+    /// Deepest directory descended into, counted from the root's children at depth 1.
+    pub max_depth: usize,
+}
+
+impl Default for InventoryLimits {
+    fn default() -> InventoryLimits {
+        InventoryLimits {
+            max_entries: 100_000,
+            max_file_bytes: 1 << 30,
+            max_total_bytes: 8 << 30,
+            max_depth: 64,
+        }
+    }
+}
+
+/// A page size from 1 to [`MAX_PAGE_SIZE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PageSize(usize);
+
+impl PageSize {
+    /// Checks the range.
+    pub fn new(size: usize) -> Result<PageSize, PageSizeError> {
+        if (1..=MAX_PAGE_SIZE).contains(&size) {
+            Ok(PageSize(size))
+        } else {
+            Err(PageSizeError { size })
+        }
+    }
+
+    /// The size.
+    pub fn get(self) -> usize {
+        self.0
+    }
+}
+
+impl Default for PageSize {
+    fn default() -> PageSize {
+        PageSize(DEFAULT_PAGE_SIZE)
+    }
+}
+
+/// A page size outside 1 to [`MAX_PAGE_SIZE`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("page_size {size} is out of range: give 1 to 1000")]
+pub struct PageSizeError {
+    /// The size asked for.
+    pub size: usize,
+}
+
+/// Why an inventory could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    /// The root cannot be opened or read.
+    #[error("cannot read {path:?}: {source}")]
+    Unreadable {
+        /// The root as given.
+        path: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The root path is not valid UTF-8, so pages could not name it.
+    #[error("the path {path:?} is not valid UTF-8")]
+    PathNotUtf8 {
+        /// The root, lossily decoded.
+        path: String,
+    },
+    /// A directory inventory was asked of something that is not a directory.
+    #[error("{path:?} is not a directory")]
+    NotADirectory {
+        /// The root as given.
+        path: String,
+    },
+    /// The archive is not a zip archive the reader understands.
+    #[error("{path:?} is not a readable zip archive: {reason}")]
+    NotAZip {
+        /// The root as given.
+        path: String,
+        /// What the zip reader said.
+        reason: String,
+    },
+    /// More entries than [`InventoryLimits::max_entries`].
+    #[error("{path:?} holds more than {limit} entries; inventory a smaller tree")]
+    TooManyEntries {
+        /// The root as given.
+        path: String,
+        /// The bound.
+        limit: usize,
+    },
+    /// More bytes to hash than [`InventoryLimits::max_total_bytes`].
+    #[error("{path:?} holds more than {limit} bytes of files to hash; inventory a smaller tree")]
+    TooManyBytes {
+        /// The root as given.
+        path: String,
+        /// The bound.
+        limit: u64,
+    },
+}

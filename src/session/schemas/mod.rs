@@ -1,0 +1,100 @@
+//! The published JSON Schemas (draft 2020-12) of the documents the session retains, and their
+//! validators, each compiled once per process.
+//!
+//! The `.schema.json` files beside this module are the contract: [`ARTIFACT_INVENTORY_V1`] for
+//! one page of an artifact inventory and [`PROCESS_CAPTURE_V4`] for a process capture.
+//! Validation uses the `jsonschema` crate; the session adds only the checks a schema cannot
+//! express (orderings and derived IDs), in the modules that own each document.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+/// JSON Schema of one artifact inventory page, version 1.
+pub const ARTIFACT_INVENTORY_V1: &str = include_str!("artifact-inventory-v1.schema.json");
+
+/// JSON Schema of a process capture, version 4.
+pub const PROCESS_CAPTURE_V4: &str = include_str!("process-capture-v4.schema.json");
+
+/// Every published schema with its file name, for tools that publish or check them.
+pub const PUBLISHED: [(&str, &str); 2] = [
+    ("artifact-inventory-v1.schema.json", ARTIFACT_INVENTORY_V1),
+    ("process-capture-v4.schema.json", PROCESS_CAPTURE_V4),
+];
+
+/// Longest validator message kept in a [`SchemaViolation`], in characters; messages can quote
+/// the offending value, which may be large.
+const MESSAGE_CHARS: usize = 300;
+
+/// The first place where a document breaks its schema (or a rule the schema cannot express).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaViolation {
+    /// JSON Pointer to the offending value in the document; empty for the document itself.
+    pub pointer: String,
+    /// What is wrong, at most 300 characters.
+    pub message: String,
+}
+
+impl SchemaViolation {
+    pub(crate) fn new(pointer: impl Into<String>, message: impl AsRef<str>) -> SchemaViolation {
+        let message = message.as_ref();
+        let mut kept: String = message.chars().take(MESSAGE_CHARS).collect();
+        if kept.len() < message.len() {
+            kept.push('…');
+        }
+        SchemaViolation {
+            pointer: pointer.into(),
+            message: kept,
+        }
+    }
+}
+
+impl fmt::Display for SchemaViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pointer.is_empty() {
+            write!(f, "at the top level: {}", self.message)
+        } else {
+            write!(f, "at {}: {}", self.pointer, self.message)
+        }
+    }
+}
+
+/// A published schema and its validator, compiled on first use.
+pub(crate) struct CompiledSchema {
+    source: &'static str,
+    validator: OnceLock<Validator>,
+}
+
+/// The artifact inventory page schema.
+pub(crate) static INVENTORY_PAGE: CompiledSchema = CompiledSchema::new(ARTIFACT_INVENTORY_V1);
+
+/// The process capture schema.
+pub(crate) static PROCESS_CAPTURE: CompiledSchema = CompiledSchema::new(PROCESS_CAPTURE_V4);
+
+impl CompiledSchema {
+    const fn new(source: &'static str) -> CompiledSchema {
+        CompiledSchema {
+            source,
+            validator: OnceLock::new(),
+        }
+    }
+
+    /// The first violation of the schema in `document`, if any.
+    pub(crate) fn check(&self, document: &Value) -> Result<(), SchemaViolation> {
+        self.validator().validate(document).map_err(|error| {
+            SchemaViolation::new(error.instance_path().as_str(), error.to_string())
+        })
+    }
+
+    fn validator(&self) -> &Validator {
+        self.validator.get_or_init(|| {
+            // The schemas are compiled into the binary and checked against the meta-schema by
+            // `tests/inventory_schema.rs`; failing here is a build defect, not bad input.
+            let schema: Value =
+                serde_json::from_str(self.source).expect("a published schema is JSON");
+            jsonschema::validator_for(&schema).expect("a published schema compiles")
+        })
+    }
+}

@@ -1,0 +1,520 @@
+//! The residual-unknown registry (SPEC section 9): open questions an investigation has not
+//! answered yet, refined as understanding grows and resolved only with Evidence.
+//!
+//! - [`UnknownRegistry::register`] records a question, optionally about a document or procedure,
+//!   and gives it a fresh [`UnknownId`].
+//! - [`UnknownRegistry::refine`] records a new revision; it becomes the head of its chain, and
+//!   the old revision stays in the history as [`UnknownStatus::Superseded`].
+//! - [`UnknownRegistry::resolve`] closes the head, only with at least one Evidence ID that the
+//!   ledger holds (asked through [`EvidenceLookup`]).
+//! - [`UnknownRegistry::unresolved_heads`] is the Residual unknown completion source.
+//!
+//! Only heads can be refined or resolved, and a resolved head is final. Every failed call
+//! leaves the registry unchanged.
+
+use std::borrow::Borrow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+
+use crate::core::MAX_VALUE_CHARS;
+
+/// Longest question, in Unicode scalar values.
+pub const MAX_QUESTION_CHARS: usize = 4_096;
+
+/// Longest resolution note, in Unicode scalar values.
+pub const MAX_NOTE_CHARS: usize = 4_096;
+
+/// Most records (all revisions counted) one registry holds; registering or refining past it
+/// fails with [`UnknownError::RegistryFull`].
+pub const MAX_UNKNOWN_RECORDS: usize = 10_000;
+
+/// Most Evidence IDs one resolution may cite.
+pub const MAX_RESOLVING_EVIDENCE: usize = 100;
+
+/// Source of unknown ID numbers for the whole process: IDs are never reused, even after a
+/// registry is cleared.
+static NEXT_UNKNOWN_NUMBER: AtomicU64 = AtomicU64::new(1);
+
+/// Digits after the `unk-` prefix. Fixed width keeps string order equal to creation order for
+/// the first 10^12 - 1 IDs of a process.
+const UNKNOWN_DIGITS: usize = 12;
+
+/// Longest piece of caller text quoted back in an error message.
+const QUOTED_CHARS: usize = 64;
+
+/// A residual-unknown ID: `unk-` and twelve decimal digits, e.g. `unk-000000000007`.
+///
+/// IDs are ASCII, unique in the process (every revision has its own), and sort as strings in
+/// creation order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct UnknownId(String);
+
+impl UnknownId {
+    fn next() -> UnknownId {
+        let number = NEXT_UNKNOWN_NUMBER.fetch_add(1, Ordering::Relaxed);
+        UnknownId(format!("unk-{number:0UNKNOWN_DIGITS$}"))
+    }
+
+    /// The ID as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for UnknownId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for UnknownId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for UnknownId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Answers whether the session's Evidence ledger holds an Evidence ID.
+///
+/// Any `Fn(&str) -> bool` is a lookup, so a session can pass
+/// `&|id: &str| ledger.contains(id)`.
+pub trait EvidenceLookup {
+    /// Whether `id` names a retained Evidence record.
+    fn contains_evidence(&self, id: &str) -> bool;
+}
+
+impl<F: Fn(&str) -> bool> EvidenceLookup for F {
+    fn contains_evidence(&self, id: &str) -> bool {
+        self(id)
+    }
+}
+
+/// The text of a question, for [`UnknownRegistry::register`] and [`UnknownRegistry::refine`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnknownDraft {
+    /// The open question; not blank, at most [`MAX_QUESTION_CHARS`].
+    pub question: String,
+    /// The document it concerns, if any; not empty, at most [`MAX_VALUE_CHARS`].
+    pub document: Option<String>,
+    /// The procedure it concerns (address or name), if any; not empty, at most
+    /// [`MAX_VALUE_CHARS`].
+    pub procedure: Option<String>,
+}
+
+/// What resolves an unknown, for [`UnknownRegistry::resolve`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResolutionDraft {
+    /// Evidence IDs that answer the question: 1 to [`MAX_RESOLVING_EVIDENCE`], each retained
+    /// in the ledger. Repeated IDs count once.
+    pub evidence: Vec<String>,
+    /// A short answer, if the caller gives one; at most [`MAX_NOTE_CHARS`].
+    pub note: Option<String>,
+}
+
+/// Where a record stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownStatus {
+    /// The head of its chain, not resolved: a completion candidate.
+    Open,
+    /// An older revision; its chain continues in [`Unknown::superseded_by`].
+    Superseded,
+    /// The head of its chain, resolved with Evidence.
+    Resolved,
+}
+
+/// How an unknown was resolved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Resolution {
+    /// The Evidence IDs cited, in the order given, without repeats.
+    pub evidence: Vec<String>,
+    /// The caller's note, if any.
+    pub note: Option<String>,
+}
+
+/// One revision of a residual unknown.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unknown {
+    /// This revision's ID.
+    pub id: UnknownId,
+    /// The question.
+    pub question: String,
+    /// The document it concerns.
+    pub document: Option<String>,
+    /// The procedure it concerns.
+    pub procedure: Option<String>,
+    /// Where this revision stands.
+    pub status: UnknownStatus,
+    /// The revision this one refines, if any.
+    pub revises: Option<UnknownId>,
+    /// The revision that refines this one; set exactly when the status is `Superseded`.
+    pub superseded_by: Option<UnknownId>,
+    /// How it was resolved; set exactly when the status is `Resolved`.
+    pub resolution: Option<Resolution>,
+}
+
+/// Which statuses [`UnknownRegistry::list`] returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StatusFilter {
+    /// Open records only.
+    Open,
+    /// Resolved records only.
+    Resolved,
+    /// Every status.
+    #[default]
+    All,
+}
+
+/// Which revisions [`UnknownRegistry::list`] returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RevisionFilter {
+    /// Current heads only.
+    #[default]
+    Heads,
+    /// Every revision, superseded ones included.
+    All,
+}
+
+/// A filter for [`UnknownRegistry::list`]; the default lists every head.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnknownFilter {
+    /// Statuses to keep.
+    pub status: StatusFilter,
+    /// Revisions to keep.
+    pub revisions: RevisionFilter,
+    /// Keep only records about this document (exact match).
+    pub document: Option<String>,
+    /// Keep only records about this procedure (exact match).
+    pub procedure: Option<String>,
+}
+
+/// Why a registry call failed. The registry is unchanged after any of these.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownError {
+    /// The question is empty or only white space.
+    #[error("question is empty; describe what is still unknown")]
+    EmptyQuestion,
+    /// `document`, `procedure` or `note` is given but empty.
+    #[error("{field} is empty; omit it or give a value")]
+    EmptyField {
+        /// The field.
+        field: &'static str,
+    },
+    /// A text field is over its bound.
+    #[error("{field} is {chars} characters long; at most {limit} are allowed")]
+    TooLong {
+        /// The field.
+        field: &'static str,
+        /// Its length in Unicode scalar values.
+        chars: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// No record has this ID (never registered, or cleared with its session).
+    #[error("no residual unknown has ID {id:?}")]
+    NotFound {
+        /// The ID asked for, cut to 64 characters.
+        id: String,
+    },
+    /// The ID names an older revision; only heads can be refined or resolved.
+    #[error("residual unknown {id} was refined; use its current head {head}")]
+    NotHead {
+        /// The ID asked for.
+        id: UnknownId,
+        /// The head of its chain.
+        head: UnknownId,
+    },
+    /// The head is resolved; resolution is final.
+    #[error("residual unknown {id} is already resolved")]
+    AlreadyResolved {
+        /// The ID asked for.
+        id: UnknownId,
+    },
+    /// A resolution cited no Evidence.
+    #[error("resolving residual unknown {id} needs at least one Evidence ID in evidence")]
+    NoEvidence {
+        /// The ID asked for.
+        id: UnknownId,
+    },
+    /// A resolution cited more Evidence IDs than allowed.
+    #[error("evidence lists {count} Evidence IDs; at most {limit} are allowed")]
+    TooMuchEvidence {
+        /// Distinct IDs cited.
+        count: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// Some cited Evidence IDs are not in the ledger.
+    #[error(
+        "evidence cites IDs the ledger does not hold: {}; residual unknown {id} stays open",
+        quote_all(missing)
+    )]
+    MissingEvidence {
+        /// The ID asked for.
+        id: UnknownId,
+        /// The IDs not found, in the order given, each cut to 64 characters.
+        missing: Vec<String>,
+    },
+    /// The registry holds [`MAX_UNKNOWN_RECORDS`] records already.
+    #[error("the registry holds {limit} residual unknowns already; resolve or close the session")]
+    RegistryFull {
+        /// The bound.
+        limit: usize,
+    },
+}
+
+fn quote_all(ids: &[String]) -> String {
+    ids.iter()
+        .map(|id| format!("{id:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn cut(text: &str) -> String {
+    text.chars().take(QUOTED_CHARS).collect()
+}
+
+/// The residual unknowns of one binary session, in creation order.
+#[derive(Clone, Debug, Default)]
+pub struct UnknownRegistry {
+    records: BTreeMap<UnknownId, Unknown>,
+}
+
+impl UnknownRegistry {
+    /// An empty registry.
+    pub fn new() -> UnknownRegistry {
+        UnknownRegistry::default()
+    }
+
+    /// Records a new open question and returns it.
+    pub fn register(&mut self, draft: UnknownDraft) -> Result<&Unknown, UnknownError> {
+        check_draft(&draft)?;
+        self.check_room()?;
+        Ok(self.insert(draft, None))
+    }
+
+    /// Records a new revision of the head `id` and returns it; the new revision becomes the
+    /// head. Its question replaces the old one; a `None` document or procedure keeps the
+    /// head's value.
+    pub fn refine(&mut self, id: &str, draft: UnknownDraft) -> Result<&Unknown, UnknownError> {
+        check_draft(&draft)?;
+        let head = self.open_head(id)?;
+        self.check_room()?;
+        let previous = &self.records[&head];
+        let draft = UnknownDraft {
+            question: draft.question,
+            document: draft.document.or_else(|| previous.document.clone()),
+            procedure: draft.procedure.or_else(|| previous.procedure.clone()),
+        };
+        let new_id = self.insert(draft, Some(head.clone())).id.clone();
+        let previous = self.records.get_mut(&head).expect("head checked above");
+        previous.status = UnknownStatus::Superseded;
+        previous.superseded_by = Some(new_id.clone());
+        Ok(&self.records[&new_id])
+    }
+
+    /// Resolves the head `id` with Evidence the ledger holds, and returns it.
+    pub fn resolve(
+        &mut self,
+        id: &str,
+        draft: ResolutionDraft,
+        ledger: &impl EvidenceLookup,
+    ) -> Result<&Unknown, UnknownError> {
+        let head = self.open_head(id)?;
+        let mut evidence: Vec<String> = Vec::with_capacity(draft.evidence.len());
+        for cited in draft.evidence {
+            if !evidence.contains(&cited) {
+                evidence.push(cited);
+            }
+        }
+        if evidence.is_empty() {
+            return Err(UnknownError::NoEvidence { id: head });
+        }
+        if evidence.len() > MAX_RESOLVING_EVIDENCE {
+            return Err(UnknownError::TooMuchEvidence {
+                count: evidence.len(),
+                limit: MAX_RESOLVING_EVIDENCE,
+            });
+        }
+        if let Some(note) = &draft.note {
+            check_text("note", note, MAX_NOTE_CHARS)?;
+        }
+        let missing: Vec<String> = evidence
+            .iter()
+            .filter(|cited| !ledger.contains_evidence(cited))
+            .map(|cited| cut(cited))
+            .collect();
+        if !missing.is_empty() {
+            return Err(UnknownError::MissingEvidence { id: head, missing });
+        }
+        let record = self.records.get_mut(&head).expect("head checked above");
+        record.status = UnknownStatus::Resolved;
+        record.resolution = Some(Resolution {
+            evidence,
+            note: draft.note,
+        });
+        Ok(record)
+    }
+
+    /// The record with this ID, any revision.
+    pub fn get(&self, id: &str) -> Option<&Unknown> {
+        self.records.get(id)
+    }
+
+    /// The chain of revisions ending at `id`, oldest first.
+    pub fn history(&self, id: &str) -> Result<Vec<&Unknown>, UnknownError> {
+        let mut record = self
+            .get(id)
+            .ok_or_else(|| UnknownError::NotFound { id: cut(id) })?;
+        let mut chain = vec![record];
+        while let Some(previous) = record.revises.as_ref().and_then(|p| self.records.get(p)) {
+            chain.push(previous);
+            record = previous;
+        }
+        chain.reverse();
+        Ok(chain)
+    }
+
+    /// The head of the chain `id` belongs to.
+    pub fn head_of(&self, id: &str) -> Result<&Unknown, UnknownError> {
+        let mut record = self
+            .get(id)
+            .ok_or_else(|| UnknownError::NotFound { id: cut(id) })?;
+        while let Some(next) = record
+            .superseded_by
+            .as_ref()
+            .and_then(|n| self.records.get(n))
+        {
+            record = next;
+        }
+        Ok(record)
+    }
+
+    /// The records that pass `filter`, in creation order.
+    pub fn list(&self, filter: &UnknownFilter) -> Vec<&Unknown> {
+        self.records
+            .values()
+            .filter(|record| filter.accepts(record))
+            .collect()
+    }
+
+    /// IDs of the current heads that are not resolved, in creation order: the Residual unknown
+    /// completion source.
+    pub fn unresolved_heads(&self) -> impl Iterator<Item = &UnknownId> {
+        self.records
+            .values()
+            .filter(|record| record.status == UnknownStatus::Open)
+            .map(|record| &record.id)
+    }
+
+    /// Number of records, all revisions counted.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether the registry holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Forgets every record (the session closed). IDs are never handed out again.
+    pub fn clear(&mut self) {
+        self.records.clear();
+    }
+
+    fn insert(&mut self, draft: UnknownDraft, revises: Option<UnknownId>) -> &Unknown {
+        let id = UnknownId::next();
+        let record = Unknown {
+            id: id.clone(),
+            question: draft.question,
+            document: draft.document,
+            procedure: draft.procedure,
+            status: UnknownStatus::Open,
+            revises,
+            superseded_by: None,
+            resolution: None,
+        };
+        self.records.entry(id).or_insert(record)
+    }
+
+    /// The ID of `id`'s record if it is an open head.
+    fn open_head(&self, id: &str) -> Result<UnknownId, UnknownError> {
+        let record = self
+            .get(id)
+            .ok_or_else(|| UnknownError::NotFound { id: cut(id) })?;
+        match record.status {
+            UnknownStatus::Open => Ok(record.id.clone()),
+            UnknownStatus::Resolved => Err(UnknownError::AlreadyResolved {
+                id: record.id.clone(),
+            }),
+            UnknownStatus::Superseded => Err(UnknownError::NotHead {
+                id: record.id.clone(),
+                head: self.head_of(id)?.id.clone(),
+            }),
+        }
+    }
+
+    fn check_room(&self) -> Result<(), UnknownError> {
+        if self.records.len() >= MAX_UNKNOWN_RECORDS {
+            return Err(UnknownError::RegistryFull {
+                limit: MAX_UNKNOWN_RECORDS,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl UnknownFilter {
+    fn accepts(&self, record: &Unknown) -> bool {
+        let status = match self.status {
+            StatusFilter::Open => record.status == UnknownStatus::Open,
+            StatusFilter::Resolved => record.status == UnknownStatus::Resolved,
+            StatusFilter::All => true,
+        };
+        let revision = match self.revisions {
+            RevisionFilter::Heads => record.status != UnknownStatus::Superseded,
+            RevisionFilter::All => true,
+        };
+        let document = self.document.is_none() || self.document == record.document;
+        let procedure = self.procedure.is_none() || self.procedure == record.procedure;
+        status && revision && document && procedure
+    }
+}
+
+fn check_draft(draft: &UnknownDraft) -> Result<(), UnknownError> {
+    if draft.question.trim().is_empty() {
+        return Err(UnknownError::EmptyQuestion);
+    }
+    check_text("question", &draft.question, MAX_QUESTION_CHARS)?;
+    if let Some(document) = &draft.document {
+        check_text("document", document, MAX_VALUE_CHARS)?;
+    }
+    if let Some(procedure) = &draft.procedure {
+        check_text("procedure", procedure, MAX_VALUE_CHARS)?;
+    }
+    Ok(())
+}
+
+fn check_text(field: &'static str, text: &str, limit: usize) -> Result<(), UnknownError> {
+    if text.is_empty() {
+        return Err(UnknownError::EmptyField { field });
+    }
+    let chars = text.chars().count();
+    if chars > limit {
+        return Err(UnknownError::TooLong {
+            field,
+            chars,
+            limit,
+        });
+    }
+    Ok(())
+}
