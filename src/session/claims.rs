@@ -1,1 +1,234 @@
-//! placeholder
+//! The claim language of `verify_reconstruction` (SPEC section 10): a finite list of claims about
+//! procedures, bytes, artifact occurrences and captures, each evaluated against retained
+//! Evidence only.
+//!
+//! # Claims
+//!
+//! `claims` is a JSON array of at most [`MAX_CLAIMS`] objects. Each has a `kind` and exactly the
+//! fields of that kind; unknown fields are errors.
+//!
+//! | kind | fields | reads Evidence of |
+//! |---|---|---|
+//! | `procedure_exists` | `document`, `address` | `procedure_info`, `search_procedures`, `list_procedures` |
+//! | `procedure_named` | `document`, `address`, `name` | `procedure_info`, `search_procedures`, `list_procedures` |
+//! | `bytes_equal` | `document`, `address`, `hex` | `read_bytes` |
+//! | `occurrence_digest` | `occurrence_id`, `sha256` | `inventory_artifacts`, `list_artifact_occurrences` |
+//! | `occurrence_format` | `occurrence_id`, `format` | `inventory_artifacts`, `list_artifact_occurrences` |
+//! | `capture_exit_code` | `capture`, `code` | the `import_process_capture` record `capture` |
+//! | `capture_stdout_digest` | `capture`, `sha256` | the `import_process_capture` record `capture` |
+//! | `capture_stderr_digest` | `capture`, `sha256` | the `import_process_capture` record `capture` |
+//!
+//! Field syntax: `document` and `name` are non-empty strings of at most 4,096 characters;
+//! `address` is `0x` and 1 to 16 lowercase hexadecimal digits; `hex` is 1 to
+//! [`MAX_CLAIM_BYTES`] bytes as pairs of hexadecimal digits; `sha256` is 64 lowercase
+//! hexadecimal digits; `occurrence_id` is `occ-` and 32 lowercase hexadecimal digits; `format`
+//! is an inventory format name (`elf`, `mach-o`, `mach-o-fat`, `pe`, ...); `capture` is an
+//! Evidence ID; `code` is an integer.
+//!
+//! # Verdicts
+//!
+//! Each claim gets a [`Verdict`]: `supported`, `contradicted` or `unverified`, citing the
+//! Evidence IDs it rests on (ledger order). Contradiction wins: if any retained record
+//! contradicts a claim, the verdict is `contradicted` (citing the contradicting records) even if
+//! others support it. With no record that settles it, a claim is `unverified`.
+//!
+//! # Evidence results read
+//!
+//! Evaluation reads only the [`EvidenceRecordView`]s given: operation, arguments, result and ID.
+//! These are the result fields it reads (other fields are ignored); `document` is taken from the
+//! result, or else from the arguments:
+//!
+//! - `procedure_info`: `{document, address, name, raw_name?, aliases?}` where `name` and each
+//!   alias is a string or `{name, raw_name}` (or `null`: no name known). Its names are complete:
+//!   a name not among them contradicts `procedure_named`.
+//! - `search_procedures`: `{document, procedures: [<procedure_info result>...]}`; names complete.
+//! - `list_procedures`: `{document, procedures: [{address, name?}...], next_cursor}` with the
+//!   page's `cursor` in the arguments (absent or `null` for the first page). Names there are
+//!   primary names only, so they support but never contradict `procedure_named`. When the
+//!   retained pages form a complete listing of a document (a first page, then the page for each
+//!   `next_cursor`, up to one whose `next_cursor` is `null`; the oldest record per cursor is
+//!   used), an address absent from all of them contradicts `procedure_exists` and
+//!   `procedure_named`.
+//! - `read_bytes`: `{document, address, hex}`. The claimed range may be covered by several
+//!   records; a byte that differs contradicts, full coverage with equal bytes supports, partial
+//!   coverage is unverified.
+//! - `inventory_artifacts`: an inventory page ([`crate::session::inventory::parse_page`]);
+//!   invalid pages are ignored.
+//! - `list_artifact_occurrences`: `{occurrences: [{occurrence_id, sha256, format, ...}...]}`.
+//! - `import_process_capture`: the capture document as imported; only a valid Process Capture
+//!   v4 is read. `capture_exit_code` is contradicted by another code or by a signal.
+//!   `capture_*_digest` compares the stream's recorded `sha256`; when that stream was truncated,
+//!   a different digest is unverified rather than contradicted.
+
+mod evaluate;
+mod parse;
+mod sightings;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::session::inventory::ExecutableFormat;
+
+pub use evaluate::evaluate;
+pub use parse::parse_claims;
+
+/// Most claims in one `verify_reconstruction` call.
+pub const MAX_CLAIMS: usize = 100;
+
+/// Most bytes one `bytes_equal` claim compares (the `read_bytes` bound).
+pub const MAX_CLAIM_BYTES: usize = 4_096;
+
+/// One retained Evidence record, as evaluation sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EvidenceRecordView<'a> {
+    /// The Evidence ID.
+    pub id: &'a str,
+    /// The operation (tool name) that observed it.
+    pub operation: &'a str,
+    /// The arguments of the call.
+    pub arguments: &'a Value,
+    /// The result of the call.
+    pub result: &'a Value,
+}
+
+/// One parsed claim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// A procedure starts at `address` in `document`.
+    ProcedureExists {
+        /// The document.
+        document: String,
+        /// The start address.
+        address: u64,
+    },
+    /// The procedure at `address` in `document` is named `name` (display or raw name, or an
+    /// alias).
+    ProcedureNamed {
+        /// The document.
+        document: String,
+        /// The start address.
+        address: u64,
+        /// The name.
+        name: String,
+    },
+    /// `document` holds `bytes` at `address`.
+    BytesEqual {
+        /// The document.
+        document: String,
+        /// The first byte's address.
+        address: u64,
+        /// The bytes.
+        bytes: Vec<u8>,
+    },
+    /// The artifact occurrence has this SHA-256.
+    OccurrenceDigest {
+        /// The occurrence ID.
+        occurrence_id: String,
+        /// Lowercase hexadecimal digest.
+        sha256: String,
+    },
+    /// The artifact occurrence has this detected format.
+    OccurrenceFormat {
+        /// The occurrence ID.
+        occurrence_id: String,
+        /// The format.
+        format: ExecutableFormat,
+    },
+    /// The captured process exited with `code`.
+    CaptureExitCode {
+        /// Evidence ID of the `import_process_capture` record.
+        capture: String,
+        /// The exit code.
+        code: i64,
+    },
+    /// The captured process's standard output has this SHA-256.
+    CaptureStdoutDigest {
+        /// Evidence ID of the `import_process_capture` record.
+        capture: String,
+        /// Lowercase hexadecimal digest.
+        sha256: String,
+    },
+    /// The captured process's standard error has this SHA-256.
+    CaptureStderrDigest {
+        /// Evidence ID of the `import_process_capture` record.
+        capture: String,
+        /// Lowercase hexadecimal digest.
+        sha256: String,
+    },
+}
+
+impl Claim {
+    /// The claim's `kind` as written in JSON.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Claim::ProcedureExists { .. } => "procedure_exists",
+            Claim::ProcedureNamed { .. } => "procedure_named",
+            Claim::BytesEqual { .. } => "bytes_equal",
+            Claim::OccurrenceDigest { .. } => "occurrence_digest",
+            Claim::OccurrenceFormat { .. } => "occurrence_format",
+            Claim::CaptureExitCode { .. } => "capture_exit_code",
+            Claim::CaptureStdoutDigest { .. } => "capture_stdout_digest",
+            Claim::CaptureStderrDigest { .. } => "capture_stderr_digest",
+        }
+    }
+}
+
+/// Where a claim stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictStatus {
+    /// Retained Evidence shows the claim holds, and none contradicts it.
+    Supported,
+    /// Retained Evidence shows the claim does not hold.
+    Contradicted,
+    /// No retained Evidence settles the claim.
+    Unverified,
+}
+
+/// The verdict on one claim.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// Position of the claim in the list, from 0.
+    pub index: usize,
+    /// The claim's kind.
+    pub kind: &'static str,
+    /// The verdict.
+    pub status: VerdictStatus,
+    /// Evidence IDs the verdict rests on, in ledger order; empty when unverified for lack of
+    /// Evidence.
+    pub evidence: Vec<String>,
+    /// One sentence saying why.
+    pub reason: String,
+}
+
+/// A claim list that cannot be evaluated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimError {
+    /// `claims` is not a JSON array.
+    #[error("claims must be a JSON array of claim objects")]
+    NotAList,
+    /// More claims than [`MAX_CLAIMS`].
+    #[error("claims holds {count} claims; at most {limit} are allowed")]
+    TooMany {
+        /// Claims given.
+        count: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// A claim is not a JSON object.
+    #[error("claims[{index}] must be an object with a kind")]
+    NotAnObject {
+        /// The claim's position, from 0.
+        index: usize,
+    },
+    /// A claim's field is missing, unknown, or of the wrong form.
+    #[error("claims[{index}].{field}: {problem}")]
+    Malformed {
+        /// The claim's position, from 0.
+        index: usize,
+        /// The field, cut to 64 characters.
+        field: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
