@@ -173,7 +173,7 @@ pub enum InventoryError {
         reason: String,
     },
     /// More entries than [`InventoryLimits::max_entries`].
-    #[error("{path:?} holds more than {limit} entries; inventory a smaller tree")]
+    #[error("{path:?} holds more entries than the limit of {limit}; inventory a smaller tree")]
     TooManyEntries {
         /// The root as given.
         path: String,
@@ -181,7 +181,9 @@ pub enum InventoryError {
         limit: usize,
     },
     /// More bytes to hash than [`InventoryLimits::max_total_bytes`].
-    #[error("{path:?} holds more than {limit} bytes of files to hash; inventory a smaller tree")]
+    #[error(
+        "{path:?} holds more bytes to hash than the limit of {limit}; inventory a smaller tree"
+    )]
     TooManyBytes {
         /// The root as given.
         path: String,
