@@ -28,6 +28,9 @@ pub const PUBLISHED: [(&str, &str); 2] = [
 /// the offending value, which may be large.
 const MESSAGE_CHARS: usize = 300;
 
+/// Longest offending value quoted in a validator message, in characters of its JSON text.
+const QUOTED_VALUE_CHARS: usize = 80;
+
 /// The first place where a document breaks its schema (or a rule the schema cannot express).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaViolation {
@@ -84,7 +87,15 @@ impl CompiledSchema {
     /// The first violation of the schema in `document`, if any.
     pub(crate) fn check(&self, document: &Value) -> Result<(), SchemaViolation> {
         self.validator().validate(document).map_err(|error| {
-            SchemaViolation::new(error.instance_path().as_str(), error.to_string())
+            // Quote the offending value only when it is short; the pointer locates it anyway.
+            let short = serde_json::to_string(error.instance().as_ref())
+                .is_ok_and(|text| text.chars().count() <= QUOTED_VALUE_CHARS);
+            let message = if short {
+                error.to_string()
+            } else {
+                error.masked_with("the value").to_string()
+            };
+            SchemaViolation::new(error.instance_path().as_str(), message)
         })
     }
 
