@@ -27,10 +27,20 @@ fn files_get_size_digest_format_and_stable_ids() {
     let dir = tempfile::tempdir().unwrap();
     write_tree(dir.path(), &app_v1());
     let inventory = inventory(dir.path());
-    let paths: Vec<&str> = inventory.occurrences().iter().map(|o| o.path.as_str()).collect();
+    let paths: Vec<&str> = inventory
+        .occurrences()
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect();
     assert_eq!(
         paths,
-        ["README.txt", "bin/app", "lib/libcore.dylib", "scripts/run.sh", "tools/setup.exe"]
+        [
+            "README.txt",
+            "bin/app",
+            "lib/libcore.dylib",
+            "scripts/run.sh",
+            "tools/setup.exe"
+        ]
     );
     let formats: Vec<ExecutableFormat> = inventory.occurrences().iter().map(|o| o.format).collect();
     assert_eq!(
@@ -44,7 +54,11 @@ fn files_get_size_digest_format_and_stable_ids() {
         ]
     );
     for (path, bytes) in app_v1() {
-        let occurrence = inventory.occurrences().iter().find(|o| o.path == path).unwrap();
+        let occurrence = inventory
+            .occurrences()
+            .iter()
+            .find(|o| o.path == path)
+            .unwrap();
         assert_eq!(occurrence.size, bytes.len() as u64);
         assert_eq!(occurrence.sha256, sha256_hex(&bytes));
         assert_eq!(
@@ -102,7 +116,11 @@ fn links_are_never_followed_outside_the_root() {
     let _socket = UnixListener::bind(root.join("socket")).unwrap();
 
     let inventory = inventory(root);
-    let paths: Vec<&str> = inventory.occurrences().iter().map(|o| o.path.as_str()).collect();
+    let paths: Vec<&str> = inventory
+        .occurrences()
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect();
     assert_eq!(paths, ["app-link", "bin/app", "lib/libcore.dylib"]);
     let link = &inventory.occurrences()[0];
     assert_eq!(link.sha256, sha256_hex(ELF));
@@ -152,7 +170,8 @@ fn bounds_reject_entries_or_fail_the_inventory() {
         limits
     };
 
-    let small_files = Inventory::of_directory(dir.path(), &limits(|l| l.max_file_bytes = 10)).unwrap();
+    let small_files =
+        Inventory::of_directory(dir.path(), &limits(|l| l.max_file_bytes = 10)).unwrap();
     let too_large: Vec<(&str, Option<u64>)> = small_files
         .rejected()
         .iter()
@@ -170,8 +189,18 @@ fn bounds_reject_entries_or_fail_the_inventory() {
     );
 
     let shallow = Inventory::of_directory(dir.path(), &limits(|l| l.max_depth = 2)).unwrap();
-    assert!(shallow.rejected().iter().any(|r| r.path == "a/b/c" && r.reason == RejectReason::TooDeep));
-    assert!(shallow.occurrences().iter().all(|o| o.path != "a/b/c/d/deep.txt"));
+    assert!(
+        shallow
+            .rejected()
+            .iter()
+            .any(|r| r.path == "a/b/c" && r.reason == RejectReason::TooDeep)
+    );
+    assert!(
+        shallow
+            .occurrences()
+            .iter()
+            .all(|o| o.path != "a/b/c/d/deep.txt")
+    );
 
     assert!(matches!(
         Inventory::of_directory(dir.path(), &limits(|l| l.max_entries = 5)),
@@ -224,8 +253,12 @@ fn error_messages() {
     write_file(dir.path(), "not-a-zip.zip", b"this is not an archive");
     let limits = InventoryLimits::default();
     let mut messages = vec![
-        Inventory::of_directory(&dir.path().join("missing"), &limits).unwrap_err().to_string(),
-        Inventory::of_directory(&dir.path().join("file"), &limits).unwrap_err().to_string(),
+        Inventory::of_directory(&dir.path().join("missing"), &limits)
+            .unwrap_err()
+            .to_string(),
+        Inventory::of_directory(&dir.path().join("file"), &limits)
+            .unwrap_err()
+            .to_string(),
         Inventory::of_zip_file(&dir.path().join("not-a-zip.zip"), &limits)
             .unwrap_err()
             .to_string(),
@@ -257,7 +290,11 @@ fn error_messages() {
         use std::ffi::OsStr;
         use std::os::unix::ffi::OsStrExt;
         let bad = dir.path().join(OsStr::from_bytes(b"bad\xffname"));
-        messages.push(Inventory::of_directory(&bad, &limits).unwrap_err().to_string());
+        messages.push(
+            Inventory::of_directory(&bad, &limits)
+                .unwrap_err()
+                .to_string(),
+        );
     }
     let text = messages
         .iter()

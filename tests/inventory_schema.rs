@@ -27,8 +27,7 @@ fn published_schemas_are_valid_against_the_metaschema() {
         jsonschema::draft202012::meta::validate(&schema)
             .unwrap_or_else(|error| panic!("{name} breaks the metaschema: {error}"));
         // The files in the repository are the ones compiled in.
-        let on_disk =
-            std::fs::read_to_string(format!("src/session/schemas/{name}")).unwrap();
+        let on_disk = std::fs::read_to_string(format!("src/session/schemas/{name}")).unwrap();
         assert_eq!(on_disk, text, "{name}");
     }
 }
@@ -47,31 +46,79 @@ fn valid_page() -> Value {
 fn invalid_pages_name_the_field() {
     let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
         ("not an object", Box::new(|page| *page = json!([]))),
-        ("wrong schema", Box::new(|page| page["schema"] = json!("rea.inventory"))),
+        (
+            "wrong schema",
+            Box::new(|page| page["schema"] = json!("rea.inventory")),
+        ),
         ("version 2", Box::new(|page| page["version"] = json!(2))),
-        ("missing manifest", Box::new(|page| {
-            page.as_object_mut().unwrap().remove("manifest_id");
-        })),
-        ("bad manifest", Box::new(|page| page["manifest_id"] = json!("man-XYZ"))),
-        ("root kind", Box::new(|page| page["root"]["kind"] = json!("tarball"))),
+        (
+            "missing manifest",
+            Box::new(|page| {
+                page.as_object_mut().unwrap().remove("manifest_id");
+            }),
+        ),
+        (
+            "bad manifest",
+            Box::new(|page| page["manifest_id"] = json!("man-XYZ")),
+        ),
+        (
+            "root kind",
+            Box::new(|page| page["root"]["kind"] = json!("tarball")),
+        ),
         ("extra field", Box::new(|page| page["extra"] = json!(true))),
-        ("negative size", Box::new(|page| page["occurrences"][0]["size"] = json!(-1))),
-        ("absolute path", Box::new(|page| page["occurrences"][1]["path"] = json!("/etc/passwd"))),
-        ("parent path", Box::new(|page| page["occurrences"][1]["path"] = json!("a/../b"))),
-        ("short digest", Box::new(|page| page["occurrences"][2]["sha256"] = json!("abc"))),
-        ("unknown format", Box::new(|page| page["occurrences"][0]["format"] = json!("coff"))),
-        ("reason", Box::new(|page| page["rejected"] = json!([{"path": "x", "reason": "because"}]))),
-        ("index past count", Box::new(|page| page["page"]["index"] = json!(7))),
-        ("fractional index", Box::new(|page| page["page"]["index"] = json!(0.5))),
-        ("too many for size", Box::new(|page| page["page"]["size"] = json!(2))),
-        ("unsorted", Box::new(|page| {
-            let occurrences = page["occurrences"].as_array_mut().unwrap();
-            occurrences.swap(0, 1);
-        })),
-        ("forged occurrence id", Box::new(|page| {
-            page["occurrences"][0]["occurrence_id"] = json!(format!("occ-{}", "0".repeat(32)));
-        })),
-        ("huge value quoted", Box::new(|page| page["root"]["path"] = json!(7u64.to_string().repeat(5000)))),
+        (
+            "negative size",
+            Box::new(|page| page["occurrences"][0]["size"] = json!(-1)),
+        ),
+        (
+            "absolute path",
+            Box::new(|page| page["occurrences"][1]["path"] = json!("/etc/passwd")),
+        ),
+        (
+            "parent path",
+            Box::new(|page| page["occurrences"][1]["path"] = json!("a/../b")),
+        ),
+        (
+            "short digest",
+            Box::new(|page| page["occurrences"][2]["sha256"] = json!("abc")),
+        ),
+        (
+            "unknown format",
+            Box::new(|page| page["occurrences"][0]["format"] = json!("coff")),
+        ),
+        (
+            "reason",
+            Box::new(|page| page["rejected"] = json!([{"path": "x", "reason": "because"}])),
+        ),
+        (
+            "index past count",
+            Box::new(|page| page["page"]["index"] = json!(7)),
+        ),
+        (
+            "fractional index",
+            Box::new(|page| page["page"]["index"] = json!(0.5)),
+        ),
+        (
+            "too many for size",
+            Box::new(|page| page["page"]["size"] = json!(2)),
+        ),
+        (
+            "unsorted",
+            Box::new(|page| {
+                let occurrences = page["occurrences"].as_array_mut().unwrap();
+                occurrences.swap(0, 1);
+            }),
+        ),
+        (
+            "forged occurrence id",
+            Box::new(|page| {
+                page["occurrences"][0]["occurrence_id"] = json!(format!("occ-{}", "0".repeat(32)));
+            }),
+        ),
+        (
+            "huge value quoted",
+            Box::new(|page| page["root"]["path"] = json!(7u64.to_string().repeat(5000))),
+        ),
     ];
     let mut lines = Vec::new();
     for (label, mutate) in cases {

@@ -135,7 +135,10 @@ fn bounds_apply_to_archives() {
 #[test]
 fn corrupt_archives_are_errors_or_unreadable_entries() {
     assert!(matches!(
-        read(b"PK\x05\x06 not really".to_vec(), &InventoryLimits::default()),
+        read(
+            b"PK\x05\x06 not really".to_vec(),
+            &InventoryLimits::default()
+        ),
         Err(InventoryError::NotAZip { .. })
     ));
     // Damage the compressed data of the only entry: the archive opens, the entry is unreadable.

@@ -35,8 +35,16 @@ fn ledger(id: &str) -> bool {
 #[test]
 fn register_gives_ascii_ids_in_creation_order() {
     let mut registry = UnknownRegistry::new();
-    let first = registry.register(question("What does 0x1000 decrypt?")).unwrap().id.clone();
-    let second = registry.register(question("Who calls init?")).unwrap().id.clone();
+    let first = registry
+        .register(question("What does 0x1000 decrypt?"))
+        .unwrap()
+        .id
+        .clone();
+    let second = registry
+        .register(question("Who calls init?"))
+        .unwrap()
+        .id
+        .clone();
     assert!(first.as_str().is_ascii() && first.as_str().starts_with("unk-"));
     assert_eq!(first.as_str().len(), "unk-".len() + 12);
     assert!(first < second);
@@ -53,7 +61,10 @@ fn refine_makes_a_new_head_and_keeps_history() {
         .id
         .clone();
     let refined = registry
-        .refine(original.as_str(), question("Is the key derived from the serial?"))
+        .refine(
+            original.as_str(),
+            question("Is the key derived from the serial?"),
+        )
         .unwrap()
         .clone();
     assert_ne!(refined.id, original);
@@ -75,7 +86,9 @@ fn refine_makes_a_new_head_and_keeps_history() {
     let heads: Vec<_> = registry.unresolved_heads().cloned().collect();
     assert_eq!(heads, vec![refined.id.clone()]);
 
-    let error = registry.refine(original.as_str(), question("again")).unwrap_err();
+    let error = registry
+        .refine(original.as_str(), question("again"))
+        .unwrap_err();
     assert_eq!(
         error,
         UnknownError::NotHead {
@@ -88,15 +101,27 @@ fn refine_makes_a_new_head_and_keeps_history() {
 #[test]
 fn resolve_needs_evidence_the_ledger_holds() {
     let mut registry = UnknownRegistry::new();
-    let id = registry.register(question("Is it packed?")).unwrap().id.clone();
-    let before = registry.list(&UnknownFilter::default()).into_iter().cloned().collect::<Vec<_>>();
+    let id = registry
+        .register(question("Is it packed?"))
+        .unwrap()
+        .id
+        .clone();
+    let before = registry
+        .list(&UnknownFilter::default())
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
 
     assert!(matches!(
         registry.resolve(id.as_str(), evidence(&[]), &ledger),
         Err(UnknownError::NoEvidence { .. })
     ));
     let missing = registry
-        .resolve(id.as_str(), evidence(&["ev-000000000001", "ev-404", "ev-405"]), &ledger)
+        .resolve(
+            id.as_str(),
+            evidence(&["ev-000000000001", "ev-404", "ev-405"]),
+            &ledger,
+        )
         .unwrap_err();
     assert_eq!(
         missing,
@@ -106,7 +131,11 @@ fn resolve_needs_evidence_the_ledger_holds() {
         }
     );
     // Failed calls change nothing.
-    let after = registry.list(&UnknownFilter::default()).into_iter().cloned().collect::<Vec<_>>();
+    let after = registry
+        .list(&UnknownFilter::default())
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
     assert_eq!(before, after);
 
     let resolved = registry
@@ -126,7 +155,10 @@ fn resolve_needs_evidence_the_ledger_holds() {
         .clone();
     assert_eq!(resolved.status, UnknownStatus::Resolved);
     let resolution = resolved.resolution.unwrap();
-    assert_eq!(resolution.evidence, vec!["ev-000000000002", "ev-000000000001"]);
+    assert_eq!(
+        resolution.evidence,
+        vec!["ev-000000000002", "ev-000000000001"]
+    );
     assert_eq!(registry.unresolved_heads().count(), 0);
 
     assert_eq!(
@@ -142,10 +174,22 @@ fn resolve_needs_evidence_the_ledger_holds() {
 #[test]
 fn list_filters_by_status_revision_document_and_procedure() {
     let mut registry = UnknownRegistry::new();
-    let a = registry.register(about("a?", "app", "0x10")).unwrap().id.clone();
-    let b = registry.register(about("b?", "lib", "0x20")).unwrap().id.clone();
+    let a = registry
+        .register(about("a?", "app", "0x10"))
+        .unwrap()
+        .id
+        .clone();
+    let b = registry
+        .register(about("b?", "lib", "0x20"))
+        .unwrap()
+        .id
+        .clone();
     let c = registry.register(question("c?")).unwrap().id.clone();
-    let a2 = registry.refine(a.as_str(), question("a2?")).unwrap().id.clone();
+    let a2 = registry
+        .refine(a.as_str(), question("a2?"))
+        .unwrap()
+        .id
+        .clone();
     registry
         .resolve(b.as_str(), evidence(&["ev-000000000001"]), &ledger)
         .unwrap();
@@ -220,10 +264,15 @@ fn bounds_are_enforced() {
     let over = "é".repeat(MAX_QUESTION_CHARS + 1);
     assert!(matches!(
         registry.register(question(&over)),
-        Err(UnknownError::TooLong { field: "question", .. })
+        Err(UnknownError::TooLong {
+            field: "question",
+            ..
+        })
     ));
     let id = registry.register(question("q?")).unwrap().id.clone();
-    let many: Vec<String> = (0..=MAX_RESOLVING_EVIDENCE).map(|n| format!("ev-{n}")).collect();
+    let many: Vec<String> = (0..=MAX_RESOLVING_EVIDENCE)
+        .map(|n| format!("ev-{n}"))
+        .collect();
     assert!(matches!(
         registry.resolve(
             id.as_str(),
@@ -243,7 +292,10 @@ fn error_messages() {
     let mut messages = Vec::new();
     let mut push = |label: &str, error: UnknownError| messages.push(format!("{label}: {error}"));
 
-    push("blank question", registry.register(question(" \t")).unwrap_err());
+    push(
+        "blank question",
+        registry.register(question(" \t")).unwrap_err(),
+    );
     push(
         "empty document",
         registry
@@ -266,20 +318,32 @@ fn error_messages() {
     );
     push(
         "not found",
-        registry.refine("unk-999999999999", question("q")).unwrap_err(),
+        registry
+            .refine("unk-999999999999", question("q"))
+            .unwrap_err(),
     );
     let first = registry.register(question("first?")).unwrap().id.clone();
-    let head = registry.refine(first.as_str(), question("second?")).unwrap().id.clone();
+    let head = registry
+        .refine(first.as_str(), question("second?"))
+        .unwrap()
+        .id
+        .clone();
     let not_head = registry.resolve(first.as_str(), evidence(&["ev-000000000001"]), &ledger);
     push("not head", not_head.unwrap_err());
     push(
         "no evidence",
-        registry.resolve(head.as_str(), evidence(&[]), &ledger).unwrap_err(),
+        registry
+            .resolve(head.as_str(), evidence(&[]), &ledger)
+            .unwrap_err(),
     );
     push(
         "missing evidence",
         registry
-            .resolve(head.as_str(), evidence(&["ev-000000000001", "ev-x"]), &ledger)
+            .resolve(
+                head.as_str(),
+                evidence(&["ev-000000000001", "ev-x"]),
+                &ledger,
+            )
             .unwrap_err(),
     );
     push(
@@ -315,7 +379,10 @@ fn error_messages() {
         "already resolved",
         registry.refine(head.as_str(), question("q")).unwrap_err(),
     );
-    push("registry full", UnknownError::RegistryFull { limit: 10_000 });
+    push(
+        "registry full",
+        UnknownError::RegistryFull { limit: 10_000 },
+    );
 
     insta::with_settings!({
         snapshot_path => "../snapshots",
@@ -331,7 +398,10 @@ fn redact_ids(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find("unk-") {
         out.push_str(&rest[..at]);
-        let digits = rest[at + 4..].bytes().take_while(u8::is_ascii_digit).count();
+        let digits = rest[at + 4..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
         if digits == 12 {
             out.push_str("[unknown-id]");
             rest = &rest[at + 16..];

@@ -97,7 +97,9 @@ pub fn zip_bytes(entries: &[ZipEntry<'_>]) -> Vec<u8> {
                 writer.write_all(bytes).unwrap();
             }
             ZipEntry::Dir(name) => writer.add_directory(*name, deflated).unwrap(),
-            ZipEntry::Symlink(name, target) => writer.add_symlink(*name, *target, deflated).unwrap(),
+            ZipEntry::Symlink(name, target) => {
+                writer.add_symlink(*name, *target, deflated).unwrap()
+            }
         }
     }
     writer.finish().unwrap().into_inner()

@@ -60,7 +60,7 @@ impl fmt::Display for Side {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CompareError {
     /// No page was given for one side.
-    #[error("no retained inventory page for {side}")]
+    #[error("no inventory page was given for the {side} inventory")]
     NoPages {
         /// The side.
         side: Side,
@@ -77,7 +77,7 @@ pub enum CompareError {
     },
     /// Not every page of one side was given.
     #[error(
-        "{side} inventory {manifest_id} is missing {} of its {count} pages ({}); retrieve them with inventory_artifacts",
+        "the {side} inventory {manifest_id} is missing {} of its {count} pages ({}); retrieve them with inventory_artifacts",
         missing_count,
         name_pages(missing, *missing_count)
     )]
