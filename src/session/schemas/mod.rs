@@ -10,6 +10,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use jsonschema::Validator;
+use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 /// JSON Schema of one artifact inventory page, version 1.
@@ -67,7 +68,13 @@ impl fmt::Display for SchemaViolation {
 /// A published schema and its validator, compiled on first use.
 pub(crate) struct CompiledSchema {
     source: &'static str,
-    validator: OnceLock<Validator>,
+    compiled: OnceLock<Compiled>,
+}
+
+/// A schema document and its validator.
+struct Compiled {
+    schema: Value,
+    validator: Validator,
 }
 
 /// The artifact inventory page schema.
@@ -80,32 +87,62 @@ impl CompiledSchema {
     const fn new(source: &'static str) -> CompiledSchema {
         CompiledSchema {
             source,
-            validator: OnceLock::new(),
+            compiled: OnceLock::new(),
         }
     }
 
     /// The first violation of the schema in `document`, if any.
     pub(crate) fn check(&self, document: &Value) -> Result<(), SchemaViolation> {
-        self.validator().validate(document).map_err(|error| {
-            // Quote the offending value only when it is short; the pointer locates it anyway.
-            let short = serde_json::to_string(error.instance().as_ref())
-                .is_ok_and(|text| text.chars().count() <= QUOTED_VALUE_CHARS);
-            let message = if short {
-                error.to_string()
-            } else {
-                error.masked_with("the value").to_string()
-            };
-            SchemaViolation::new(error.instance_path().as_str(), message)
-        })
+        self.compiled()
+            .validator
+            .validate(document)
+            .map_err(|error| {
+                // Quote the offending value only when it is short; the pointer locates it anyway.
+                let short = serde_json::to_string(error.instance().as_ref())
+                    .is_ok_and(|text| text.chars().count() <= QUOTED_VALUE_CHARS);
+                let mut message = if short {
+                    error.to_string()
+                } else {
+                    error.masked_with("the value").to_string()
+                };
+                // Combinator messages do not say what was wanted; the schema's description does.
+                if let ValidationErrorKind::AnyOf { .. }
+                | ValidationErrorKind::OneOfNotValid { .. }
+                | ValidationErrorKind::OneOfMultipleValid { .. }
+                | ValidationErrorKind::Not { .. } = error.kind()
+                {
+                    message = error.masked_with("the value").to_string();
+                    if let Some(description) =
+                        self.description_of_keyword(error.schema_path().as_str())
+                    {
+                        message = format!("{message}: {description}");
+                    }
+                }
+                SchemaViolation::new(error.instance_path().as_str(), message)
+            })
     }
 
-    fn validator(&self) -> &Validator {
-        self.validator.get_or_init(|| {
+    /// The `description` of the schema object holding the keyword at `keyword_path` (a JSON
+    /// Pointer into the schema), if it has one.
+    fn description_of_keyword(&self, keyword_path: &str) -> Option<String> {
+        let (parent, _keyword) = keyword_path.rsplit_once('/')?;
+        self.compiled()
+            .schema
+            .pointer(parent)?
+            .get("description")?
+            .as_str()
+            .map(str::to_owned)
+    }
+
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
             // The schemas are compiled into the binary and checked against the meta-schema by
             // `tests/inventory_schema.rs`; failing here is a build defect, not bad input.
             let schema: Value =
                 serde_json::from_str(self.source).expect("a published schema is JSON");
-            jsonschema::validator_for(&schema).expect("a published schema compiles")
+            let validator =
+                jsonschema::validator_for(&schema).expect("a published schema compiles");
+            Compiled { schema, validator }
         })
     }
 }
