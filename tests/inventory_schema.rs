@@ -44,7 +44,8 @@ fn valid_page() -> Value {
 
 #[test]
 fn invalid_pages_name_the_field() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    type Mutation = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Mutation)> = vec![
         ("not an object", Box::new(|page| *page = json!([]))),
         (
             "wrong schema",

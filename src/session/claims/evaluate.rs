@@ -170,8 +170,8 @@ impl<'a> Context<'a, '_> {
                 VerdictStatus::Contradicted,
                 contradicting.iter().map(|sighting| sighting.evidence),
                 format!(
-                    "retained Evidence names the procedure at {address:#x} in {document:?} {:?}, not {name:?}",
-                    first.names[0]
+                    "retained Evidence knows the procedure at {address:#x} in {document:?} as {}, not {name:?}",
+                    quoted_names(&first.names)
                 ),
             );
         }
@@ -181,7 +181,7 @@ impl<'a> Context<'a, '_> {
                 VerdictStatus::Supported,
                 supporting.iter().map(|sighting| sighting.evidence),
                 format!(
-                    "retained Evidence names the procedure at {address:#x} in {document:?} {name:?}"
+                    "retained Evidence gives the procedure at {address:#x} in {document:?} the name {name:?}"
                 ),
             );
         }
@@ -398,4 +398,19 @@ fn format_name(format: Option<ExecutableFormat>) -> String {
         .and_then(|format| serde_json::to_value(format).ok())
         .and_then(|value| value.as_str().map(str::to_owned))
         .unwrap_or_else(|| "(unrecognised)".to_owned())
+}
+
+/// `"a", "b"`: each name once, in the order given.
+fn quoted_names(names: &[&str]) -> String {
+    let mut distinct: Vec<&str> = Vec::new();
+    for name in names {
+        if !distinct.contains(name) {
+            distinct.push(name);
+        }
+    }
+    distinct
+        .iter()
+        .map(|name| format!("{name:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
