@@ -7,7 +7,7 @@ use std::os::unix::net::UnixListener;
 
 use inventory_support::{ELF, MACH_O, app_v1, redact, sha256_hex, write_file, write_tree, zip_of};
 use rea::session::inventory::{
-    ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason,
+    ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason, RootKind,
     manifest_id_of, occurrence_id_for, parse_page,
 };
 use serde_json::json;
@@ -247,6 +247,19 @@ fn pages_cover_everything_and_validate() {
 }
 
 #[test]
+fn open_picks_directory_or_zip() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(&dir.path().join("app"), &app_v1());
+    std::fs::write(dir.path().join("app.zip"), zip_of(&app_v1())).unwrap();
+    let limits = InventoryLimits::default();
+    let folder = Inventory::open(&dir.path().join("app"), &limits).unwrap();
+    let archive = Inventory::open(&dir.path().join("app.zip"), &limits).unwrap();
+    assert_eq!(folder.root().kind, RootKind::Directory);
+    assert_eq!(archive.root().kind, RootKind::Zip);
+    assert_eq!(folder.manifest_id(), archive.manifest_id());
+}
+
+#[test]
 fn error_messages() {
     let dir = tempfile::tempdir().unwrap();
     write_file(dir.path(), "file", b"x");
@@ -283,6 +296,15 @@ fn error_messages() {
         )
         .unwrap_err()
         .to_string(),
+        {
+            let _socket = UnixListener::bind(dir.path().join("socket")).unwrap();
+            Inventory::open(&dir.path().join("socket"), &limits)
+                .unwrap_err()
+                .to_string()
+        },
+        Inventory::open(&dir.path().join("missing"), &limits)
+            .unwrap_err()
+            .to_string(),
         PageSize::new(0).unwrap_err().to_string(),
         PageSize::new(1001).unwrap_err().to_string(),
     ];

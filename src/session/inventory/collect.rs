@@ -28,6 +28,23 @@ pub struct Inventory {
 }
 
 impl Inventory {
+    /// Inventories `path`: a directory tree, or else a zip archive file.
+    pub fn open(path: &Path, limits: &InventoryLimits) -> Result<Inventory, InventoryError> {
+        let metadata = std::fs::metadata(path).map_err(|source| InventoryError::Unreadable {
+            path: path.to_string_lossy().into_owned(),
+            source,
+        })?;
+        if metadata.is_dir() {
+            Inventory::of_directory(path, limits)
+        } else if metadata.is_file() {
+            Inventory::of_zip_file(path, limits)
+        } else {
+            Err(InventoryError::UnsupportedRoot {
+                path: path.to_string_lossy().into_owned(),
+            })
+        }
+    }
+
     /// Inventories the directory tree at `path` (see the module documentation for the rules).
     pub fn of_directory(
         path: &Path,

@@ -164,6 +164,12 @@ pub enum InventoryError {
         /// The root as given.
         path: String,
     },
+    /// The root is neither a directory nor a regular file.
+    #[error("{path:?} is neither a directory nor a zip archive")]
+    UnsupportedRoot {
+        /// The root as given.
+        path: String,
+    },
     /// The archive is not a zip archive the reader understands.
     #[error("{path:?} is not a readable zip archive: {reason}")]
     NotAZip {
