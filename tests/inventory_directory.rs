@@ -5,7 +5,9 @@ mod inventory_support;
 use std::os::unix::fs::symlink;
 use std::os::unix::net::UnixListener;
 
-use inventory_support::{ELF, MACH_O, app_v1, redact, sha256_hex, write_file, write_tree, zip_of};
+use inventory_support::{
+    ELF, MACH_O, app_v1, paths, redact, rejections, sha256_hex, write_file, write_tree, zip_of,
+};
 use rea::session::inventory::{
     ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason, RootKind,
     manifest_id_of, occurrence_id_for, parse_page,
@@ -27,11 +29,7 @@ fn files_get_size_digest_format_and_stable_ids() {
     let dir = tempfile::tempdir().unwrap();
     write_tree(dir.path(), &app_v1());
     let inventory = inventory(dir.path());
-    let paths: Vec<&str> = inventory
-        .occurrences()
-        .iter()
-        .map(|o| o.path.as_str())
-        .collect();
+    let paths = paths(&inventory);
     assert_eq!(
         paths,
         [
@@ -116,20 +114,12 @@ fn links_are_never_followed_outside_the_root() {
     let _socket = UnixListener::bind(root.join("socket")).unwrap();
 
     let inventory = inventory(root);
-    let paths: Vec<&str> = inventory
-        .occurrences()
-        .iter()
-        .map(|o| o.path.as_str())
-        .collect();
+    let paths = paths(&inventory);
     assert_eq!(paths, ["app-link", "bin/app", "lib/libcore.dylib"]);
     let link = &inventory.occurrences()[0];
     assert_eq!(link.sha256, sha256_hex(ELF));
     assert_eq!(link.format, ExecutableFormat::Elf);
-    let rejected: Vec<(&str, RejectReason)> = inventory
-        .rejected()
-        .iter()
-        .map(|r| (r.path.as_str(), r.reason))
-        .collect();
+    let rejected = rejections(&inventory);
     assert_eq!(
         rejected,
         [

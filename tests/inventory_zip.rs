@@ -5,7 +5,9 @@ mod inventory_support;
 
 use std::io::Cursor;
 
-use inventory_support::{ELF, ZipEntry, app_v1, sha256_hex, write_tree, zip_bytes, zip_of};
+use inventory_support::{
+    ELF, ZipEntry, app_v1, rejections, sha256_hex, write_tree, zip_bytes, zip_of,
+};
 use rea::session::inventory::{
     ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason,
     parse_page,
@@ -59,11 +61,7 @@ fn unsafe_entries_are_reported_and_never_extracted() {
         ]
     );
     assert_eq!(inventory.occurrences()[0].sha256, sha256_hex(ELF));
-    let rejected: Vec<(&str, RejectReason)> = inventory
-        .rejected()
-        .iter()
-        .map(|r| (r.path.as_str(), r.reason))
-        .collect();
+    let rejected = rejections(&inventory);
     assert_eq!(
         rejected,
         [

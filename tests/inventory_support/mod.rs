@@ -118,3 +118,23 @@ pub fn zip_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
 pub fn redact(text: &str, path: &Path) -> String {
     text.replace(path.to_str().unwrap(), "[tmp]")
 }
+
+/// The paths of an inventory's occurrences, in order.
+pub fn paths(inventory: &rea::session::inventory::Inventory) -> Vec<&str> {
+    inventory
+        .occurrences()
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect()
+}
+
+/// An inventory's rejected entries as (path, reason), in order.
+pub fn rejections(
+    inventory: &rea::session::inventory::Inventory,
+) -> Vec<(&str, rea::session::inventory::RejectReason)> {
+    inventory
+        .rejected()
+        .iter()
+        .map(|r| (r.path.as_str(), r.reason))
+        .collect()
+}
