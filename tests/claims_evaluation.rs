@@ -22,6 +22,9 @@ fn snapshot_json(name: &str, value: &Value) {
 /// A retained record: (ID, operation, arguments, result).
 type Record = (String, &'static str, Value, Value);
 
+/// A record from `provider`.
+type ProvidedRecord = (String, &'static str, Value, Value, &'static str);
+
 fn ledger() -> Vec<Record> {
     let inventory = Inventory::of_zip_reader(
         Cursor::new(zip_of(&app_v1())),
@@ -111,8 +114,59 @@ fn views(records: &[Record]) -> Vec<EvidenceRecordView<'_>> {
             operation,
             arguments,
             result,
+            provider: Some("native"),
         })
         .collect()
+}
+
+#[test]
+fn a_listing_only_counts_pages_of_one_provider() {
+    let records: Vec<ProvidedRecord> = vec![
+        (
+            "ev-1".into(),
+            "list_procedures",
+            json!({"document": "d"}),
+            json!({"procedures": [{"address": "0x1"}], "next_cursor": "2"}),
+            "native",
+        ),
+        (
+            "ev-2".into(),
+            "list_procedures",
+            json!({"document": "d", "cursor": "2"}),
+            json!({"procedures": [{"address": "0x2"}], "next_cursor": null}),
+            "catalog",
+        ),
+    ];
+    let views: Vec<EvidenceRecordView<'_>> = records
+        .iter()
+        .map(
+            |(id, operation, arguments, result, provider)| EvidenceRecordView {
+                id,
+                operation,
+                arguments,
+                result,
+                provider: Some(provider),
+            },
+        )
+        .collect();
+    let claims =
+        parse_claims(&json!([{"kind": "procedure_exists", "document": "d", "address": "0x9"}]))
+            .unwrap();
+    assert_eq!(
+        evaluate(&claims, &views)[0].status,
+        VerdictStatus::Unverified
+    );
+    let same_provider: Vec<EvidenceRecordView<'_>> = views
+        .iter()
+        .map(|view| EvidenceRecordView {
+            provider: Some("native"),
+            ..*view
+        })
+        .collect();
+    assert_eq!(
+        evaluate(&claims, &same_provider)[0].status,
+        VerdictStatus::Contradicted
+    );
 }
 
 fn occurrence_id(path: &str) -> String {

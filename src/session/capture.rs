@@ -13,6 +13,20 @@
 //! signal, and whether the wall-time bound ended the run), `streams` (SHA-256 and byte counts of
 //! stdout and stderr) and `events` (ordered by `seq`, each of a declared `kind`).
 //!
+//! ```
+//! use rea::session::capture::{CaptureValidity, classify_capture};
+//! use serde_json::json;
+//!
+//! let older = json!({"schema": "rea.process-capture", "version": 3});
+//! assert_eq!(classify_capture(&older), CaptureValidity::OtherVersion(3.into()));
+//! let CaptureValidity::Invalid(invalid) =
+//!     classify_capture(&json!({"schema": "rea.process-capture", "version": 4}))
+//! else {
+//!     unreachable!()
+//! };
+//! assert_eq!(invalid.violation.pointer, ""); // `subject` and the rest are missing
+//! ```
+//!
 //! [`classify_capture`] sorts any JSON value into [`CaptureValidity`]. Every imported document
 //! is retained as Evidence whatever its class; only [`CaptureValidity::ValidV4`] documents
 //! retained by [`CAPTURE_OPERATION`] are Process capture completion candidates

@@ -2,6 +2,32 @@
 //! procedures, bytes, artifact occurrences and captures, each evaluated against retained
 //! Evidence only.
 //!
+//! ```
+//! use rea::session::claims::{EvidenceRecordView, VerdictStatus, evaluate, parse_claims};
+//! use serde_json::json;
+//!
+//! let arguments = json!({"document": "app", "address": "0x1000", "length": 2});
+//! let result = json!({"document": "app", "address": "0x1000", "hex": "5548"});
+//! let ledger = [EvidenceRecordView {
+//!     id: "ev-000000000001",
+//!     operation: "read_bytes",
+//!     arguments: &arguments,
+//!     result: &result,
+//!     provider: Some("native"),
+//! }];
+//! let claims = parse_claims(&json!([
+//!     {"kind": "bytes_equal", "document": "app", "address": "0x1000", "hex": "5548"},
+//!     {"kind": "bytes_equal", "document": "app", "address": "0x1001", "hex": "90"},
+//!     {"kind": "procedure_exists", "document": "app", "address": "0x2000"},
+//! ]))
+//! .unwrap();
+//! let verdicts = evaluate(&claims, &ledger);
+//! assert_eq!(verdicts[0].status, VerdictStatus::Supported);
+//! assert_eq!(verdicts[0].evidence, ["ev-000000000001"]);
+//! assert_eq!(verdicts[1].status, VerdictStatus::Contradicted);
+//! assert_eq!(verdicts[2].status, VerdictStatus::Unverified);
+//! ```
+//!
 //! # Claims
 //!
 //! `claims` is a JSON array of at most [`MAX_CLAIMS`] objects. Each has a `kind` and exactly the
@@ -46,9 +72,9 @@
 //!   page's `cursor` in the arguments (absent or `null` for the first page). Names there are
 //!   primary names only, so they support but never contradict `procedure_named`. When the
 //!   retained pages form a complete listing of a document (a first page, then the page for each
-//!   `next_cursor`, up to one whose `next_cursor` is `null`; the oldest record per cursor is
-//!   used), an address absent from all of them contradicts `procedure_exists` and
-//!   `procedure_named`.
+//!   `next_cursor`, up to one whose `next_cursor` is `null`, all from the provider of the
+//!   first page; the oldest record per cursor is used), an address absent from all of them
+//!   contradicts `procedure_exists` and `procedure_named`.
 //! - `read_bytes`: `{document, address, hex}`. The claimed range may be covered by several
 //!   records; a byte that differs contradicts, full coverage with equal bytes supports, partial
 //!   coverage is unverified.
@@ -89,6 +115,9 @@ pub struct EvidenceRecordView<'a> {
     pub arguments: &'a Value,
     /// The result of the call.
     pub result: &'a Value,
+    /// The provider that answered, if the call went to one. Pages of a procedure listing
+    /// only form a complete listing together when they come from the same provider.
+    pub provider: Option<&'a str>,
 }
 
 /// One parsed claim.

@@ -11,6 +11,31 @@
 //!
 //! Only heads can be refined or resolved, and a resolved head is final. Every failed call
 //! leaves the registry unchanged.
+//!
+//! ```
+//! use rea::session::unknowns::{ResolutionDraft, UnknownDraft, UnknownRegistry};
+//!
+//! let mut registry = UnknownRegistry::new();
+//! let first = registry
+//!     .register(UnknownDraft { question: "What does 0x401000 decrypt?".into(), ..Default::default() })
+//!     .unwrap()
+//!     .id
+//!     .clone();
+//! let head = registry
+//!     .refine(first.as_str(), UnknownDraft { question: "Is it the license blob?".into(), ..Default::default() })
+//!     .unwrap()
+//!     .id
+//!     .clone();
+//! assert_eq!(registry.unresolved_heads().collect::<Vec<_>>(), [&head]);
+//!
+//! // The session plugs in its ledger; here the ledger holds one Evidence ID.
+//! let ledger = |id: &str| id == "ev-000000000001";
+//! let missing = ResolutionDraft { evidence: vec!["ev-000000000009".into()], note: None };
+//! assert!(registry.resolve(head.as_str(), missing, &ledger).is_err());
+//! let found = ResolutionDraft { evidence: vec!["ev-000000000001".into()], note: None };
+//! registry.resolve(head.as_str(), found, &ledger).unwrap();
+//! assert_eq!(registry.unresolved_heads().count(), 0);
+//! ```
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;

@@ -151,13 +151,20 @@ pub(super) fn complete_listing<'a>(
     evidence: &[EvidenceRecordView<'a>],
     document: &str,
 ) -> Option<Listing<'a>> {
+    let pages = || {
+        evidence.iter().filter(|record| {
+            record.operation == "list_procedures" && document_of(record) == Some(document)
+        })
+    };
+    let cursor_of = |record: &EvidenceRecordView<'a>| -> Option<&'a str> {
+        record.arguments.get("cursor").and_then(Value::as_str)
+    };
+    // The listing follows the provider of the oldest first page.
+    let provider = pages().find(|record| cursor_of(record).is_none())?.provider;
     // The oldest page per cursor (`None` for the first page).
     let mut by_cursor: HashMap<Option<&str>, &EvidenceRecordView<'a>> = HashMap::new();
-    for record in evidence {
-        if record.operation == "list_procedures" && document_of(record) == Some(document) {
-            let cursor = record.arguments.get("cursor").and_then(Value::as_str);
-            by_cursor.entry(cursor).or_insert(record);
-        }
+    for record in pages().filter(|record| record.provider == provider) {
+        by_cursor.entry(cursor_of(record)).or_insert(record);
     }
     let mut listing = Listing {
         evidence: Vec::new(),

@@ -9,6 +9,27 @@
 //! (`src/session/schemas/artifact-inventory-v1.schema.json`). [`compare_inventories`] and
 //! [`list_occurrences`] work on retained pages only.
 //!
+//! ```
+//! use rea::session::inventory::{
+//!     Inventory, InventoryLimits, PageSize, compare_inventories, parse_page,
+//! };
+//!
+//! let old = tempfile::tempdir().unwrap();
+//! let new = tempfile::tempdir().unwrap();
+//! std::fs::write(old.path().join("app"), b"\x7fELF version 1").unwrap();
+//! std::fs::write(new.path().join("app"), b"\x7fELF version 2").unwrap();
+//! let limits = InventoryLimits::default();
+//! let before: Vec<_> = Inventory::of_directory(old.path(), &limits).unwrap()
+//!     .pages(PageSize::default()).collect();
+//! let after: Vec<_> = Inventory::of_directory(new.path(), &limits).unwrap()
+//!     .pages(PageSize::default()).collect();
+//! // Pages are the JSON documents retained as Evidence.
+//! let document = serde_json::to_value(&before[0]).unwrap();
+//! assert_eq!(parse_page(&document).unwrap(), before[0]);
+//! let diff = compare_inventories(&before, &after).unwrap();
+//! assert_eq!(diff.changed[0].path, "app");
+//! ```
+//!
 //! # Safety of the walk
 //!
 //! - Symbolic links are never followed outside the root: a link whose target (fully resolved)
