@@ -15,17 +15,11 @@
 //! ```
 //! use rea::session::unknowns::{ResolutionDraft, UnknownDraft, UnknownRegistry};
 //!
+//! let question = |text: &str| UnknownDraft { question: text.into(), ..Default::default() };
 //! let mut registry = UnknownRegistry::new();
-//! let first = registry
-//!     .register(UnknownDraft { question: "What does 0x401000 decrypt?".into(), ..Default::default() })
-//!     .unwrap()
-//!     .id
-//!     .clone();
-//! let head = registry
-//!     .refine(first.as_str(), UnknownDraft { question: "Is it the license blob?".into(), ..Default::default() })
-//!     .unwrap()
-//!     .id
-//!     .clone();
+//! let first = registry.register(question("What does 0x401000 decrypt?")).unwrap().id.clone();
+//! let refined = registry.refine(first.as_str(), question("Is it the license blob?"));
+//! let head = refined.unwrap().id.clone();
 //! assert_eq!(registry.unresolved_heads().collect::<Vec<_>>(), [&head]);
 //!
 //! // The session plugs in its ledger; here the ledger holds one Evidence ID.
