@@ -113,6 +113,10 @@ fn malformed_claims_name_index_and_field() {
             json!([{"kind": "procedure_exists", "document": "app", "address": "1000"}]),
         ),
         (
+            "address with a leading zero",
+            json!([{"kind": "procedure_exists", "document": "app", "address": "0x01000"}]),
+        ),
+        (
             "address too long",
             json!([{"kind": "procedure_exists", "document": "app", "address": "0x11112222333344445"}]),
         ),

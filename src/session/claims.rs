@@ -45,7 +45,8 @@
 //! | `capture_stderr_digest` | `capture`, `sha256` | the `import_process_capture` record `capture` |
 //!
 //! Field syntax: `document` and `name` are non-empty strings of at most 4,096 characters;
-//! `address` is `0x` and 1 to 16 lowercase hexadecimal digits; `hex` is 1 to
+//! `address` is canonical, as the session renders addresses (`0x` and 1 to 16 lowercase
+//! hexadecimal digits without a leading zero, see [`crate::core::discovery::is_valid_address`]); `hex` is 1 to
 //! [`MAX_CLAIM_BYTES`] bytes as pairs of hexadecimal digits; `sha256` is 64 lowercase
 //! hexadecimal digits; `occurrence_id` is `occ-` and 32 lowercase hexadecimal digits; `format`
 //! is an inventory format name (`elf`, `mach-o`, `mach-o-fat`, `pe`, ...); `capture` is an

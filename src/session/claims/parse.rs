@@ -149,7 +149,7 @@ impl Fields<'_> {
         value.ok_or_else(|| {
             self.malformed(
                 "address",
-                "must be 0x and 1 to 16 lowercase hexadecimal digits",
+                "must be a canonical address: 0x and 1 to 16 lowercase hexadecimal digits, no leading zero",
             )
         })
     }
