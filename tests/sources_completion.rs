@@ -2,44 +2,15 @@
 
 mod fixtures;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fixtures::fake::{Behaviour, FakeProvider, app_and_lib, entry};
-use rea::core::{Completion, Family, Prefix, ProcedureEntry, ProcedurePage};
-use rea::session::sources::{SessionView, SourceConfig, complete_argument};
+use fixtures::support::{complete, complete_with};
+use rea::core::{Completion, Family, ProcedureEntry, ProcedurePage};
+use rea::session::sources::{SessionView, SourceConfig};
 use rea::session::{Observation, Provider, Session};
 use serde_json::json;
-
-fn complete(
-    view: &dyn SessionView,
-    family: Family,
-    prefix: &str,
-    context: &[(&str, &str)],
-) -> Completion {
-    complete_with(view, family, prefix, context, &SourceConfig::default())
-}
-
-fn complete_with(
-    view: &dyn SessionView,
-    family: Family,
-    prefix: &str,
-    context: &[(&str, &str)],
-    config: &SourceConfig,
-) -> Completion {
-    let context: BTreeMap<String, String> = context
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    complete_argument(
-        view,
-        family,
-        &Prefix::new(prefix).unwrap(),
-        &context,
-        config,
-    )
-}
 
 fn values(completion: &Completion) -> Vec<&str> {
     completion.values.iter().map(String::as_str).collect()

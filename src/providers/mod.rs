@@ -2,6 +2,7 @@
 //! [`catalog`] for function lists exported as JSON. [`load_path`] picks one by content.
 
 pub mod catalog;
+pub mod fuzzing;
 pub mod native;
 mod table;
 

@@ -138,20 +138,35 @@ pub fn complete_argument(
     config: &SourceConfig,
 ) -> Completion {
     match candidates(view, family, context, config) {
-        Some(candidates) => complete_prefix(prefix, candidates.iter()),
+        Some(Candidates::Listed(values)) => complete_prefix(prefix, values.iter()),
+        Some(Candidates::Shared(values)) => complete_prefix(prefix, values.iter()),
+        // Completed where they lie, without copying up to 5,000 strings.
+        Some(Candidates::Discovered(procedures)) => {
+            complete_prefix(prefix, procedures.candidates())
+        }
         None => Completion::empty(),
     }
 }
 
-/// The candidates of `family` in source order, or `None` when the source failed.
+/// The candidates of one request, in source order.
+enum Candidates {
+    /// A list read from the session or a provider.
+    Listed(Vec<String>),
+    /// A snapshot the session shares (the Evidence IDs), read without copying.
+    Shared(Arc<[String]>),
+    /// The outcome of bounded procedure discovery.
+    Discovered(Procedures),
+}
+
+/// The candidates of `family`, or `None` when the source failed.
 fn candidates(
     view: &dyn SessionView,
     family: Family,
     context: &BTreeMap<String, String>,
     config: &SourceConfig,
-) -> Option<Arc<[String]>> {
-    let owned = match family {
-        Family::Evidence => return Some(view.evidence_ids()),
+) -> Option<Candidates> {
+    let listed = match family {
+        Family::Evidence => return Some(Candidates::Shared(view.evidence_ids())),
         Family::Document => document_names(selected_provider(view, context)?, config)?,
         Family::Procedure => {
             let provider = selected_provider(view, context)?;
@@ -159,7 +174,7 @@ fn candidates(
                 .map(str::to_owned)
                 .or_else(|| view.current_document())?;
             let procedures = discover_procedures(provider, document, config)?;
-            procedures.candidates().map(str::to_owned).collect()
+            return Some(Candidates::Discovered(procedures));
         }
         Family::Provider => view.provider_ids(),
         Family::ProcessCapture => view.process_capture_ids(),
@@ -167,7 +182,7 @@ fn candidates(
         Family::ArtifactOccurrence => view.artifact_occurrence_ids(),
         Family::ResidualUnknown => view.residual_unknown_ids(),
     };
-    Some(owned.into())
+    Some(Candidates::Listed(listed))
 }
 
 fn argument<'a>(context: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {

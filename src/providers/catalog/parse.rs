@@ -230,13 +230,13 @@ fn read_document(value: &Value, pointer: &str) -> Result<CatalogDocument, Catalo
                 ),
             ));
         }
-        if let Some(segment) = &procedure.segment {
-            if !segment_names.contains_key(segment.as_str()) {
-                return Err(field(
-                    &format!("{at}/segment"),
-                    format!("segment {segment:?} is not declared in {pointer}/segments"),
-                ));
-            }
+        if let Some(segment) = &procedure.segment
+            && !segment_names.contains_key(segment.as_str())
+        {
+            return Err(field(
+                &format!("{at}/segment"),
+                format!("segment {segment:?} is not declared in {pointer}/segments"),
+            ));
         }
         procedures.push(procedure);
     }

@@ -55,7 +55,7 @@ fn demangle_msvc(raw: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::demangle;
+    use super::{MAX_MANGLED_BYTES, MAX_MSVC_MANGLED_BYTES, demangle};
 
     #[test]
     fn each_scheme_is_demangled() {
@@ -69,6 +69,25 @@ mod tests {
             demangle("?foo@bar@@YAHH@Z").as_deref(),
             Some("int __cdecl bar::foo(int)")
         );
+    }
+
+    /// Deeply nested names at the length caps demangle (or fail) within a small stack.
+    #[test]
+    fn nested_names_at_the_caps_fit_a_small_stack() {
+        let msvc = format!("?x@@YA{}H@Z", "P6A".repeat(167));
+        let itanium = format!("_Z1f{}", "PFv".repeat(1_300));
+        let template = format!("_Z1f{}v{}", "I1A".repeat(800), "E".repeat(800));
+        let worker = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                assert!(msvc.len() <= MAX_MSVC_MANGLED_BYTES);
+                assert!(itanium.len() <= MAX_MANGLED_BYTES && template.len() <= MAX_MANGLED_BYTES);
+                for raw in [msvc, itanium, template] {
+                    let _ = demangle(&raw);
+                }
+            })
+            .unwrap();
+        worker.join().unwrap();
     }
 
     #[test]

@@ -21,8 +21,18 @@ pub(crate) struct FrameLayout {
 const DW_EH_PE_OMIT: u8 = 0xff;
 const DW_EH_PE_INDIRECT: u8 = 0x80;
 
-/// The `pc_begin` of every FDE in `data`, in section order (duplicates possible).
-pub(crate) fn fde_starts(data: &[u8], layout: FrameLayout) -> Vec<u64> {
+/// A function described by an FDE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FrameStart {
+    /// `pc_begin`: the function's first address.
+    pub(crate) address: u64,
+    /// `pc_range`: its length in bytes, when readable.
+    pub(crate) size: Option<u64>,
+}
+
+/// The `pc_begin` and `pc_range` of every FDE in `data`, in section order (duplicates
+/// possible).
+pub(crate) fn fde_starts(data: &[u8], layout: FrameLayout) -> Vec<FrameStart> {
     let mut starts = Vec::new();
     let mut cies: HashMap<usize, Option<u8>> = HashMap::new();
     let mut offset = 0usize;
@@ -39,8 +49,10 @@ pub(crate) fn fde_starts(data: &[u8], layout: FrameLayout) -> Vec<u64> {
             .or_insert_with(|| fde_encoding(data, cie_offset, layout));
         let Some(encoding) = encoding else { continue };
         let mut reader = Reader::new(data, record.body, record.end, layout);
-        if let Some(start) = reader.pointer(encoding) {
-            starts.push(start);
+        if let Some(address) = reader.pointer(encoding) {
+            // pc_range uses the value format of the encoding, without its application.
+            let size = reader.pointer_raw(encoding & 0x0f).filter(|&size| size > 0);
+            starts.push(FrameStart { address, size });
         }
     }
     starts
@@ -323,7 +335,11 @@ mod tests {
         let data = section(-0x1000);
         // CIE: 4 length + 13 body bytes; FDE: 4 length + 4 CIE pointer, then pc_begin.
         let field = 0x2000 + 17 + 4 + 4;
-        assert_eq!(fde_starts(&data, LAYOUT), [field - 0x1000]);
+        let start = FrameStart {
+            address: field - 0x1000,
+            size: Some(16),
+        };
+        assert_eq!(fde_starts(&data, LAYOUT), [start]);
     }
 
     #[test]

@@ -328,7 +328,7 @@ fn collect_unwind_starts(
             address_size: if file.is_64() { 8 } else { 4 },
         };
         for start in fde_starts(bytes, layout) {
-            add(start, ProcedureSource::UnwindTable, None);
+            add(start.address, ProcedureSource::UnwindTable, start.size);
         }
     }
     for start in macho_function_starts(data, kind) {

@@ -1,0 +1,233 @@
+//! Invariant checks shared by the `native_provider` and `catalog_parser` fuzz targets and the
+//! tests that replay their saved inputs. Not part of the supported API: every check panics
+//! when an invariant breaks.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+use super::catalog::{CatalogError, CatalogProvider};
+use super::native::NativeProvider;
+use crate::core::discovery::{discover, is_valid_address};
+use crate::core::{MAX_VALUE_CHARS, Outcome, PROCEDURE_PAGE_SIZE};
+use crate::session::{
+    Address, MAX_READ_BYTES, NameMatch, ProcedureQuery, Provider, ReadLength, StringQuery,
+};
+
+/// Procedures per document whose details are checked, to keep each input fast.
+const CHECKED_PROCEDURES: usize = 64;
+
+/// Opens `bytes` as a binary; if it opens, runs every operation on every document and checks
+/// addresses are valid and canonical, pages bounded and ordered, discovery well-formed,
+/// lookups consistent with the listing, and reads and string matches within their bounds.
+pub fn check_native(bytes: &[u8]) {
+    let Ok(provider) = NativeProvider::from_bytes("fuzz", bytes.to_vec()) else {
+        return;
+    };
+    for document in check_documents(&provider) {
+        let listed = check_listing(&provider, &document);
+        check_lookups(&provider, &document, &listed);
+        check_segments_and_bytes(&provider, &document);
+        check_strings(&provider, &document);
+    }
+}
+
+/// Loads `bytes` as a catalog. A rejection must name a field (or the JSON position) and never
+/// blame the built-in schema; an accepted catalog must list consistently and survive a round
+/// trip through its own JSON export unchanged.
+pub fn check_catalog(bytes: &[u8]) {
+    let provider = match CatalogProvider::from_json(bytes) {
+        Ok(provider) => provider,
+        Err(CatalogError::Field { field, message }) => {
+            assert!(field.starts_with('/'), "field {field:?} is a JSON pointer");
+            assert!(!message.is_empty());
+            return;
+        }
+        Err(CatalogError::Json { line, .. }) => {
+            assert!(line >= 1);
+            return;
+        }
+        Err(other) => panic!("unexpected catalog error: {other}"),
+    };
+    let mut documents = Vec::new();
+    let mut listings = Vec::new();
+    for document in check_documents(&provider) {
+        let listed = check_listing(&provider, &document);
+        check_lookups(&provider, &document, &listed);
+        documents.push(export_document(&provider, &document, &listed));
+        listings.push(listed);
+    }
+    let exported = json!({"schema": "rea.catalog", "version": 1, "documents": documents});
+    let text = serde_json::to_vec(&exported).expect("a JSON value serializes");
+    let reloaded = CatalogProvider::from_json(&text).expect("an exported catalog is valid");
+    for (document, listed) in check_documents(&reloaded).iter().zip(&listings) {
+        assert_eq!(&check_listing(&reloaded, document), listed, "round trip");
+    }
+}
+
+/// Document names: non-empty, unique, within the value bound.
+fn check_documents(provider: &dyn Provider) -> Vec<String> {
+    let documents = provider
+        .list_documents()
+        .expect("listing documents of a loaded file");
+    let mut seen = HashSet::new();
+    for document in &documents {
+        assert!(!document.name.is_empty());
+        assert!(document.name.chars().count() <= MAX_VALUE_CHARS);
+        assert!(
+            seen.insert(document.name.clone()),
+            "document names are unique"
+        );
+    }
+    documents.into_iter().map(|d| d.name).collect()
+}
+
+/// Reads every page with two page sizes and checks both agree, then runs discovery, which must
+/// never call the output malformed.
+fn check_listing(provider: &dyn Provider, document: &str) -> Vec<(Address, Option<String>)> {
+    let listed = read_pages(provider, document, PROCEDURE_PAGE_SIZE);
+    assert_eq!(
+        read_pages(provider, document, 7),
+        listed,
+        "pages of 7 agree"
+    );
+    let outcome = discover(|request| {
+        provider.list_procedures(document, request.cursor.as_deref(), request.limit)
+    })
+    .expect("listing succeeded once");
+    assert!(
+        matches!(outcome, Outcome::Found(_)),
+        "discovery: {outcome:?}"
+    );
+    listed
+}
+
+fn read_pages(
+    provider: &dyn Provider,
+    document: &str,
+    limit: usize,
+) -> Vec<(Address, Option<String>)> {
+    let mut listed: Vec<(Address, Option<String>)> = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut cursors = HashSet::new();
+    loop {
+        let page = provider
+            .list_procedures(document, cursor.as_deref(), limit)
+            .expect("listing a listed document");
+        assert!(page.entries.len() <= limit);
+        for entry in page.entries {
+            assert!(is_valid_address(&entry.address), "{:?}", entry.address);
+            let address = Address::parse(&entry.address).expect("valid address");
+            assert_eq!(address.to_string(), entry.address, "canonical address");
+            assert!(
+                listed.last().is_none_or(|(last, _)| *last < address),
+                "address order"
+            );
+            if let Some(name) = &entry.name {
+                assert!(!name.is_empty() && name.chars().count() <= MAX_VALUE_CHARS);
+            }
+            listed.push((address, entry.name));
+        }
+        match page.next_cursor {
+            Some(next) => {
+                assert!(cursors.insert(next.clone()), "cursor repeated");
+                cursor = Some(next);
+            }
+            None => return listed,
+        }
+    }
+}
+
+/// `procedure_info` and exact search agree with the listing.
+fn check_lookups(provider: &dyn Provider, document: &str, listed: &[(Address, Option<String>)]) {
+    for (address, name) in listed.iter().take(CHECKED_PROCEDURES) {
+        let info = provider
+            .procedure_info(document, *address)
+            .expect("listed address");
+        assert_eq!(info.address, *address);
+        let primary = info.name.as_ref();
+        let expected = primary.map(|n| (n.name.as_str(), n.raw_name.as_str()));
+        match (name, expected) {
+            (Some(name), Some((display, raw))) => assert!(name == display || name == raw),
+            (None, names) => assert!(
+                names.is_none_or(|(d, r)| d.chars().count() > MAX_VALUE_CHARS
+                    && r.chars().count() > MAX_VALUE_CHARS)
+            ),
+            (Some(_), None) => panic!("listed name without a primary name"),
+        }
+        if let Some(name) = name {
+            let query = ProcedureQuery::new(name.clone(), NameMatch::Exact);
+            let found = provider
+                .search_procedures(document, &query)
+                .expect("search");
+            assert!(
+                found.truncated || found.procedures.iter().any(|p| p.address == *address),
+                "exact search finds {name:?}"
+            );
+        }
+    }
+}
+
+/// Segments are ordered with consistent file ranges; reads stay within the bound.
+fn check_segments_and_bytes(provider: &dyn Provider, document: &str) {
+    let segments = provider.list_segments(document).expect("segments");
+    assert!(segments.windows(2).all(|w| w[0].address <= w[1].address));
+    let length = ReadLength::new(MAX_READ_BYTES as u64).expect("in range");
+    for segment in segments.iter().take(CHECKED_PROCEDURES) {
+        assert!(segment.file_size <= segment.size);
+        assert_eq!(segment.file_offset.is_some(), segment.file_size > 0);
+        if let Ok(bytes) = provider.read_bytes(document, segment.address, length) {
+            assert!(!bytes.is_empty() && bytes.len() <= MAX_READ_BYTES);
+        }
+    }
+}
+
+/// String matches are bounded, long enough, and inside their segment.
+fn check_strings(provider: &dyn Provider, document: &str) {
+    let query = StringQuery::new("").with_limit(50);
+    let found = provider.search_strings(document, &query).expect("strings");
+    assert!(found.matches.len() <= 50);
+    let segments = provider.list_segments(document).expect("segments");
+    for string in &found.matches {
+        let chars = string.text.chars().count();
+        assert!(chars >= query.min_chars() && chars <= MAX_VALUE_CHARS);
+        // Section names need not be unique; one of the segments with this name holds it.
+        let inside = segments.iter().any(|segment| {
+            segment.name == string.segment
+                && string.address.value().wrapping_sub(segment.address.value()) < segment.file_size
+        });
+        assert!(inside, "string inside its segment");
+    }
+}
+
+/// The catalog JSON of one document, rebuilt from the provider's answers.
+fn export_document(
+    provider: &dyn Provider,
+    document: &str,
+    listed: &[(Address, Option<String>)],
+) -> Value {
+    let procedures: Vec<Value> = listed
+        .iter()
+        .map(|(address, _)| {
+            let info = provider
+                .procedure_info(document, *address)
+                .expect("listed address");
+            let mut procedure = json!({"address": address.to_string()});
+            if let Some(name) = info.name {
+                procedure["name"] = json!(name.name);
+                procedure["raw_name"] = json!(name.raw_name);
+            }
+            if let Some(size) = info.size {
+                procedure["size"] = json!(size);
+            }
+            procedure
+        })
+        .collect();
+    let segments: Vec<Value> = provider
+        .list_segments(document)
+        .expect("segments")
+        .into_iter()
+        .map(|s| json!({"name": s.name, "address": s.address.to_string(), "size": s.size, "permissions": s.permissions.to_string()}))
+        .collect();
+    json!({"name": document, "segments": segments, "procedures": procedures})
+}
