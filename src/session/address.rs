@@ -4,13 +4,12 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use crate::core::discovery::is_valid_address;
-
 /// A virtual address in a document.
 ///
-/// Parsed from `0x` followed by 1 to 16 lowercase hexadecimal digits (the syntax completion
-/// offers, see [`is_valid_address`]) and always rendered canonically, without leading zeros:
-/// `Address::parse("0x0040")` renders as `0x40`.
+/// Parsed from `0x` followed by 1 to 16 lowercase hexadecimal digits, leading zeros allowed
+/// (as disassemblers export them), and always rendered canonically, without leading zeros:
+/// `Address::parse("0x0040")` renders as `0x40`, the form completion offers (see
+/// [`crate::core::discovery::is_valid_address`]).
 ///
 /// ```
 /// use rea::session::Address;
@@ -43,10 +42,15 @@ impl Address {
         let invalid = || AddressError {
             text: text.chars().take(64).collect(),
         };
-        if !is_valid_address(text) {
+        let digits = text.strip_prefix("0x").unwrap_or("");
+        let syntax = (1..=16).contains(&digits.len())
+            && digits
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !syntax {
             return Err(invalid());
         }
-        u64::from_str_radix(&text[2..], 16)
+        u64::from_str_radix(digits, 16)
             .map(Address)
             .map_err(|_| invalid())
     }
