@@ -6,10 +6,11 @@ use serde::{Serialize, Serializer};
 
 /// A virtual address in a document.
 ///
-/// Parsed from `0x` followed by 1 to 16 lowercase hexadecimal digits, leading zeros allowed
-/// (as disassemblers export them), and always rendered canonically, without leading zeros:
-/// `Address::parse("0x0040")` renders as `0x40`, the form completion offers (see
-/// [`crate::core::discovery::is_valid_address`]).
+/// Parsed from `0x` followed by 1 to 16 lowercase hexadecimal digits, leading zeros allowed (as
+/// disassemblers often print them), and always rendered canonically, without leading zeros:
+/// `Address::parse("0x0040")` renders as `0x40`. The rendering is the form completion offers
+/// ([`is_valid_address`](crate::core::discovery::is_valid_address)), so a completed address
+/// parses back to itself.
 ///
 /// ```
 /// use rea::session::Address;
@@ -17,6 +18,9 @@ use serde::{Serialize, Serializer};
 /// assert_eq!(address.to_string(), "0x401a0");
 /// assert_eq!(address.value(), 0x401a0);
 /// assert!(Address::parse("0x401A0").is_err());
+/// assert!(Address::parse("0x00000000000000001").is_err());
+/// // The canonical rendering is what completion offers.
+/// assert!(rea::core::discovery::is_valid_address(&address.to_string()));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Address(u64);
@@ -42,12 +46,11 @@ impl Address {
         let invalid = || AddressError {
             text: text.chars().take(64).collect(),
         };
-        let digits = text.strip_prefix("0x").unwrap_or("");
-        let syntax = (1..=16).contains(&digits.len())
-            && digits
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !syntax {
+        let digits = text.strip_prefix("0x").ok_or_else(invalid)?;
+        let lowercase_hex = digits
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !(1..=16).contains(&digits.len()) || !lowercase_hex {
             return Err(invalid());
         }
         u64::from_str_radix(digits, 16)
