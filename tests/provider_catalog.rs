@@ -57,7 +57,7 @@ fn the_schema_is_a_valid_2020_12_schema() {
     jsonschema::meta::validate(&schema).unwrap();
     let file = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/schemas/catalog-v1.schema.json"
+        "/src/providers/catalog/catalog-v1.schema.json"
     ))
     .unwrap();
     assert_eq!(file, CATALOG_SCHEMA);

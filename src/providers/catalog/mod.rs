@@ -1,7 +1,7 @@
 //! The built-in `catalog` provider: documents and procedures loaded from a JSON file, so
 //! function lists exported from Ghidra, IDA or Hopper can be used without the binary.
 //!
-//! The format is published as a JSON Schema (2020-12) in `schemas/catalog-v1.schema.json`
+//! The format is published as a JSON Schema (2020-12) in `src/providers/catalog/catalog-v1.schema.json`
 //! ([`CATALOG_SCHEMA`]). A catalog is checked against the schema, then against the rules the
 //! schema cannot state: document names unique in the file, procedure addresses unique in a
 //! document (compared by value: `0x10` and `0x010` repeat each other), segment names unique in

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::session::{Address, Permissions};
 
 /// The catalog JSON Schema (JSON Schema 2020-12), as published in `schemas/`.
-pub const CATALOG_SCHEMA: &str = include_str!("../../../schemas/catalog-v1.schema.json");
+pub const CATALOG_SCHEMA: &str = include_str!("catalog-v1.schema.json");
 
 /// Largest catalog file read.
 pub const MAX_CATALOG_BYTES: u64 = 256 * 1024 * 1024;
