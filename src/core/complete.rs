@@ -122,7 +122,7 @@ where
             !is_over_long(text) && prefix.key.matches(text, &mut buffers)
         })
         .collect();
-    let mut distinct = distinct(&matched);
+    let mut distinct: Vec<SortKey<'_>> = distinct(&matched).into_iter().map(SortKey::new).collect();
     let total = distinct.len();
     if total > MAX_VALUES {
         distinct.select_nth_unstable(MAX_VALUES - 1);
@@ -130,9 +130,34 @@ where
     }
     distinct.sort_unstable();
     Completion {
-        values: distinct.into_iter().map(str::to_owned).collect(),
+        values: distinct
+            .into_iter()
+            .map(|value| value.text.to_owned())
+            .collect(),
         total,
         has_more: total > MAX_VALUES,
+    }
+}
+
+/// A string ordered by code point (UTF-8 byte order) with a cheap first comparison: its first
+/// eight bytes as a big-endian integer, zero-padded. Comparing `(head, text)` gives the same
+/// order as comparing `text`: a difference within the first eight bytes shows in `head` with
+/// the same sign, and equal heads fall through to the full comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct SortKey<'a> {
+    head: u64,
+    text: &'a str,
+}
+
+impl<'a> SortKey<'a> {
+    fn new(text: &'a str) -> SortKey<'a> {
+        let mut head = [0u8; 8];
+        let shown = text.len().min(8);
+        head[..shown].copy_from_slice(&text.as_bytes()[..shown]);
+        SortKey {
+            head: u64::from_be_bytes(head),
+            text,
+        }
     }
 }
 

@@ -38,9 +38,12 @@
 //! computing a key.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
+
+use super::fast_hash::SeededState;
 
 /// The Unicode version of every table the key depends on.
 pub const UNICODE_VERSION: (u8, u8, u8) = (18, 0, 0);
@@ -112,14 +115,53 @@ pub fn general_key(x: &str) -> String {
     buffers.key
 }
 
-/// Reusable buffers, so keying many candidates allocates only for the folding step.
+/// The character that the key of every string beginning with `c` begins with, when `c`
+/// alone decides it; `None` when later characters can matter (`c` decomposes to a leading
+/// non-starter, or its key is empty or begins with a non-starter).
+///
+/// `c`'s NFKD begins with a starter that nothing reorders across and folding sees alone, so
+/// the key of the string begins with the first character of that starter's key, provided it
+/// is itself a starter. `tests/unicode_exhaustive.rs` checks this for every scalar value.
+///
+/// ```
+/// use rea::core::key::stable_first_key_char;
+/// assert_eq!(stable_first_key_char('Σ'), Some('σ'));
+/// assert_eq!(stable_first_key_char('ﬁ'), Some('f'));
+/// assert_eq!(stable_first_key_char('\u{301}'), None);
+/// assert_eq!(stable_first_key_char('\u{200B}'), None);
+/// ```
+pub fn stable_first_key_char(c: char) -> Option<char> {
+    let mut lead = None;
+    unicode_normalization::char::decompose_compatible(c, |d| {
+        lead.get_or_insert(d);
+    });
+    let lead = lead.filter(|&d| canonical_combining_class(d) == 0)?;
+    let mut utf8 = [0u8; 4];
+    general_key(lead.encode_utf8(&mut utf8))
+        .chars()
+        .next()
+        .filter(|&first| canonical_combining_class(first) == 0)
+}
+
+/// Reusable scratch for keying many candidates: buffers, so the general path allocates only
+/// for folding, and a memo of [`stable_first_key_char`], which settles most non-ASCII
+/// candidates without computing their key.
 #[derive(Debug, Default)]
 pub(crate) struct KeyBuffers {
     decomposed: String,
     key: String,
+    first_chars: HashMap<char, Option<char>, SeededState>,
 }
 
 impl KeyBuffers {
+    /// [`stable_first_key_char`], memoized.
+    fn stable_first(&mut self, c: char) -> Option<char> {
+        *self
+            .first_chars
+            .entry(c)
+            .or_insert_with(|| stable_first_key_char(c))
+    }
+
     /// The general-path key of `x`, borrowed from the buffers.
     pub(crate) fn general_key(&mut self, x: &str) -> &str {
         self.decomposed.clear();
@@ -192,8 +234,19 @@ impl PrefixKey {
             // An all-ASCII candidate whose key is no longer than q.
             return r == prefix.len();
         }
-        // bytes[r] starts a non-ASCII character, and r <= q keeps both cuts on boundaries.
-        key_extends(&self.key[r..], buffers.general_key(&candidate[r..]))
+        // bytes[r] starts a non-ASCII character, and r <= q keeps both cuts on boundaries:
+        // the candidate's key is its lowercased ASCII run followed by the key of the tail.
+        let (rest, tail) = (&self.key[r..], &candidate[r..]);
+        let lead = tail.chars().next().and_then(|c| buffers.stable_first(c));
+        if let Some(lead) = lead {
+            match rest.chars().next() {
+                // The key continues with `lead`, a starter, right where the prefix ends.
+                None => return true,
+                Some(expected) if expected != lead => return false,
+                Some(_) => {}
+            }
+        }
+        key_extends(rest, buffers.general_key(tail))
     }
 }
 
