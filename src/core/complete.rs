@@ -1,9 +1,10 @@
 //! `complete()` of SPEC section 4: bounded, deduplicated, code-point-sorted prefix matching.
 
-use std::collections::HashSet;
+use std::hash::BuildHasher;
+
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 use super::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
-use super::fast_hash::SeededState;
 use super::key::{KeyBuffers, PrefixKey};
 
 /// A value longer than [`MAX_VALUE_CHARS`] Unicode scalar values.
@@ -105,9 +106,9 @@ where
 /// Completes an already checked [`Prefix`]; infallible.
 ///
 /// Equivalent to filter, sort, dedup and truncate over the first [`SCAN_LIMIT`] candidates,
-/// but it never sorts more than [`MAX_VALUES`] values and allocates only for the values it
-/// returns: matching candidates are kept as they came, deduplicated through a hash set, and
-/// the smallest [`MAX_VALUES`] are selected before sorting.
+/// but it never sorts more than [`MAX_VALUES`] values and copies only the values it returns:
+/// matching candidates are kept as they came, deduplicated through a hash table of indices,
+/// and the smallest [`MAX_VALUES`] are selected before sorting.
 pub fn complete_prefix<I, S>(prefix: &Prefix, candidates: I) -> Completion
 where
     I: IntoIterator<Item = S>,
@@ -122,7 +123,7 @@ where
             !is_over_long(text) && prefix.key.matches(text, &mut buffers)
         })
         .collect();
-    let mut distinct: Vec<SortKey<'_>> = distinct(&matched).into_iter().map(SortKey::new).collect();
+    let mut distinct = distinct(&matched);
     let total = distinct.len();
     if total > MAX_VALUES {
         distinct.select_nth_unstable(MAX_VALUES - 1);
@@ -161,17 +162,26 @@ impl<'a> SortKey<'a> {
     }
 }
 
-/// The distinct strings of `values`, in no particular order.
-fn distinct<S: AsRef<str>>(values: &[S]) -> Vec<&str> {
-    let mut texts: Vec<&str> = values.iter().map(AsRef::as_ref).collect();
-    if texts.len() <= MAX_VALUES {
+/// The distinct strings of `values` as sort keys, in no particular order.
+fn distinct<S: AsRef<str>>(values: &[S]) -> Vec<SortKey<'_>> {
+    let mut keys: Vec<SortKey<'_>> = Vec::with_capacity(values.len());
+    if values.len() <= MAX_VALUES {
         // Few enough to sort outright, which is cheaper than hashing.
-        texts.sort_unstable();
-        texts.dedup();
-        return texts;
+        keys.extend(values.iter().map(|value| SortKey::new(value.as_ref())));
+        keys.sort_unstable();
+        keys.dedup();
+        return keys;
     }
-    let mut seen: HashSet<&str, SeededState> =
-        HashSet::with_capacity_and_hasher(texts.len(), SeededState::new());
-    texts.retain(|text| seen.insert(text));
-    texts
+    // A table of indices into `keys`: small slots, strings compared only on a hash match.
+    let hasher = DefaultHashBuilder::default();
+    let mut table: HashTable<usize> = HashTable::with_capacity(values.len());
+    for value in values {
+        let text = value.as_ref();
+        let hash = hasher.hash_one(text);
+        if table.find(hash, |&at| keys[at].text == text).is_none() {
+            table.insert_unique(hash, keys.len(), |&at| hasher.hash_one(keys[at].text));
+            keys.push(SortKey::new(text));
+        }
+    }
+    keys
 }

@@ -29,11 +29,10 @@
 //! sequence, however adversarial, ends after at most [`PROCEDURE_ADDRESS_LIMIT`] pages.
 //! Memory stays proportional to the pages fed.
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use super::bounds::{PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE};
 use super::complete::is_over_long;
-use super::fast_hash::SeededState;
 
 /// One procedure as a provider lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,9 +165,9 @@ struct NameSlot {
 pub struct Discovery {
     /// Each unique address with the order in which it was first seen; the map owns the
     /// strings, so an address is stored once and never copied.
-    address_index: HashMap<String, usize, SeededState>,
-    names: HashMap<String, NameSlot, SeededState>,
-    seen_cursors: HashSet<String, SeededState>,
+    address_index: HashMap<String, usize>,
+    names: HashMap<String, NameSlot>,
+    seen_cursors: HashSet<String>,
     cursor: Option<String>,
     /// A new address arrived after the bound and was not kept.
     dropped: bool,

@@ -38,12 +38,11 @@
 //! computing a key.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+
+use hashbrown::HashMap;
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
-
-use super::fast_hash::SeededState;
 
 /// The Unicode version of every table the key depends on.
 pub const UNICODE_VERSION: (u8, u8, u8) = (18, 0, 0);
@@ -150,7 +149,7 @@ pub fn stable_first_key_char(c: char) -> Option<char> {
 pub(crate) struct KeyBuffers {
     decomposed: String,
     key: String,
-    first_chars: HashMap<char, Option<char>, SeededState>,
+    first_chars: HashMap<char, Option<char>>,
 }
 
 impl KeyBuffers {
@@ -207,11 +206,24 @@ impl PrefixKey {
 
     /// `matches(prefix, candidate)` for this prefix's key, using `buffers` when a candidate
     /// needs the general path.
+    #[inline]
     pub(crate) fn matches(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
-        let prefix = self.key.as_bytes();
-        if prefix.is_empty() {
+        let Some(&first) = self.key.as_bytes().first() else {
             return true;
+        };
+        // An ASCII first byte, lowercased, is the first byte of the candidate's key: most
+        // candidates are rejected here.
+        if let Some(&lead) = candidate.as_bytes().first()
+            && lead.is_ascii()
+            && lead.to_ascii_lowercase() != first
+        {
+            return false;
         }
+        self.matches_after_first_byte(candidate, buffers)
+    }
+
+    fn matches_after_first_byte(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
+        let prefix = self.key.as_bytes();
         let bytes = candidate.as_bytes();
         let q = self.ascii_run;
         // The candidate's key starts with its lowercased leading ASCII run (see the module
