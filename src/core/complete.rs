@@ -1,11 +1,9 @@
 //! `complete()` of SPEC section 4: bounded, deduplicated, code-point-sorted prefix matching.
 
-use std::hash::BuildHasher;
-
-use hashbrown::{DefaultHashBuilder, HashTable};
+mod smallest;
 
 use super::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
-use super::key::{KeyBuffers, PrefixKey};
+use super::key::{KeyBuffers, PrefixKey, admits_first_byte};
 
 /// A value longer than [`MAX_VALUE_CHARS`] Unicode scalar values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -107,81 +105,46 @@ where
 ///
 /// Equivalent to filter, sort, dedup and truncate over the first [`SCAN_LIMIT`] candidates,
 /// but it never sorts more than [`MAX_VALUES`] values and copies only the values it returns:
-/// matching candidates are kept as they came, deduplicated through a hash table of indices,
-/// and the smallest [`MAX_VALUES`] are selected before sorting.
+/// candidates are first screened by their first byte alone, without branching on the data,
+/// then matched, counted through a hash table of indices, and the smallest [`MAX_VALUES`]
+/// picked by selection.
 pub fn complete_prefix<I, S>(prefix: &Prefix, candidates: I) -> Completion
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut buffers = KeyBuffers::default();
-    let matched: Vec<S> = candidates
-        .into_iter()
-        .take(SCAN_LIMIT)
-        .filter(|candidate| {
-            let text = candidate.as_ref();
-            !is_over_long(text) && prefix.key.matches(text, &mut buffers)
-        })
-        .collect();
-    let mut distinct = distinct(&matched);
-    let total = distinct.len();
-    if total > MAX_VALUES {
-        distinct.select_nth_unstable(MAX_VALUES - 1);
-        distinct.truncate(MAX_VALUES);
-    }
-    distinct.sort_unstable();
+    let scanned: Vec<S> = candidates.into_iter().take(SCAN_LIMIT).collect();
+    let matched = matching(&prefix.key, &scanned);
+    let (total, smallest) = smallest::count_and_smallest(&scanned, &matched, MAX_VALUES);
     Completion {
-        values: distinct
-            .into_iter()
-            .map(|value| value.text.to_owned())
-            .collect(),
+        values: smallest.into_iter().map(str::to_owned).collect(),
         total,
         has_more: total > MAX_VALUES,
     }
 }
 
-/// A string ordered by code point (UTF-8 byte order) with a cheap first comparison: its first
-/// eight bytes as a big-endian integer, zero-padded. Comparing `(head, text)` gives the same
-/// order as comparing `text`: a difference within the first eight bytes shows in `head` with
-/// the same sign, and equal heads fall through to the full comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct SortKey<'a> {
-    head: u64,
-    text: &'a str,
-}
-
-impl<'a> SortKey<'a> {
-    fn new(text: &'a str) -> SortKey<'a> {
-        let mut head = [0u8; 8];
-        let shown = text.len().min(8);
-        head[..shown].copy_from_slice(&text.as_bytes()[..shown]);
-        SortKey {
-            head: u64::from_be_bytes(head),
-            text,
-        }
+/// Indices of the candidates that are not over-long and match `prefix`, in source order.
+/// `scanned` holds at most [`SCAN_LIMIT`] candidates, so indices fit in `u32`.
+fn matching<S: AsRef<str>>(prefix: &PrefixKey, scanned: &[S]) -> Vec<u32> {
+    let text = |at: u32| scanned[at as usize].as_ref();
+    let mut admitted: Vec<u32> = (0..scanned.len() as u32).collect();
+    let Some(first) = prefix.first_byte() else {
+        admitted.retain(|&at| !is_over_long(text(at)));
+        return admitted;
+    };
+    // Branch-free screening by first byte: most candidates stop here, and a branch per
+    // candidate on random data would cost more than the test itself.
+    let mut kept = 0;
+    for at in 0..admitted.len() {
+        // Always written, kept only when admitted: kept <= at.
+        admitted[kept] = at as u32;
+        kept += usize::from(admits_first_byte(first, text(at as u32).as_bytes()));
     }
-}
-
-/// The distinct strings of `values` as sort keys, in no particular order.
-fn distinct<S: AsRef<str>>(values: &[S]) -> Vec<SortKey<'_>> {
-    let mut keys: Vec<SortKey<'_>> = Vec::with_capacity(values.len());
-    if values.len() <= MAX_VALUES {
-        // Few enough to sort outright, which is cheaper than hashing.
-        keys.extend(values.iter().map(|value| SortKey::new(value.as_ref())));
-        keys.sort_unstable();
-        keys.dedup();
-        return keys;
-    }
-    // A table of indices into `keys`: small slots, strings compared only on a hash match.
-    let hasher = DefaultHashBuilder::default();
-    let mut table: HashTable<usize> = HashTable::with_capacity(values.len());
-    for value in values {
-        let text = value.as_ref();
-        let hash = hasher.hash_one(text);
-        if table.find(hash, |&at| keys[at].text == text).is_none() {
-            table.insert_unique(hash, keys.len(), |&at| hasher.hash_one(keys[at].text));
-            keys.push(SortKey::new(text));
-        }
-    }
-    keys
+    admitted.truncate(kept);
+    let mut buffers = KeyBuffers::default();
+    admitted.retain(|&at| {
+        let candidate = text(at);
+        !is_over_long(candidate) && prefix.matches_after_first_byte(candidate, &mut buffers)
+    });
+    admitted
 }

@@ -206,45 +206,47 @@ impl PrefixKey {
 
     /// `matches(prefix, candidate)` for this prefix's key, using `buffers` when a candidate
     /// needs the general path.
-    #[inline]
     pub(crate) fn matches(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
-        let Some(&first) = self.key.as_bytes().first() else {
-            return true;
-        };
-        // An ASCII first byte, lowercased, is the first byte of the candidate's key: most
-        // candidates are rejected here.
-        if let Some(&lead) = candidate.as_bytes().first()
-            && lead.is_ascii()
-            && lead.to_ascii_lowercase() != first
-        {
-            return false;
+        match self.first_byte() {
+            None => true,
+            Some(first) => {
+                admits_first_byte(first, candidate.as_bytes())
+                    && self.matches_after_first_byte(candidate, buffers)
+            }
         }
-        self.matches_after_first_byte(candidate, buffers)
     }
 
-    fn matches_after_first_byte(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
+    /// The first byte of the key; `None` when the key is empty and everything matches.
+    pub(crate) fn first_byte(&self) -> Option<u8> {
+        self.key.as_bytes().first().copied()
+    }
+
+    /// [`PrefixKey::matches`] for a candidate that passed [`admits_first_byte`].
+    pub(crate) fn matches_after_first_byte(
+        &self,
+        candidate: &str,
+        buffers: &mut KeyBuffers,
+    ) -> bool {
         let prefix = self.key.as_bytes();
         let bytes = candidate.as_bytes();
         let q = self.ascii_run;
-        // The candidate's key starts with its lowercased leading ASCII run (see the module
-        // docs); only the first q + 1 bytes of that run can decide anything.
-        let r = bytes
-            .iter()
-            .take(q + 1)
-            .take_while(|b| b.is_ascii())
-            .count();
-        let common = r.min(q);
-        if !bytes[..common].eq_ignore_ascii_case(&prefix[..common]) {
-            return false;
-        }
-        if r > q {
-            // The candidate's key has an ASCII character (a starter) at position q: a match
-            // exactly when the prefix key ends there.
-            return q == prefix.len();
+        // Walk the candidate's leading ASCII run against the prefix key's: the candidate's
+        // key starts with that run lowercased (see the module docs).
+        let mut r = 0;
+        while r < q && r < bytes.len() && bytes[r].is_ascii() {
+            if bytes[r].to_ascii_lowercase() != prefix[r] {
+                return false;
+            }
+            r += 1;
         }
         if r == bytes.len() {
-            // An all-ASCII candidate whose key is no longer than q.
+            // An all-ASCII candidate whose key is exactly its r bytes.
             return r == prefix.len();
+        }
+        if bytes[r].is_ascii() {
+            // r == q: the candidate's key has an ASCII character (a starter) at position q,
+            // a match exactly when the prefix key ends there.
+            return q == prefix.len();
         }
         // bytes[r] starts a non-ASCII character, and r <= q keeps both cuts on boundaries:
         // the candidate's key is its lowercased ASCII run followed by the key of the tail.
@@ -259,6 +261,18 @@ impl PrefixKey {
             }
         }
         key_extends(rest, buffers.general_key(tail))
+    }
+}
+
+/// Whether a candidate starting with `bytes` can match a prefix key starting with `first`:
+/// an ASCII first byte, lowercased, is the first byte of the candidate's key, so it must be
+/// `first`; a non-ASCII one needs a closer look; an empty candidate never matches a non-empty
+/// key. Free of data-dependent branches, so scanning many candidates stays fast.
+#[inline]
+pub(crate) fn admits_first_byte(first: u8, bytes: &[u8]) -> bool {
+    match bytes.first() {
+        None => false,
+        Some(&lead) => !lead.is_ascii() | (lead.to_ascii_lowercase() == first),
     }
 }
 
