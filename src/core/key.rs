@@ -222,6 +222,7 @@ impl PrefixKey {
     }
 
     /// [`PrefixKey::matches`] for a candidate that passed [`admits_first_byte`].
+    #[inline]
     pub(crate) fn matches_after_first_byte(
         &self,
         candidate: &str,
@@ -248,9 +249,21 @@ impl PrefixKey {
             // a match exactly when the prefix key ends there.
             return q == prefix.len();
         }
-        // bytes[r] starts a non-ASCII character, and r <= q keeps both cuts on boundaries:
-        // the candidate's key is its lowercased ASCII run followed by the key of the tail.
-        let (rest, tail) = (&self.key[r..], &candidate[r..]);
+        self.matches_non_ascii_tail(r, candidate, buffers)
+    }
+
+    /// The rest of [`PrefixKey::matches_after_first_byte`]: the candidate's first `ascii`
+    /// bytes are ASCII and agree with the key, and a non-ASCII character follows.
+    #[inline(never)]
+    fn matches_non_ascii_tail(
+        &self,
+        ascii: usize,
+        candidate: &str,
+        buffers: &mut KeyBuffers,
+    ) -> bool {
+        // ascii <= the key's ASCII run, so both cuts are on character boundaries, and the
+        // candidate's key is its lowercased ASCII run followed by the key of the tail.
+        let (rest, tail) = (&self.key[ascii..], &candidate[ascii..]);
         let lead = tail.chars().next().and_then(|c| buffers.stable_first(c));
         if let Some(lead) = lead {
             match rest.chars().next() {
