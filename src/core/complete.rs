@@ -3,7 +3,7 @@
 mod smallest;
 
 use super::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
-use super::key::{KeyBuffers, PrefixKey, admits_first_byte};
+use super::key::{KeyBuffers, PrefixKey};
 
 /// A value longer than [`MAX_VALUE_CHARS`] Unicode scalar values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -105,7 +105,7 @@ where
 ///
 /// Equivalent to filter, sort, dedup and truncate over the first [`SCAN_LIMIT`] candidates,
 /// but it never sorts more than [`MAX_VALUES`] values and copies only the values it returns:
-/// candidates are first screened by their first byte alone, without branching on the data,
+/// candidates are first screened by their first bytes alone, without branching on the data,
 /// then matched, counted through a hash table of indices, and the smallest [`MAX_VALUES`]
 /// picked by selection.
 pub fn complete_prefix<I, S>(prefix: &Prefix, candidates: I) -> Completion
@@ -128,23 +128,23 @@ where
 fn matching<S: AsRef<str>>(prefix: &PrefixKey, scanned: &[S]) -> Vec<u32> {
     let text = |at: u32| scanned[at as usize].as_ref();
     let mut admitted: Vec<u32> = (0..scanned.len() as u32).collect();
-    let Some(first) = prefix.first_byte() else {
+    let Some(screen) = prefix.screen() else {
         admitted.retain(|&at| !is_over_long(text(at)));
         return admitted;
     };
-    // Branch-free screening by first byte: most candidates stop here, and a branch per
+    // Branch-free screening by the first bytes: most candidates stop here, and a branch per
     // candidate on random data would cost more than the test itself.
     let mut kept = 0;
     for at in 0..admitted.len() {
         // Always written, kept only when admitted: kept <= at.
         admitted[kept] = at as u32;
-        kept += usize::from(admits_first_byte(first, text(at as u32).as_bytes()));
+        kept += usize::from(screen.admits(text(at as u32).as_bytes()));
     }
     admitted.truncate(kept);
     let mut buffers = KeyBuffers::default();
     admitted.retain(|&at| {
         let candidate = text(at);
-        !is_over_long(candidate) && prefix.matches_after_first_byte(candidate, &mut buffers)
+        !is_over_long(candidate) && prefix.matches_admitted(candidate, &mut buffers)
     });
     admitted
 }

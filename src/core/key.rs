@@ -44,6 +44,8 @@ use hashbrown::HashMap;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
+use super::words;
+
 /// The Unicode version of every table the key depends on.
 pub const UNICODE_VERSION: (u8, u8, u8) = (18, 0, 0);
 
@@ -191,13 +193,20 @@ pub(crate) struct PrefixKey {
     key: String,
     /// Length in bytes of the key's leading ASCII run.
     ascii_run: usize,
+    /// `None` when the key is empty and everything matches.
+    screen: Option<Screen>,
 }
 
 impl PrefixKey {
     pub(crate) fn new(prefix: &str) -> PrefixKey {
         let key = key(prefix).into_owned();
         let ascii_run = key.bytes().take_while(u8::is_ascii).count();
-        PrefixKey { key, ascii_run }
+        let screen = Screen::new(&key, ascii_run);
+        PrefixKey {
+            key,
+            ascii_run,
+            screen,
+        }
     }
 
     pub(crate) fn as_str(&self) -> &str {
@@ -207,27 +216,22 @@ impl PrefixKey {
     /// `matches(prefix, candidate)` for this prefix's key, using `buffers` when a candidate
     /// needs the general path.
     pub(crate) fn matches(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
-        match self.first_byte() {
+        match self.screen {
             None => true,
-            Some(first) => {
-                admits_first_byte(first, candidate.as_bytes())
-                    && self.matches_after_first_byte(candidate, buffers)
+            Some(screen) => {
+                screen.admits(candidate.as_bytes()) && self.matches_admitted(candidate, buffers)
             }
         }
     }
 
-    /// The first byte of the key; `None` when the key is empty and everything matches.
-    pub(crate) fn first_byte(&self) -> Option<u8> {
-        self.key.as_bytes().first().copied()
+    /// The screen for this key; `None` when the key is empty and everything matches.
+    pub(crate) fn screen(&self) -> Option<Screen> {
+        self.screen
     }
 
-    /// [`PrefixKey::matches`] for a candidate that passed [`admits_first_byte`].
+    /// [`PrefixKey::matches`] for a candidate that this key's [`Screen`] admitted.
     #[inline]
-    pub(crate) fn matches_after_first_byte(
-        &self,
-        candidate: &str,
-        buffers: &mut KeyBuffers,
-    ) -> bool {
+    pub(crate) fn matches_admitted(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
         let prefix = self.key.as_bytes();
         let bytes = candidate.as_bytes();
         let q = self.ascii_run;
@@ -252,7 +256,7 @@ impl PrefixKey {
         self.matches_non_ascii_tail(r, candidate, buffers)
     }
 
-    /// The rest of [`PrefixKey::matches_after_first_byte`]: the candidate's first `ascii`
+    /// The rest of [`PrefixKey::matches_admitted`]: the candidate's first `ascii`
     /// bytes are ASCII and agree with the key, and a non-ASCII character follows.
     #[inline(never)]
     fn matches_non_ascii_tail(
@@ -277,15 +281,49 @@ impl PrefixKey {
     }
 }
 
-/// Whether a candidate starting with `bytes` can match a prefix key starting with `first`:
-/// an ASCII first byte, lowercased, is the first byte of the candidate's key, so it must be
-/// `first`; a non-ASCII one needs a closer look; an empty candidate never matches a non-empty
-/// key. Free of data-dependent branches, so scanning many candidates stays fast.
-#[inline]
-pub(crate) fn admits_first_byte(first: u8, bytes: &[u8]) -> bool {
-    match bytes.first() {
-        None => false,
-        Some(&lead) => !lead.is_ascii() | (lead.to_ascii_lowercase() == first),
+/// A cheap, branch-free test that rules out most candidates from their first bytes alone:
+/// a candidate passes unless its key provably does not start with the prefix key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Screen {
+    /// Up to eight leading ASCII bytes of the prefix key, big-endian, zero-padded.
+    word: u64,
+    /// 0xFF over the bytes of `word` that count.
+    mask: u64,
+    /// The key starts with a non-ASCII character.
+    non_ascii_lead: bool,
+}
+
+impl Screen {
+    fn new(key: &str, ascii_run: usize) -> Option<Screen> {
+        if key.is_empty() {
+            return None;
+        }
+        let counted = ascii_run.min(8);
+        let word = words::padded_word(&key.as_bytes()[..counted]);
+        let mask = u64::MAX.checked_shl(8 * (8 - counted) as u32).unwrap_or(0);
+        Some(Screen {
+            word,
+            mask,
+            non_ascii_lead: counted == 0,
+        })
+    }
+
+    /// Whether a candidate starting with `bytes` may match. The candidate's key starts with
+    /// its leading ASCII run lowercased (see the module docs), so when the first counted
+    /// bytes are all ASCII they must equal the prefix key's, ignoring case; a non-ASCII byte
+    /// among them, or a non-ASCII first byte when the key starts with one, needs a closer
+    /// look. An empty candidate never matches a non-empty key.
+    #[inline]
+    pub(crate) fn admits(self, bytes: &[u8]) -> bool {
+        let Some(&lead) = bytes.first() else {
+            return false;
+        };
+        if self.non_ascii_lead {
+            return !lead.is_ascii();
+        }
+        let word = words::padded_word(bytes);
+        let same = (words::ascii_lowercase_word(word) ^ self.word) & self.mask == 0;
+        same | words::has_non_ascii(word, self.mask)
     }
 }
 

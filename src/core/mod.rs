@@ -22,6 +22,8 @@ pub mod family;
 pub mod invariants;
 pub mod key;
 
+mod words;
+
 pub use bounds::{
     MAX_VALUE_CHARS, MAX_VALUES, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE, SCAN_LIMIT,
 };

@@ -7,6 +7,8 @@ use std::hash::BuildHasher;
 use hashbrown::hash_table::Entry;
 use hashbrown::{DefaultHashBuilder, HashTable};
 
+use crate::core::words::padded_head;
+
 /// Among `scanned[i]` for each `i` in `matched`: the number of distinct strings, and the
 /// `limit` smallest of them in code-point order. `scanned` holds at most `u32::MAX` items
 /// (the callers pass at most `SCAN_LIMIT`).
@@ -114,36 +116,6 @@ impl<'a> SortKey<'a> {
     }
 }
 
-/// The first sixteen bytes of `bytes` as a big-endian integer, zero-padded. Short inputs are
-/// read as two overlapping words whose overlap is shifted out, so no byte copy is needed.
-fn padded_head(bytes: &[u8]) -> u128 {
-    if let Some(all) = bytes.first_chunk::<16>() {
-        return u128::from_be_bytes(*all);
-    }
-    // Fewer than 16 bytes, so the shift amounts below fit in u32.
-    let len = bytes.len() as u32;
-    if let (Some(first), Some(last)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-        let high = u64::from_be_bytes(*first);
-        let low = u64::from_be_bytes(*last)
-            .checked_shl(8 * (16 - len))
-            .unwrap_or(0);
-        return (u128::from(high) << 64) | u128::from(low);
-    }
-    let word =
-        if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
-            let high = u64::from(u32::from_be_bytes(*first)) << 32;
-            let low = u32::from_be_bytes(*last)
-                .checked_shl(8 * (8 - len))
-                .unwrap_or(0);
-            high | u64::from(low)
-        } else {
-            bytes.iter().enumerate().fold(0u64, |word, (at, &byte)| {
-                word | u64::from(byte) << (56 - 8 * at)
-            })
-        };
-    u128::from(word) << 64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,22 +162,6 @@ mod tests {
                     "{a:?} {b:?}"
                 );
             }
-        }
-    }
-
-    #[test]
-    fn padded_head_is_the_zero_padded_prefix_for_every_length() {
-        let source = b"0123456789abcdefXYZ";
-        for len in 0..=source.len() {
-            let bytes = &source[..len];
-            let mut padded = [0u8; 16];
-            let shown = len.min(16);
-            padded[..shown].copy_from_slice(&bytes[..shown]);
-            assert_eq!(
-                padded_head(bytes),
-                u128::from_be_bytes(padded),
-                "length {len}"
-            );
         }
     }
 
