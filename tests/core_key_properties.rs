@@ -174,40 +174,14 @@ proptest! {
 #[test]
 fn ascii_led_candidates_agree_with_the_definition() {
     let prefixes = [
-        "",
-        "a",
-        "ab",
-        "A",
-        "abc",
-        "é",
-        "aé",
-        "ab\u{301}",
-        "ﬁ",
-        "fi",
-        "ss",
-        "ß",
+        "", "a", "ab", "A", "abc", "é", "aé", "ab\u{301}", "ﬁ", "fi", "ss", "ß", "\0", "a\0b",
+        "abcdefgh", "ABCDEFGHIJ", "abcdefghé", "sub_40100",
     ];
     let candidates = [
-        "a",
-        "ab",
-        "abc",
-        "ab\u{301}",
-        "a\u{301}b",
-        "ab\u{200B}\u{301}",
-        "abé",
-        "abﬁ",
-        "aB\u{345}",
-        "ab\u{FF9E}",
-        "ﬁle",
-        "file",
-        "fi\u{0307}",
-        "ß",
-        "ss",
-        "sß",
-        "Abc\u{E0001}",
-        "ab\u{3099}",
-        "a",
-        "",
+        "a", "ab", "abc", "ab\u{301}", "a\u{301}b", "ab\u{200B}\u{301}", "abé", "abﬁ", "aB\u{345}",
+        "ab\u{FF9E}", "ﬁle", "file", "fi\u{0307}", "ß", "ss", "sß", "Abc\u{E0001}", "ab\u{3099}",
+        "", "\0", "a\0", "a\0b", "abcdefgh", "abcdefghij", "ABCDEFGHIJK", "abcdefghé",
+        "abcdefgh\u{301}", "abcdéfgh", "SUB_401000", "sub_4010", "ｓｕｂ＿４０１００",
     ];
     for p in prefixes {
         for c in candidates {

@@ -17,6 +17,7 @@ use icu_properties::props::{
 use icu_properties::{CodePointMapData, CodePointSetData};
 use rea::core::key::{
     UNICODE_VERSION, case_fold, general_key, is_default_ignorable, key, key_extends, matches,
+    stable_first_key_char,
 };
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
@@ -171,4 +172,31 @@ fn ascii_fast_path_is_the_general_path_for_every_ascii_pair() {
             assert_eq!(key(&pair), pair.to_ascii_lowercase(), "{pair:?}");
         }
     }
+}
+
+/// The matcher's shortcut: when `stable_first_key_char(c)` is `Some(e)`, every string that
+/// begins with `c` has a key beginning with the starter `e`, whatever follows (marks of
+/// several classes, the iota subscript that folds to a starter, an ignorable, a letter).
+#[test]
+fn stable_first_key_char_is_stable_for_every_scalar() {
+    const FOLLOWERS: [&str; 6] = [
+        "",
+        "\u{301}",
+        "\u{345}",
+        "\u{3099}\u{334}",
+        "\u{200B}\u{301}",
+        "a",
+    ];
+    for_every_scalar(
+        "key(c + anything) starts with stable_first_key_char(c)",
+        |c, s| {
+            let Some(lead) = stable_first_key_char(c) else {
+                return true;
+            };
+            canonical_combining_class(lead) == 0
+                && FOLLOWERS
+                    .iter()
+                    .all(|follower| key(&format!("{s}{follower}")).starts_with(lead))
+        },
+    );
 }

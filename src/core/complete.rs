@@ -1,9 +1,8 @@
 //! `complete()` of SPEC section 4: bounded, deduplicated, code-point-sorted prefix matching.
 
-use std::collections::HashSet;
+mod smallest;
 
 use super::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
-use super::fast_hash::SeededState;
 use super::key::{KeyBuffers, PrefixKey};
 
 /// A value longer than [`MAX_VALUE_CHARS`] Unicode scalar values.
@@ -105,53 +104,47 @@ where
 /// Completes an already checked [`Prefix`]; infallible.
 ///
 /// Equivalent to filter, sort, dedup and truncate over the first [`SCAN_LIMIT`] candidates,
-/// but it never sorts more than [`MAX_VALUES`] values and allocates only for the values it
-/// returns: matching candidates are kept as they came, deduplicated through a hash set, and
-/// the smallest [`MAX_VALUES`] are selected before sorting.
+/// but it never sorts more than [`MAX_VALUES`] values and copies only the values it returns:
+/// candidates are first screened by their first bytes alone, without branching on the data,
+/// then matched, counted through a hash table of indices, and the smallest [`MAX_VALUES`]
+/// picked by selection.
 pub fn complete_prefix<I, S>(prefix: &Prefix, candidates: I) -> Completion
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut buffers = KeyBuffers::default();
-    let matched: Vec<S> = candidates
-        .into_iter()
-        .take(SCAN_LIMIT)
-        .filter(|candidate| {
-            let text = candidate.as_ref();
-            !is_over_long(text) && prefix.key.matches(text, &mut buffers)
-        })
-        .collect();
-    let mut distinct = distinct(&matched);
-    let total = distinct.len();
-    if total > MAX_VALUES {
-        distinct.select_nth_unstable(MAX_VALUES - 1);
-        distinct.truncate(MAX_VALUES);
-    }
-    distinct.sort_unstable();
+    let scanned: Vec<S> = candidates.into_iter().take(SCAN_LIMIT).collect();
+    let matched = matching(&prefix.key, &scanned);
+    let (total, smallest) = smallest::count_and_smallest(&scanned, &matched, MAX_VALUES);
     Completion {
-        values: distinct.into_iter().map(str::to_owned).collect(),
+        values: smallest.into_iter().map(str::to_owned).collect(),
         total,
         has_more: total > MAX_VALUES,
     }
 }
 
-/// The distinct strings of `values`, in no particular order.
-fn distinct<S: AsRef<str>>(values: &[S]) -> Vec<&str> {
-    let mut texts: Vec<&str> = values.iter().map(AsRef::as_ref).collect();
-    if texts.len() <= MAX_VALUES {
-        // Few enough to sort outright, which is cheaper than hashing.
-        texts.sort_unstable();
-        texts.dedup();
-        return texts;
+/// Indices of the candidates that are not over-long and match `prefix`, in source order.
+/// `scanned` holds at most [`SCAN_LIMIT`] candidates, so indices fit in `u32`.
+fn matching<S: AsRef<str>>(prefix: &PrefixKey, scanned: &[S]) -> Vec<u32> {
+    let text = |at: u32| scanned[at as usize].as_ref();
+    let mut admitted: Vec<u32> = (0..scanned.len() as u32).collect();
+    let Some(screen) = prefix.screen() else {
+        admitted.retain(|&at| !is_over_long(text(at)));
+        return admitted;
+    };
+    // Branch-free screening by the first bytes: most candidates stop here, and a branch per
+    // candidate on random data would cost more than the test itself.
+    let mut kept = 0;
+    for at in 0..admitted.len() {
+        // Always written, kept only when admitted: kept <= at.
+        admitted[kept] = at as u32;
+        kept += usize::from(screen.admits(text(at as u32).as_bytes()));
     }
-    // Sources such as the Evidence ledger and sorted address lists arrive strictly
-    // increasing: then every value is distinct, which one linear pass proves.
-    if texts.windows(2).all(|pair| pair[0] < pair[1]) {
-        return texts;
-    }
-    let mut seen: HashSet<&str, SeededState> =
-        HashSet::with_capacity_and_hasher(texts.len(), SeededState::new());
-    texts.retain(|text| seen.insert(text));
-    texts
+    admitted.truncate(kept);
+    let mut buffers = KeyBuffers::default();
+    admitted.retain(|&at| {
+        let candidate = text(at);
+        !is_over_long(candidate) && prefix.matches_admitted(candidate, &mut buffers)
+    });
+    admitted
 }

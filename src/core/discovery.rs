@@ -29,11 +29,10 @@
 //! sequence, however adversarial, ends after at most [`PROCEDURE_ADDRESS_LIMIT`] pages.
 //! Memory stays proportional to the pages fed.
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use super::bounds::{PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE};
 use super::complete::is_over_long;
-use super::fast_hash::SeededState;
 
 /// One procedure as a provider lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,10 +163,11 @@ struct NameSlot {
 /// The discovery state machine.
 #[derive(Debug, Default)]
 pub struct Discovery {
-    addresses: Vec<String>,
-    address_index: HashMap<String, usize, SeededState>,
-    names: HashMap<String, NameSlot, SeededState>,
-    seen_cursors: HashSet<String, SeededState>,
+    /// Each unique address with the order in which it was first seen; the map owns the
+    /// strings, so an address is stored once and never copied.
+    address_index: HashMap<String, usize>,
+    names: HashMap<String, NameSlot>,
+    seen_cursors: HashSet<String>,
     cursor: Option<String>,
     /// A new address arrived after the bound and was not kept.
     dropped: bool,
@@ -216,7 +216,8 @@ impl Discovery {
         {
             return Err(Malformed::RepeatedCursor);
         }
-        let before = self.addresses.len();
+        let before = self.address_index.len();
+        self.address_index.reserve(page.entries.len());
         for entry in page.entries {
             self.note_entry(entry);
         }
@@ -225,8 +226,8 @@ impl Discovery {
                 self.exhaustive = !self.dropped;
                 Ok(None)
             }
-            Some(_) if self.addresses.len() == PROCEDURE_ADDRESS_LIMIT => Ok(None),
-            Some(_) if self.addresses.len() == before => Err(Malformed::NoProgress),
+            Some(_) if self.address_index.len() == PROCEDURE_ADDRESS_LIMIT => Ok(None),
+            Some(_) if self.address_index.len() == before => Err(Malformed::NoProgress),
             Some(cursor) => {
                 self.seen_cursors.insert(cursor.clone());
                 self.cursor = Some(cursor);
@@ -238,16 +239,15 @@ impl Discovery {
     fn note_entry(&mut self, entry: ProcedureEntry) {
         let index = match self.address_index.get(entry.address.as_str()) {
             Some(&index) => index,
-            None if self.addresses.len() == PROCEDURE_ADDRESS_LIMIT => {
+            None if self.address_index.len() == PROCEDURE_ADDRESS_LIMIT => {
                 // A new address past the bound: discovery cannot be exhaustive any more,
                 // and names will not be offered, so the entry is dropped whole.
                 self.dropped = true;
                 return;
             }
             None => {
-                let index = self.addresses.len();
-                self.address_index.insert(entry.address.clone(), index);
-                self.addresses.push(entry.address);
+                let index = self.address_index.len();
+                self.address_index.insert(entry.address, index);
                 index
             }
         };
@@ -270,19 +270,24 @@ impl Discovery {
 
     fn take_procedures(&mut self) -> Procedures {
         let exhaustive = self.exhaustive;
+        // First-seen orders are dense (0..len), so both lists are placed, not sorted.
+        let mut addresses = vec![String::new(); self.address_index.len()];
+        for (address, index) in self.address_index.drain() {
+            addresses[index] = address;
+        }
         let names = if exhaustive {
-            let mut unique: Vec<(usize, String)> = std::mem::take(&mut self.names)
-                .into_iter()
-                .filter(|(_, slot)| slot.address.is_some())
-                .map(|(name, slot)| (slot.first_seen, name))
-                .collect();
-            unique.sort_unstable_by_key(|&(first_seen, _)| first_seen);
-            unique.into_iter().map(|(_, name)| name).collect()
+            let mut ordered: Vec<Option<String>> = vec![None; self.names.len()];
+            for (name, slot) in self.names.drain() {
+                if slot.address.is_some() {
+                    ordered[slot.first_seen] = Some(name);
+                }
+            }
+            ordered.into_iter().flatten().collect()
         } else {
             Vec::new()
         };
         Procedures {
-            addresses: std::mem::take(&mut self.addresses),
+            addresses,
             names,
             exhaustive,
         }

@@ -3,7 +3,8 @@
 //!
 //! Nothing in this module performs I/O, reads a clock, awaits, or knows about JSON-RPC. Every
 //! function is total: it returns a value or a typed error for any input and never panics.
-//! (Hash sets are seeded from std's `RandomState`; the seed affects speed, never results.)
+//! (Hash tables use hashbrown's randomly seeded foldhash; the seed affects speed, never
+//! results.)
 //!
 //! - [`bounds`]: the constants of SPEC section 2.
 //! - [`key`]: the matching key and prefix relation of SPEC section 3, and the Unicode version
@@ -21,7 +22,7 @@ pub mod family;
 pub mod invariants;
 pub mod key;
 
-mod fast_hash;
+mod words;
 
 pub use bounds::{
     MAX_VALUE_CHARS, MAX_VALUES, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE, SCAN_LIMIT,
