@@ -199,6 +199,18 @@ impl Ledger {
         self.records.len()
     }
 
+    /// Every record, oldest first.
+    pub(crate) fn records(&self) -> &[Arc<EvidenceRecord>] {
+        &self.records
+    }
+
+    /// Whether the ledger holds a record with this ID.
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.records
+            .binary_search_by(|record| record.id.as_str().cmp(id))
+            .is_ok()
+    }
+
     /// Drops every record; returns how many there were.
     pub(crate) fn clear(&mut self) -> usize {
         let count = self.records.len();

@@ -36,5 +36,5 @@ pub use provider::{
     ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches, StringQuery,
 };
 pub use sources::{SessionView, SourceConfig, complete_argument};
-pub use state::{Closed, Opened, ProviderSummary, Session};
+pub use state::{Closed, INVENTORY_OPERATION, Opened, ProviderSummary, Session};
 pub use target::Target;

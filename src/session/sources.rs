@@ -122,6 +122,22 @@ impl SessionView for Session {
     fn evidence_ids(&self) -> Arc<[String]> {
         Session::evidence_id_snapshot(self)
     }
+
+    fn process_capture_ids(&self) -> Vec<String> {
+        Session::process_capture_ids(self)
+    }
+
+    fn artifact_manifest_ids(&self) -> Vec<String> {
+        Session::artifact_manifest_ids(self)
+    }
+
+    fn artifact_occurrence_ids(&self) -> Vec<String> {
+        Session::artifact_occurrence_ids(self)
+    }
+
+    fn residual_unknown_ids(&self) -> Vec<String> {
+        Session::unresolved_unknown_ids(self)
+    }
 }
 
 /// Completes an argument of `family` (SPEC sections 4 to 6).

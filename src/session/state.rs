@@ -10,8 +10,13 @@ use super::error::SessionError;
 use super::evidence::{EvidenceId, EvidencePage, EvidenceRecord, Ledger, Observation};
 use super::provider::{DocumentInfo, Operation, Provider};
 use super::target::Target;
+use super::unknowns::UnknownRegistry;
 use crate::core::MAX_VALUE_CHARS;
 use crate::providers::load_path;
+
+mod stores;
+
+pub use stores::INVENTORY_OPERATION;
 
 /// Source of binary-session numbers for the whole process, so an observation made in a closed
 /// session can never be recorded into a later one.
@@ -22,8 +27,9 @@ static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
 ///
 /// A *binary session* starts with [`Session::open_path`] or [`Session::open_providers`] and ends with
 /// [`Session::close`]; opening while one is open closes the previous one first. It has declared
-/// providers (the first is current), a current document, and the Evidence ledger. Closing clears
-/// the ledger; Evidence IDs are never reused in the process.
+/// providers (the first is current), a current document, the Evidence ledger and the
+/// residual-unknown registry. Closing clears the ledger and the registry; Evidence and unknown
+/// IDs are never reused in the process.
 ///
 /// ```
 /// use rea::session::{Observation, Session};
@@ -45,9 +51,9 @@ pub struct Session {
 struct State {
     binary: Option<Binary>,
     ledger: Ledger,
-    // Extension point (issue 5): the residual-unknown registry, the artifact inventory store and
-    // the process-capture store live here. `close` must clear the registry with the ledger, and
-    // `SessionView` must project them (see `sources`).
+    /// Residual unknowns; cleared with the ledger. Inventory pages and captures are Evidence
+    /// records, so the ledger is their store (see `stores`).
+    unknowns: UnknownRegistry,
 }
 
 struct Binary {
@@ -370,7 +376,7 @@ impl State {
     fn close_binary(&mut self) -> Option<Closed> {
         let binary = self.binary.take()?;
         let evidence_discarded = self.ledger.clear();
-        // Extension point (issue 5): clear the residual-unknown registry here too.
+        self.unknowns.clear();
         Some(Closed {
             label: binary.label,
             evidence_discarded,

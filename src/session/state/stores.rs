@@ -1,0 +1,113 @@
+//! The session's stores beyond providers: residual unknowns, and the Evidence-backed views of
+//! artifact inventories and process captures (SPEC section 9).
+//!
+//! Inventory pages and process captures are not kept apart from the ledger: they are the
+//! results of `inventory_artifacts` and `import_process_capture` Evidence records. So they
+//! vanish with the ledger when the binary session closes, and completion projects them from
+//! the live ledger without a second store to keep in step.
+
+use std::sync::Arc;
+
+use super::Session;
+use crate::session::capture::is_capture_candidate;
+use crate::session::evidence::EvidenceRecord;
+use crate::session::inventory::{InventoryPage, manifest_ids, valid_pages};
+use crate::session::unknowns::{
+    ResolutionDraft, Unknown, UnknownDraft, UnknownError, UnknownFilter,
+};
+
+/// The Evidence operation (tool name) that retains inventory pages; its result is the page.
+pub const INVENTORY_OPERATION: &str = "inventory_artifacts";
+
+impl Session {
+    /// Registers a residual unknown and returns it.
+    pub fn register_unknown(&self, draft: UnknownDraft) -> Result<Unknown, UnknownError> {
+        self.lock().unknowns.register(draft).cloned()
+    }
+
+    /// Refines the head `id`: the new revision becomes the head. Returns the new revision.
+    pub fn refine_unknown(&self, id: &str, draft: UnknownDraft) -> Result<Unknown, UnknownError> {
+        self.lock().unknowns.refine(id, draft).cloned()
+    }
+
+    /// Resolves the head `id` with Evidence the ledger holds; every cited ID must be retained.
+    pub fn resolve_unknown(
+        &self,
+        id: &str,
+        draft: ResolutionDraft,
+    ) -> Result<Unknown, UnknownError> {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let ledger = &state.ledger;
+        state
+            .unknowns
+            .resolve(id, draft, &|cited: &str| ledger.contains(cited))
+            .cloned()
+    }
+
+    /// The residual unknowns that pass `filter`, in creation order.
+    pub fn list_unknowns(&self, filter: &UnknownFilter) -> Vec<Unknown> {
+        self.lock()
+            .unknowns
+            .list(filter)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    /// IDs of the current heads that are not resolved, in creation order.
+    pub fn unresolved_unknown_ids(&self) -> Vec<String> {
+        self.lock()
+            .unknowns
+            .unresolved_heads()
+            .map(|id| id.as_str().to_owned())
+            .collect()
+    }
+
+    /// Every retained Evidence record, oldest first (shared, not copied).
+    pub fn evidence_records(&self) -> Vec<Arc<EvidenceRecord>> {
+        self.lock().ledger.records().to_vec()
+    }
+
+    /// The schema-valid inventory pages retained as Evidence, oldest first.
+    pub fn inventory_pages(&self) -> Vec<InventoryPage> {
+        let records = self.evidence_records();
+        valid_pages(
+            records
+                .iter()
+                .filter(|record| record.operation == INVENTORY_OPERATION)
+                .map(|record| &record.result),
+        )
+    }
+
+    /// Manifest IDs of the retained, schema-valid inventory pages, in first-seen order.
+    pub fn artifact_manifest_ids(&self) -> Vec<String> {
+        let pages = self.inventory_pages();
+        manifest_ids(&pages)
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Occurrence IDs in the retained, schema-valid inventory pages, each once, in first-seen
+    /// order.
+    pub fn artifact_occurrence_ids(&self) -> Vec<String> {
+        let pages = self.inventory_pages();
+        let mut seen = std::collections::HashSet::new();
+        pages
+            .iter()
+            .flat_map(|page| &page.occurrences)
+            .map(|occurrence| occurrence.occurrence_id.clone())
+            .filter(|id| seen.insert(id.clone()))
+            .collect()
+    }
+
+    /// Evidence IDs of retained, valid Process Capture v4 imports, oldest first.
+    pub fn process_capture_ids(&self) -> Vec<String> {
+        self.evidence_records()
+            .iter()
+            .filter(|record| is_capture_candidate(&record.operation, &record.result))
+            .map(|record| record.id.to_string())
+            .collect()
+    }
+}
