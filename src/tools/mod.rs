@@ -135,6 +135,8 @@
 //! ([`Observation::unbound`](crate::session::Observation::unbound)).
 
 mod analysis;
+mod artifacts;
+mod captures;
 mod definition;
 mod ledger;
 mod outcome;
@@ -142,6 +144,7 @@ mod parameters;
 mod schema;
 mod session;
 mod toolbox;
+mod unknowns;
 
 pub use definition::{ToolAnnotations, ToolDefinition, ToolKind};
 pub use outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};

@@ -4,6 +4,9 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::parameters::ArgumentError;
+use crate::session::claims::ClaimError;
+use crate::session::inventory::{CompareError, InventoryError, PageSizeError};
+use crate::session::unknowns::UnknownError;
 use crate::session::{Operation, SessionError};
 
 /// The key of the Evidence ID in the structured result of an observing tool.
@@ -54,6 +57,45 @@ pub enum ToolError {
         /// What the provider does support.
         supported: Vec<Operation>,
     },
+    /// The residual-unknown registry refused (unknown ID, not a head, missing Evidence, ...).
+    #[error(transparent)]
+    Unknown(#[from] UnknownError),
+    /// The directory or archive could not be inventoried.
+    #[error(transparent)]
+    Inventory(#[from] InventoryError),
+    /// The page size is out of range.
+    #[error(transparent)]
+    PageSize(#[from] PageSizeError),
+    /// The page asked for is past the last page of the inventory.
+    #[error(
+        "page {page} is past the last page of inventory {manifest_id}; it has {count} pages, from 0"
+    )]
+    PageOutOfRange {
+        /// The inventory's manifest ID.
+        manifest_id: String,
+        /// The page asked for.
+        page: u64,
+        /// Number of pages.
+        count: usize,
+    },
+    /// No retained inventory page has this manifest ID.
+    #[error(
+        "no retained inventory has manifest ID {manifest_id:?}; retained: {}; \
+         inventory_artifacts retains pages",
+        if retained.is_empty() { "none".to_owned() } else { retained.join(", ") }
+    )]
+    NoInventory {
+        /// The manifest ID asked for, cut to 64 characters.
+        manifest_id: String,
+        /// Manifest IDs of the retained inventories.
+        retained: Vec<String>,
+    },
+    /// Two inventories cannot be compared (pages missing, mixed manifests, ...).
+    #[error(transparent)]
+    Compare(#[from] CompareError),
+    /// The claim list of `verify_reconstruction` is malformed.
+    #[error(transparent)]
+    Claims(#[from] ClaimError),
     /// The result could not be turned into a JSON object (a bug in a tool or a provider type).
     #[error("the result of {tool} could not be encoded: {reason}")]
     Encoding {

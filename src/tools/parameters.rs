@@ -30,6 +30,12 @@ pub(crate) enum Kind {
     Integer { min: u64, max: u64, default: u64 },
     /// One of these strings; the first is the default.
     Choice(&'static [&'static str]),
+    /// Any JSON object (a document the tool validates itself, e.g. a process capture).
+    Object,
+    /// A JSON array of at most `max_items` items (the tool checks the items itself).
+    List { max_items: usize },
+    /// A JSON array of 1 to `max_items` Evidence IDs.
+    EvidenceIds { max_items: usize },
 }
 
 impl Parameter {
@@ -48,6 +54,14 @@ impl Parameter {
             Kind::Choice(options) => {
                 json!({"type": "string", "enum": options, "default": options.first()})
             }
+            Kind::Object => json!({"type": "object"}),
+            Kind::List { max_items } => json!({"type": "array", "maxItems": max_items}),
+            Kind::EvidenceIds { max_items } => json!({
+                "type": "array",
+                "items": {"type": "string", "pattern": "^ev-[0-9]{12}$"},
+                "minItems": 1,
+                "maxItems": max_items,
+            }),
         };
         schema["description"] = json!(self.description);
         schema
@@ -294,6 +308,26 @@ impl<'a> Arguments<'a> {
         })
     }
 
+    /// A JSON argument (object or list) as given, if given.
+    pub(crate) fn json(&self, name: &str) -> Option<&'a Value> {
+        self.values.get(name)
+    }
+
+    /// An Evidence ID list argument (empty when absent).
+    pub(crate) fn texts(&self, name: &str) -> Vec<String> {
+        self.values
+            .get(name)
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// A choice argument, or its default (the first option).
     pub(crate) fn choice(&self, name: &str) -> &'static str {
         let Some(Kind::Choice(options)) = self.parameter(name).map(|p| &p.kind) else {
@@ -346,6 +380,34 @@ fn check_value(
                     max: *max,
                     found: number.to_string(),
                 });
+            }
+        }
+        Kind::Object => {
+            if !value.is_object() {
+                return Err(wrong_type("an object"));
+            }
+        }
+        Kind::List { max_items } | Kind::EvidenceIds { max_items } => {
+            let Value::Array(items) = value else {
+                return Err(wrong_type("an array"));
+            };
+            let min_items = usize::from(matches!(parameter.kind, Kind::EvidenceIds { .. }));
+            if items.len() < min_items || items.len() > *max_items {
+                return Err(syntax(format!(
+                    "it must hold {min_items} to {max_items} items, not {}",
+                    items.len()
+                )));
+            }
+            if matches!(parameter.kind, Kind::EvidenceIds { .. }) {
+                for (index, item) in items.iter().enumerate() {
+                    let Value::String(text) = item else {
+                        return Err(syntax(format!(
+                            "item {index} must be a string, not {}",
+                            type_name(item)
+                        )));
+                    };
+                    EvidenceId::parse(text).map_err(|e| syntax(format!("item {index}: {e}")))?;
+                }
             }
         }
         kind => {

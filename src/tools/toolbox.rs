@@ -10,13 +10,20 @@ use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKi
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
 use super::parameters::{Arguments, Parameter, input_schema};
 use super::schema::{into_object, string, with_property};
-use super::{analysis, ledger, session};
+use super::{analysis, artifacts, captures, ledger, session, unknowns};
 use crate::prompts::{BinarySession, ToolAvailability};
-use crate::session::{Operation, Session, Target};
+use crate::session::{Observation, Operation, Session, Target};
 
 /// The catalog, in `tools/list` order. A group of tools is one file with a `TOOLS` list; a
-/// new group (issue 5: unknowns, artifacts, captures and reconstruction) is one more line.
-const CATALOG: [&[ToolSpec]; 3] = [session::TOOLS, analysis::TOOLS, ledger::TOOLS];
+/// new group is one more line.
+const CATALOG: [&[ToolSpec]; 6] = [
+    session::TOOLS,
+    analysis::TOOLS,
+    ledger::TOOLS,
+    unknowns::TOOLS,
+    artifacts::TOOLS,
+    captures::TOOLS,
+];
 
 /// What the built-in native provider supports: every operation. With no binary open,
 /// provider-backed tools are offered when this includes their operation, since `open_binary`
@@ -37,6 +44,18 @@ pub(crate) enum Handler {
     Change(fn(&Session, &Arguments<'_>) -> Result<Value, ToolError>),
     /// Reads the session or the ledger; no Evidence.
     Read(fn(&Session, &Arguments<'_>) -> Result<Value, ToolError>),
+    /// Retains a document that no provider observed (an inventory page, an imported capture)
+    /// as an unbound Evidence record: the [`ToolBox`] records `document` as the result and
+    /// answers `reply` with the record's ID.
+    Retain(fn(&Session, &Arguments<'_>) -> Result<Retained, ToolError>),
+}
+
+/// What a [`Handler::Retain`] tool keeps and answers.
+pub(crate) struct Retained {
+    /// The Evidence result: the document exactly as retained.
+    pub(crate) document: Value,
+    /// The tool result (an object), to which the ToolBox adds `evidence_id`.
+    pub(crate) reply: Value,
 }
 
 /// One catalog entry: the tool's definition and its handler.
@@ -55,6 +74,7 @@ impl ToolSpec {
     fn definition(&self) -> ToolDefinition {
         let (kind, operation) = match self.handler {
             Handler::Observe { operation, .. } => (ToolKind::Observation, Some(operation)),
+            Handler::Retain(_) => (ToolKind::Observation, None),
             Handler::Change(_) => (ToolKind::SessionChange, None),
             Handler::Read(_) => (ToolKind::Read, None),
         };
@@ -158,6 +178,18 @@ impl ToolBox {
         };
         match spec.handler {
             Handler::Change(run) | Handler::Read(run) => encoded(run(&self.session, &checked)?),
+            Handler::Retain(run) => {
+                let retained = run(&self.session, &checked)?;
+                let mut reply = encoded(retained.reply)?;
+                let observation = Observation::unbound(
+                    spec.name,
+                    Value::Object(arguments.clone()),
+                    retained.document,
+                );
+                let record = self.session.record_evidence(observation)?;
+                reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
+                Ok(reply)
+            }
             Handler::Observe { operation, run } => {
                 let target = self
                     .session

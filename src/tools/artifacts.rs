@@ -1,0 +1,257 @@
+//! Artifact tools: inventory a directory or zip archive page by page, list the occurrences of
+//! retained inventories, and compare two retained inventories.
+//!
+//! **Pages are retained as Evidence.** Each `inventory_artifacts` call appends one unbound
+//! Evidence record (operation `inventory_artifacts`) whose result is the page document exactly
+//! as returned, so the page can be cited. `list_artifact_occurrences` and `compare_inventories`
+//! read only those retained pages (never the file system) and append nothing; the Artifact
+//! manifest and Artifact occurrence completion families project the same pages.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::definition::ToolAnnotations;
+use super::outcome::ToolError;
+use super::parameters::{ArgumentError, Arguments, Kind, Parameter};
+use super::schema::{array, count, object, string};
+use super::toolbox::{Handler, Retained, ToolSpec, encode};
+use crate::session::Session;
+use crate::session::inventory::{
+    DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryLimits, InventoryPage, MAX_PAGE_SIZE,
+    OccurrenceFilter, PageSize, compare_inventories, list_occurrences, manifest_ids,
+};
+use crate::session::schemas::ARTIFACT_INVENTORY_V1;
+
+/// Largest page index accepted (far beyond any inventory the limits allow).
+const MAX_PAGE_INDEX: u64 = 1_000_000;
+
+const MANIFEST: &str = "A manifest ID of a retained inventory (see inventory_artifacts).";
+
+pub(super) const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "inventory_artifacts",
+        title: "Inventory Artifacts",
+        description: "Inventory a shipped application: a directory (symbolic links are not \
+            followed outside it) or a zip archive (read, never extracted; entries with absolute \
+            or `..` paths are reported as rejected). Returns one page of the Artifact \
+            Inventory v1 document: manifest ID (derived from the content), and per file a \
+            stable occurrence ID, path, size, sha256 and detected executable format. The page \
+            is retained as Evidence; call again with the next `page` for the rest.",
+        parameters: &[
+            Parameter {
+                name: "path",
+                description: "Path of the directory or zip archive on the server's machine.",
+                kind: Kind::Text,
+                required: true,
+            },
+            Parameter {
+                name: "page",
+                description: "Page index, from 0 (default 0).",
+                kind: Kind::Integer {
+                    min: 0,
+                    max: MAX_PAGE_INDEX,
+                    default: 0,
+                },
+                required: false,
+            },
+            Parameter {
+                name: "page_size",
+                description: "Most occurrences per page (1 to 1000, default 200).",
+                kind: Kind::Integer {
+                    min: 1,
+                    max: MAX_PAGE_SIZE as u64,
+                    default: DEFAULT_PAGE_SIZE as u64,
+                },
+                required: false,
+            },
+        ],
+        annotations: ToolAnnotations {
+            read_only_hint: false,
+            destructive_hint: false,
+            idempotent_hint: false,
+            open_world_hint: false,
+        },
+        output: page_schema,
+        handler: Handler::Retain(inventory_artifacts),
+    },
+    ToolSpec {
+        name: "list_artifact_occurrences",
+        title: "List Artifact Occurrences",
+        description: "Occurrences of a retained inventory (its retained pages only), each with \
+            its manifest ID, optionally only those below a path or of one executable format.",
+        parameters: &[
+            Parameter {
+                name: "manifest_id",
+                description: MANIFEST,
+                kind: Kind::Text,
+                required: true,
+            },
+            Parameter {
+                name: "under",
+                description: "Only occurrences at this path or below it (whole components).",
+                kind: Kind::Text,
+                required: false,
+            },
+            Parameter {
+                name: "format",
+                description: "Only occurrences of this format: elf, mach-o, mach-o-fat, pe, \
+                    zip, wasm, java-class, ar, script or unknown.",
+                kind: Kind::Text,
+                required: false,
+            },
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: occurrences_schema,
+        handler: Handler::Read(list_artifact_occurrences),
+    },
+    ToolSpec {
+        name: "compare_inventories",
+        title: "Compare Inventories",
+        description: "Compare two retained inventories by path and digest: occurrences added, \
+            removed and changed from `before` to `after`. Every page of both must be retained.",
+        parameters: &[
+            Parameter {
+                name: "before",
+                description: MANIFEST,
+                kind: Kind::Text,
+                required: true,
+            },
+            Parameter {
+                name: "after",
+                description: MANIFEST,
+                kind: Kind::Text,
+                required: true,
+            },
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: diff_schema,
+        handler: Handler::Read(compare),
+    },
+];
+
+fn inventory_artifacts(
+    _session: &Session,
+    arguments: &Arguments<'_>,
+) -> Result<Retained, ToolError> {
+    let path = arguments.required_text("path")?;
+    let size = PageSize::new(usize::try_from(arguments.integer("page_size")).unwrap_or(0))?;
+    let index = arguments.integer("page");
+    let inventory = Inventory::open(Path::new(path), &InventoryLimits::default())?;
+    let page = usize::try_from(index)
+        .ok()
+        .and_then(|index| inventory.page(index, size))
+        .ok_or_else(|| ToolError::PageOutOfRange {
+            manifest_id: inventory.manifest_id().to_owned(),
+            page: index,
+            count: inventory.page_count(size),
+        })?;
+    let document = encode("inventory_artifacts", &page)?;
+    Ok(Retained {
+        reply: document.clone(),
+        document,
+    })
+}
+
+/// The retained pages of the inventory `manifest_id`.
+fn pages_of(pages: &[InventoryPage], manifest_id: &str) -> Result<Vec<InventoryPage>, ToolError> {
+    let selected: Vec<InventoryPage> = pages
+        .iter()
+        .filter(|page| page.manifest_id == manifest_id)
+        .cloned()
+        .collect();
+    if selected.is_empty() {
+        return Err(ToolError::NoInventory {
+            manifest_id: manifest_id.chars().take(64).collect(),
+            retained: manifest_ids(pages).into_iter().map(str::to_owned).collect(),
+        });
+    }
+    Ok(selected)
+}
+
+fn list_artifact_occurrences(
+    session: &Session,
+    arguments: &Arguments<'_>,
+) -> Result<Value, ToolError> {
+    let manifest_id = arguments.required_text("manifest_id")?;
+    let format = arguments
+        .text("format")
+        .map(|name| {
+            serde_json::from_value::<ExecutableFormat>(json!(name)).map_err(|_| {
+                ArgumentError::Syntax {
+                    tool: "list_artifact_occurrences",
+                    argument: "format",
+                    reason: format!(
+                        "{:?} is not an inventory format",
+                        name.chars().take(64).collect::<String>()
+                    ),
+                }
+            })
+        })
+        .transpose()?;
+    let pages = pages_of(&session.inventory_pages(), manifest_id)?;
+    let filter = OccurrenceFilter {
+        manifest_id: Some(manifest_id.to_owned()),
+        under: arguments.text("under").map(str::to_owned),
+        format,
+    };
+    let listed = list_occurrences(&pages, &filter);
+    Ok(json!({
+        "manifest_id": manifest_id,
+        "occurrences": encode("list_artifact_occurrences", &listed)?,
+    }))
+}
+
+fn compare(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let pages = session.inventory_pages();
+    let before = pages_of(&pages, arguments.required_text("before")?)?;
+    let after = pages_of(&pages, arguments.required_text("after")?)?;
+    let diff = compare_inventories(&before, &after)?;
+    encode("compare_inventories", &diff)
+}
+
+/// The published Artifact Inventory v1 schema: the result is the page document.
+fn page_schema() -> Value {
+    let mut schema: Value =
+        serde_json::from_str(ARTIFACT_INVENTORY_V1).expect("the published schema is JSON");
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("$id");
+    }
+    schema
+}
+
+fn occurrence_properties() -> Value {
+    json!({
+        "occurrence_id": string("Stable occurrence ID (`occ-` and 32 hexadecimal digits)."),
+        "path": string("Path below the root, `/`-separated."),
+        "size": count("Size in bytes."),
+        "sha256": string("SHA-256 of the content, lowercase hexadecimal."),
+        "format": string("Executable format detected from the first bytes."),
+    })
+}
+
+fn occurrences_schema() -> Value {
+    let mut listed = occurrence_properties();
+    listed["manifest_id"] = string("The inventory's manifest ID.");
+    object(json!({
+        "manifest_id": string("The inventory listed."),
+        "occurrences": array(object(listed), "Matching occurrences, in path order."),
+    }))
+}
+
+fn diff_schema() -> Value {
+    let occurrence = object(occurrence_properties());
+    object(json!({
+        "before": string("Manifest ID of the first inventory."),
+        "after": string("Manifest ID of the second inventory."),
+        "added": array(occurrence.clone(), "Paths only `after` has."),
+        "removed": array(occurrence.clone(), "Paths only `before` has."),
+        "changed": array(object(json!({
+            "path": string("The path."),
+            "before": occurrence.clone(),
+            "after": occurrence,
+        })), "Paths both have, with different digests."),
+        "unchanged": count("Paths both have with the same digest."),
+    }))
+}

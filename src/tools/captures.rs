@@ -1,0 +1,135 @@
+//! Capture and reconstruction tools: `import_process_capture` retains a capture document as
+//! Evidence (this server never executes processes: the person runs the approved experiment
+//! and imports what it recorded), and `verify_reconstruction` evaluates claims against
+//! retained Evidence only.
+
+use serde_json::{Value, json};
+
+use super::definition::ToolAnnotations;
+use super::outcome::ToolError;
+use super::parameters::{Arguments, Kind, Parameter};
+use super::schema::{array, flag, nullable_string, object, string};
+use super::toolbox::{Handler, Retained, ToolSpec, encode};
+use crate::session::Session;
+use crate::session::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
+use crate::session::claims::{EvidenceRecordView, MAX_CLAIMS, evaluate, parse_claims};
+
+pub(super) const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "import_process_capture",
+        title: "Import Process Capture",
+        description: "Retain a Process Capture v4 document (subject, command, bounds, \
+            approval, exit, stream digests, events) as Evidence. This server never executes \
+            processes: the person runs the approved experiment and imports its capture. The \
+            capture is always retained; the result says whether it is a valid v4 capture, which \
+            only then is offered as a Process capture and read by verify_reconstruction.",
+        parameters: &[Parameter {
+            name: "capture",
+            description: "The capture document, a JSON object with `schema: \
+                \"rea.process-capture\"` and `version: 4`.",
+            kind: Kind::Object,
+            required: true,
+        }],
+        annotations: ToolAnnotations {
+            read_only_hint: false,
+            destructive_hint: false,
+            idempotent_hint: false,
+            open_world_hint: false,
+        },
+        output: import_schema,
+        handler: Handler::Retain(import_process_capture),
+    },
+    ToolSpec {
+        name: "verify_reconstruction",
+        title: "Verify Reconstruction",
+        description: "Evaluate a list of claims (at most 100) against retained Evidence only: \
+            procedure_exists, procedure_named, bytes_equal, occurrence_digest, \
+            occurrence_format, capture_exit_code, capture_stdout_digest, \
+            capture_stderr_digest. Each claim comes back supported, contradicted or \
+            unverified, citing the Evidence IDs it rests on. Nothing is observed or recorded.",
+        parameters: &[Parameter {
+            name: "claims",
+            description: "Claim objects, each with a `kind` and that kind's fields, e.g. \
+                `{\"kind\": \"bytes_equal\", \"document\": \"app\", \"address\": \"0x1000\", \
+                \"hex\": \"5548\"}`.",
+            kind: Kind::List {
+                max_items: MAX_CLAIMS,
+            },
+            required: true,
+        }],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: verdicts_schema,
+        handler: Handler::Read(verify_reconstruction),
+    },
+];
+
+fn import_process_capture(
+    _session: &Session,
+    arguments: &Arguments<'_>,
+) -> Result<Retained, ToolError> {
+    let document = arguments.json("capture").cloned().unwrap_or(Value::Null);
+    let (valid, validity, problem) = match classify_capture(&document) {
+        CaptureValidity::ValidV4 => (true, "valid_v4", None),
+        CaptureValidity::OtherVersion(version) => (
+            false,
+            "other_version",
+            Some(format!(
+                "version {version} is retained but only version {CAPTURE_VERSION} is validated"
+            )),
+        ),
+        CaptureValidity::Invalid(invalid) => (false, "invalid", Some(invalid.to_string())),
+    };
+    Ok(Retained {
+        reply: json!({
+            "valid": valid,
+            "validity": validity,
+            "problem": problem,
+        }),
+        document,
+    })
+}
+
+fn verify_reconstruction(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let claims = parse_claims(arguments.json("claims").unwrap_or(&Value::Null))?;
+    let records = session.evidence_records();
+    let views: Vec<EvidenceRecordView<'_>> = records
+        .iter()
+        .map(|record| EvidenceRecordView {
+            id: record.id.as_str(),
+            operation: &record.operation,
+            arguments: &record.arguments,
+            result: &record.result,
+            provider: record.provider.as_deref(),
+        })
+        .collect();
+    let verdicts = evaluate(&claims, &views);
+    Ok(json!({ "verdicts": encode("verify_reconstruction", &verdicts)? }))
+}
+
+fn import_schema() -> Value {
+    object(json!({
+        "valid": flag("Whether the capture is a valid Process Capture v4 (a Process capture completion candidate)."),
+        "validity": {
+            "type": "string",
+            "enum": ["valid_v4", "other_version", "invalid"],
+            "description": "What the document is.",
+        },
+        "problem": nullable_string("Why it is not a valid v4 capture; null when valid."),
+    }))
+}
+
+fn verdicts_schema() -> Value {
+    object(json!({
+        "verdicts": array(object(json!({
+            "index": {"type": "integer", "minimum": 0, "description": "Position of the claim, from 0."},
+            "kind": string("The claim's kind."),
+            "status": {
+                "type": "string",
+                "enum": ["supported", "contradicted", "unverified"],
+                "description": "The verdict.",
+            },
+            "evidence": array(string("An Evidence ID."), "Evidence the verdict rests on, in ledger order."),
+            "reason": string("One sentence saying why."),
+        })), "One verdict per claim, in claim order."),
+    }))
+}

@@ -1,0 +1,214 @@
+//! Residual-unknown tools: register, refine, resolve (with Evidence only) and list. They change
+//! or read the session's registry and append no Evidence.
+
+use serde_json::{Value, json};
+
+use super::definition::ToolAnnotations;
+use super::outcome::ToolError;
+use super::parameters::{Arguments, Kind, Parameter};
+use super::schema::{array, nullable_string, object, string};
+use super::toolbox::{Handler, ToolSpec, encode};
+use crate::session::Session;
+use crate::session::unknowns::{
+    MAX_RESOLVING_EVIDENCE, ResolutionDraft, RevisionFilter, StatusFilter, Unknown, UnknownDraft,
+    UnknownFilter,
+};
+
+/// Registering, refining and resolving add to the registry: not read-only, not idempotent
+/// (each call makes a new record or fails), and they discard nothing.
+const RECORDS: ToolAnnotations = ToolAnnotations {
+    read_only_hint: false,
+    destructive_hint: false,
+    idempotent_hint: false,
+    open_world_hint: false,
+};
+
+const QUESTION: Parameter = Parameter {
+    name: "question",
+    description: "The open question, e.g. `What does 0x401000 decrypt?` (1 to 4,096 characters).",
+    kind: Kind::Text,
+    required: true,
+};
+
+const DOCUMENT: Parameter = Parameter {
+    name: "document",
+    description: "The document the question concerns, if any.",
+    kind: Kind::Text,
+    required: false,
+};
+
+const PROCEDURE: Parameter = Parameter {
+    name: "procedure",
+    description: "The procedure (address or name) the question concerns, if any.",
+    kind: Kind::Text,
+    required: false,
+};
+
+const ID: Parameter = Parameter {
+    name: "id",
+    description: "The ID of the current head of a residual unknown, e.g. `unk-000000000003`.",
+    kind: Kind::Text,
+    required: true,
+};
+
+pub(super) const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "register_unknown",
+        title: "Register Residual Unknown",
+        description: "Record an open question of the investigation (a residual unknown), \
+            optionally about a document or procedure. It is offered for completion until it is \
+            resolved; closing the binary discards it.",
+        parameters: &[QUESTION, DOCUMENT, PROCEDURE],
+        annotations: RECORDS,
+        output: unknown_schema,
+        handler: Handler::Change(register),
+    },
+    ToolSpec {
+        name: "refine_unknown",
+        title: "Refine Residual Unknown",
+        description: "Record a sharper revision of an open residual unknown. The new revision \
+            gets its own ID and becomes the head; the old one is kept as superseded.",
+        parameters: &[ID, QUESTION, DOCUMENT, PROCEDURE],
+        annotations: RECORDS,
+        output: unknown_schema,
+        handler: Handler::Change(refine),
+    },
+    ToolSpec {
+        name: "resolve_unknown",
+        title: "Resolve Residual Unknown",
+        description: "Resolve the head of a residual unknown with Evidence: every cited \
+            Evidence ID must be retained in the ledger (an error names the missing ones). \
+            Resolution is final.",
+        parameters: &[
+            ID,
+            Parameter {
+                name: "evidence",
+                description: "Evidence IDs that answer the question (1 to 100).",
+                kind: Kind::EvidenceIds {
+                    max_items: MAX_RESOLVING_EVIDENCE,
+                },
+                required: true,
+            },
+            Parameter {
+                name: "note",
+                description: "A short answer, if any.",
+                kind: Kind::Text,
+                required: false,
+            },
+        ],
+        annotations: RECORDS,
+        output: unknown_schema,
+        handler: Handler::Change(resolve),
+    },
+    ToolSpec {
+        name: "list_unknowns",
+        title: "List Residual Unknowns",
+        description: "Residual unknowns in creation order, filtered by status (`all`, `open`, \
+            `resolved`), revisions (`heads` or `all`, superseded ones included), document and \
+            procedure.",
+        parameters: &[
+            Parameter {
+                name: "status",
+                description: "Which statuses to list.",
+                kind: Kind::Choice(&["all", "open", "resolved"]),
+                required: false,
+            },
+            Parameter {
+                name: "revisions",
+                description: "Current heads only, or every revision.",
+                kind: Kind::Choice(&["heads", "all"]),
+                required: false,
+            },
+            DOCUMENT,
+            PROCEDURE,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: list_schema,
+        handler: Handler::Read(list),
+    },
+];
+
+fn draft(arguments: &Arguments<'_>) -> Result<UnknownDraft, ToolError> {
+    Ok(UnknownDraft {
+        question: arguments.required_text("question")?.to_owned(),
+        document: arguments.text("document").map(str::to_owned),
+        procedure: arguments.text("procedure").map(str::to_owned),
+    })
+}
+
+fn reply(tool: &'static str, unknown: &Unknown) -> Result<Value, ToolError> {
+    encode(tool, unknown)
+}
+
+fn register(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let unknown = session.register_unknown(draft(arguments)?)?;
+    reply("register_unknown", &unknown)
+}
+
+fn refine(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let unknown = session.refine_unknown(arguments.required_text("id")?, draft(arguments)?)?;
+    reply("refine_unknown", &unknown)
+}
+
+fn resolve(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let resolution = ResolutionDraft {
+        evidence: arguments.texts("evidence"),
+        note: arguments.text("note").map(str::to_owned),
+    };
+    let unknown = session.resolve_unknown(arguments.required_text("id")?, resolution)?;
+    reply("resolve_unknown", &unknown)
+}
+
+fn list(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let filter = UnknownFilter {
+        status: match arguments.choice("status") {
+            "open" => StatusFilter::Open,
+            "resolved" => StatusFilter::Resolved,
+            _ => StatusFilter::All,
+        },
+        revisions: match arguments.choice("revisions") {
+            "all" => RevisionFilter::All,
+            _ => RevisionFilter::Heads,
+        },
+        document: arguments.text("document").map(str::to_owned),
+        procedure: arguments.text("procedure").map(str::to_owned),
+    };
+    let unknowns = session.list_unknowns(&filter);
+    Ok(json!({ "unknowns": encode("list_unknowns", &unknowns)? }))
+}
+
+fn unknown_properties() -> Value {
+    json!({
+        "id": string("This revision's ID (`unk-` and twelve digits)."),
+        "question": string("The open question."),
+        "document": nullable_string("The document it concerns."),
+        "procedure": nullable_string("The procedure it concerns."),
+        "status": {
+            "type": "string",
+            "enum": ["open", "superseded", "resolved"],
+            "description": "`open`: a head, offered for completion; `superseded`: refined; `resolved`: answered with Evidence.",
+        },
+        "revises": nullable_string("The revision this one refines."),
+        "superseded_by": nullable_string("The revision that refines this one."),
+        "resolution": {
+            "type": ["object", "null"],
+            "properties": {
+                "evidence": array(string("An Evidence ID."), "The Evidence cited."),
+                "note": nullable_string("The answer given, if any."),
+            },
+            "required": ["evidence", "note"],
+            "additionalProperties": false,
+            "description": "How it was resolved; null unless resolved.",
+        },
+    })
+}
+
+fn unknown_schema() -> Value {
+    object(unknown_properties())
+}
+
+fn list_schema() -> Value {
+    object(json!({
+        "unknowns": array(object(unknown_properties()), "The residual unknowns, in creation order."),
+    }))
+}
