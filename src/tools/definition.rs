@@ -10,8 +10,9 @@ use crate::session::Operation;
 /// What a successful call of a tool does to the session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ToolKind {
-    /// Observes the open binary through its provider and appends one Evidence record, whose ID
-    /// the result carries as `evidence_id`.
+    /// Observes the open binary through its provider, or retains a document (an inventory
+    /// page, a process capture), and appends one Evidence record, whose ID the result carries
+    /// as `evidence_id`.
     Observation,
     /// Changes the session (opens, closes or selects); appends no Evidence.
     SessionChange,

@@ -62,6 +62,15 @@
 //! | `read_bytes` | up to 4,096 bytes as hex (`address`, `length`) | observation | `read_bytes` |
 //! | `list_evidence` | page through the ledger (`cursor?`, `limit` ≤ 100) | read | none |
 //! | `get_evidence` | one Evidence record in full (`id`) | read | none |
+//! | `register_unknown` | record an open question (`question`, `document?`, `procedure?`) | session change | none |
+//! | `refine_unknown` | a new revision of a head becomes the head (`id`, `question`, ...) | session change | none |
+//! | `resolve_unknown` | resolve a head with retained Evidence IDs (`id`, `evidence`, `note?`) | session change | none |
+//! | `list_unknowns` | residual unknowns (`status`, `revisions`, `document?`, `procedure?`) | read | none |
+//! | `inventory_artifacts` | one page of the inventory of a directory or zip (`path`, `page`, `page_size`); the page is retained as Evidence | observation (unbound) | none |
+//! | `list_artifact_occurrences` | occurrences of a retained inventory (`manifest_id`, `under?`, `format?`) | read | none |
+//! | `compare_inventories` | added, removed, changed paths of two retained inventories (`before`, `after`) | read | none |
+//! | `import_process_capture` | retain a capture document as Evidence and say whether it is a valid v4 capture (never executes anything) | observation (unbound) | none |
+//! | `verify_reconstruction` | claims (`claims`) evaluated against retained Evidence only | read | none |
 //!
 //! Why this split: an observation is a fact about the open binary that a provider reported,
 //! which is what Evidence is for; `list_providers` and `current_document` describe the
@@ -124,15 +133,14 @@
 //! # Adding a tool
 //!
 //! A tool is one `ToolSpec` entry in the `TOOLS` list of its group file (`session.rs`,
-//! `analysis.rs`, `ledger.rs`) plus one handler function beside it. Its parameters declare the
-//! input schema and the argument checks at once; its handler variant (`Observe`, `Change`,
-//! `Read`) fixes whether Evidence is recorded. A new group (issue 5: `register_unknown`,
-//! `refine_unknown`, `resolve_unknown`, `list_unknowns`, `inventory_artifacts`,
-//! `list_artifact_occurrences`, `compare_inventories`, `import_process_capture`,
-//! `verify_reconstruction`) is a new file with its `TOOLS` list and one line in the catalog
-//! of `toolbox.rs`. Tools that retain Evidence without a provider (inventory pages, imported
-//! captures) will need a fourth handler variant recording an unbound observation
-//! ([`Observation::unbound`](crate::session::Observation::unbound)).
+//! `analysis.rs`, `ledger.rs`, `unknowns.rs`, `artifacts.rs`, `captures.rs`) plus one handler
+//! function beside it. Its parameters declare the input schema and the argument checks at
+//! once; its handler variant (`Observe`, `Retain`, `Change`, `Read`) fixes whether Evidence is
+//! recorded. `Retain` records a document no provider observed (an inventory page, an imported
+//! capture) as an unbound observation
+//! ([`Observation::unbound`](crate::session::Observation::unbound)) and returns its ID as
+//! `evidence_id`. A new group is a new file with its `TOOLS` list and one line in the catalog
+//! of `toolbox.rs`.
 
 mod analysis;
 mod artifacts;

@@ -68,7 +68,7 @@ pub enum ToolError {
     PageSize(#[from] PageSizeError),
     /// The page asked for is past the last page of the inventory.
     #[error(
-        "page {page} is past the last page of inventory {manifest_id}; it has {count} pages, from 0"
+        "page {page} is past the last page of inventory {manifest_id}; it has {count} page(s), numbered from 0"
     )]
     PageOutOfRange {
         /// The inventory's manifest ID.
