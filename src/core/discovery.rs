@@ -217,7 +217,7 @@ impl Discovery {
             return Err(Malformed::RepeatedCursor);
         }
         let before = self.address_index.len();
-        self.address_index.reserve(page.entries.len());
+        self.reserve_for(&page);
         for entry in page.entries {
             self.note_entry(entry);
         }
@@ -234,6 +234,21 @@ impl Discovery {
                 Ok(Some(self.request()))
             }
         }
+    }
+
+    /// Grows the tables once instead of by repeated doubling: a full page that promises
+    /// more suggests a listing that reaches the bound.
+    fn reserve_for(&mut self, page: &ProcedurePage) {
+        let full = page.entries.len() == PROCEDURE_PAGE_SIZE && page.next_cursor.is_some();
+        let expected = if full {
+            PROCEDURE_ADDRESS_LIMIT
+        } else {
+            self.address_index.len() + page.entries.len()
+        };
+        let more = expected.saturating_sub(self.address_index.len());
+        self.address_index.reserve(more);
+        self.names
+            .reserve(expected.saturating_sub(self.names.len()));
     }
 
     fn note_entry(&mut self, entry: ProcedureEntry) {

@@ -7,9 +7,9 @@
 //! results.)
 //!
 //! - [`bounds`]: the constants of SPEC section 2.
-//! - [`key`]: the matching key and prefix relation of SPEC section 3, and the Unicode version
+//! - [`key`](mod@key): the matching key and prefix relation of SPEC section 3, and the Unicode version
 //!   of every table they use ([`key::UNICODE_VERSION`], 18.0.0).
-//! - [`complete`]: `complete()` of SPEC section 4.
+//! - [`complete`](mod@complete): `complete()` of SPEC section 4.
 //! - [`discovery`]: bounded procedure discovery of SPEC section 6, with the decisions on valid
 //!   addresses and non-advancing pages.
 //! - [`family`]: argument families (SPEC section 5).

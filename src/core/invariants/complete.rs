@@ -25,7 +25,8 @@ pub struct CompleteCase {
 impl CompleteCase {
     /// Decodes arbitrary bytes: `[copies][stretch][body]`. The body, split at 0xFF bytes and
     /// decoded as lossy UTF-8, gives the prefix then the candidates. The candidate list is
-    /// repeated `copies * 47 + 1` times (so inputs can cross [`SCAN_LIMIT`]); `stretch` bits
+    /// repeated once, or for `copies` of 240 and up `(copies - 239) * 800` times (so inputs
+    /// can cross [`SCAN_LIMIT`]); `stretch` bits
     /// 0-1 choose what to lengthen (prefix, first candidate) and bits 2-3 the length, around
     /// [`MAX_VALUE_CHARS`].
     pub fn from_bytes(data: &[u8]) -> CompleteCase {
@@ -38,7 +39,12 @@ impl CompleteCase {
             .map(|piece| String::from_utf8_lossy(piece).into_owned());
         let mut prefix = pieces.next().unwrap_or_default();
         let once: Vec<String> = pieces.collect();
-        let copies = usize::from(copies) * 47 + 1;
+        // Mostly one copy, so most inputs are quick to check; the top sixteen values repeat
+        // the list 800 to 12,800 times, past SCAN_LIMIT.
+        let copies = match copies {
+            0..=239 => 1,
+            high => usize::from(high - 239) * 800,
+        };
         let mut candidates: Vec<String> = once
             .iter()
             .cycle()

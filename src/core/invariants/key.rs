@@ -64,8 +64,8 @@ pub fn check_key(x: &str) -> Result<(), Violation> {
     }
     ensure(matches(x, x), "matches is reflexive", shown)?;
     ensure(matches("", x), "the empty prefix matches everything", shown)?;
-    // Every raw prefix of x, matched against x, agrees with the definition.
-    for (end, _) in x.char_indices().skip(1).take(64) {
+    // The first raw prefixes of x, matched against x, agree with the definition.
+    for (end, _) in x.char_indices().skip(1).take(16) {
         let prefix = &x[..end];
         ensure(
             matches(prefix, x) == by_definition(prefix, x),
