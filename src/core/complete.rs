@@ -126,25 +126,58 @@ where
 /// Indices of the candidates that are not over-long and match `prefix`, in source order.
 /// `scanned` holds at most [`SCAN_LIMIT`] candidates, so indices fit in `u32`.
 fn matching<S: AsRef<str>>(prefix: &PrefixKey, scanned: &[S]) -> Vec<u32> {
-    let text = |at: u32| scanned[at as usize].as_ref();
-    let mut admitted: Vec<u32> = (0..scanned.len() as u32).collect();
+    let text = |at: usize| scanned[at].as_ref();
     let Some(screen) = prefix.screen() else {
-        admitted.retain(|&at| !is_over_long(text(at)));
-        return admitted;
+        return (0..scanned.len())
+            .filter(|&at| !is_over_long(text(at)))
+            .map(|at| at as u32)
+            .collect();
     };
-    // Branch-free screening by the first bytes: most candidates stop here, and a branch per
-    // candidate on random data would cost more than the test itself.
-    let mut kept = 0;
-    for at in 0..admitted.len() {
-        // Always written, kept only when admitted: kept <= at.
-        admitted[kept] = at as u32;
-        kept += usize::from(screen.admits(text(at as u32).as_bytes()));
+    // Branch-free screening by the first bytes: most candidates are settled here, and a
+    // branch per candidate on random data would cost more than the test itself. Each index
+    // is always written and kept only when it belongs to the list.
+    let mut certain = vec![0u32; scanned.len()];
+    let mut possible = vec![0u32; scanned.len()];
+    let (mut certain_len, mut possible_len) = (0, 0);
+    for at in 0..scanned.len() {
+        let bytes = text(at).as_bytes();
+        let screened = screen.sort_out(bytes);
+        let sure = screened.certain & (bytes.len() <= MAX_VALUE_CHARS);
+        certain[certain_len] = at as u32;
+        certain_len += usize::from(sure);
+        possible[possible_len] = at as u32;
+        possible_len += usize::from(screened.possible & !sure);
     }
-    admitted.truncate(kept);
+    certain.truncate(certain_len);
+    possible.truncate(possible_len);
     let mut buffers = KeyBuffers::default();
-    admitted.retain(|&at| {
-        let candidate = text(at);
+    possible.retain(|&at| {
+        let candidate = text(at as usize);
         !is_over_long(candidate) && prefix.matches_admitted(candidate, &mut buffers)
     });
-    admitted
+    merge_increasing(certain, possible)
+}
+
+/// The union of two increasing index lists, increasing.
+fn merge_increasing(left: Vec<u32>, right: Vec<u32>) -> Vec<u32> {
+    if right.is_empty() {
+        return left;
+    }
+    if left.is_empty() {
+        return right;
+    }
+    let mut merged = Vec::with_capacity(left.len() + right.len());
+    let (mut left, mut right) = (left.into_iter().peekable(), right.into_iter().peekable());
+    while let (Some(&l), Some(&r)) = (left.peek(), right.peek()) {
+        if l < r {
+            merged.push(l);
+            left.next();
+        } else {
+            merged.push(r);
+            right.next();
+        }
+    }
+    merged.extend(left);
+    merged.extend(right);
+    merged
 }

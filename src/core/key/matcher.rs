@@ -62,12 +62,11 @@ impl PrefixKey {
     /// `matches(prefix, candidate)` for this prefix's key, using `buffers` when a candidate
     /// needs the general path.
     pub(crate) fn matches(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
-        match self.screen {
-            None => true,
-            Some(screen) => {
-                screen.admits(candidate.as_bytes()) && self.matches_admitted(candidate, buffers)
-            }
-        }
+        let Some(screen) = self.screen else {
+            return true;
+        };
+        let screened = screen.sort_out(candidate.as_bytes());
+        screened.certain || (screened.possible && self.matches_admitted(candidate, buffers))
     }
 
     /// The screen for this key; `None` when the key is empty and everything matches.
@@ -75,7 +74,7 @@ impl PrefixKey {
         self.screen
     }
 
-    /// [`PrefixKey::matches`] for a candidate that this key's [`Screen`] admitted.
+    /// [`PrefixKey::matches`] for a candidate that this key's [`Screen`] found possible.
     #[inline]
     pub(crate) fn matches_admitted(&self, candidate: &str, buffers: &mut KeyBuffers) -> bool {
         let prefix = self.key.as_bytes();
@@ -127,16 +126,31 @@ impl PrefixKey {
     }
 }
 
-/// A cheap, branch-free test that rules out most candidates from their first bytes alone:
-/// a candidate passes unless its key provably does not start with the prefix key.
+/// A cheap, branch-free test on the first bytes of a candidate: it rules most candidates
+/// out, and for an ASCII prefix key of fewer than eight bytes it also settles most matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Screen {
     /// Up to eight leading ASCII bytes of the prefix key, big-endian, zero-padded.
     word: u64,
     /// 0xFF over the bytes of `word` that count.
     mask: u64,
+    /// 0xFF over those bytes and the one after them.
+    mask_and_next: u64,
+    /// Number of bytes `mask` covers.
+    counted: usize,
+    /// The whole key is the counted bytes, so a screen can confirm a match.
+    decides: bool,
     /// The key starts with a non-ASCII character.
     non_ascii_lead: bool,
+}
+
+/// What [`Screen::sort_out`] found about one candidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Screened {
+    /// The candidate may match; when false it certainly does not.
+    pub(crate) possible: bool,
+    /// The candidate certainly matches.
+    pub(crate) certain: bool,
 }
 
 impl Screen {
@@ -146,29 +160,50 @@ impl Screen {
         }
         let counted = ascii_run.min(8);
         let word = words::padded_word(&key.as_bytes()[..counted]);
-        let mask = u64::MAX.checked_shl(8 * (8 - counted) as u32).unwrap_or(0);
+        let bytes_mask = |bytes: usize| {
+            u64::MAX
+                .checked_shr(8 * bytes as u32)
+                .map_or(u64::MAX, |rest| !rest)
+        };
         Some(Screen {
             word,
-            mask,
+            mask: bytes_mask(counted),
+            mask_and_next: bytes_mask(counted + 1),
+            counted,
+            decides: counted == key.len() && counted < 8,
             non_ascii_lead: counted == 0,
         })
     }
 
-    /// Whether a candidate starting with `bytes` may match. The candidate's key starts with
-    /// its leading ASCII run lowercased (see the module docs), so when the first counted
-    /// bytes are all ASCII they must equal the prefix key's, ignoring case; a non-ASCII byte
-    /// among them, or a non-ASCII first byte when the key starts with one, needs a closer
-    /// look. An empty candidate never matches a non-empty key.
+    /// Sorts out a candidate starting with `bytes`. The candidate's key starts with its
+    /// leading ASCII run lowercased (see the parent module's docs), so when the counted
+    /// bytes are all ASCII they must equal the key's, ignoring case; a non-ASCII byte among
+    /// them, or a non-ASCII first byte when the key starts with one, needs a closer look. When
+    /// the key is just the counted bytes, a candidate that has them followed by an ASCII byte
+    /// (a starter) or by nothing matches for certain. An empty candidate never matches.
     #[inline]
-    pub(crate) fn admits(self, bytes: &[u8]) -> bool {
+    pub(crate) fn sort_out(self, bytes: &[u8]) -> Screened {
         let Some(&lead) = bytes.first() else {
-            return false;
+            return Screened {
+                possible: false,
+                certain: false,
+            };
         };
         if self.non_ascii_lead {
-            return !lead.is_ascii();
+            return Screened {
+                possible: !lead.is_ascii(),
+                certain: false,
+            };
         }
         let word = words::padded_word(bytes);
         let same = (words::ascii_lowercase_word(word) ^ self.word) & self.mask == 0;
-        same | words::has_non_ascii(word, self.mask)
+        let certain = self.decides
+            & same
+            & !words::has_non_ascii(word, self.mask_and_next)
+            & (bytes.len() >= self.counted);
+        Screened {
+            possible: same | words::has_non_ascii(word, self.mask),
+            certain,
+        }
     }
 }
