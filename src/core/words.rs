@@ -7,6 +7,7 @@ const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// The first eight bytes of `bytes` as a big-endian integer, zero-padded. Short inputs are
 /// read as two overlapping words whose overlap is shifted out, so no byte copy is needed.
+#[inline]
 pub(crate) fn padded_word(bytes: &[u8]) -> u64 {
     if let Some(all) = bytes.first_chunk::<8>() {
         return u64::from_be_bytes(*all);
@@ -26,6 +27,7 @@ pub(crate) fn padded_word(bytes: &[u8]) -> u64 {
 }
 
 /// The first sixteen bytes of `bytes` as a big-endian integer, zero-padded.
+#[inline]
 pub(crate) fn padded_head(bytes: &[u8]) -> u128 {
     if let Some(all) = bytes.first_chunk::<16>() {
         return u128::from_be_bytes(*all);
@@ -35,12 +37,14 @@ pub(crate) fn padded_head(bytes: &[u8]) -> u128 {
 }
 
 /// Whether any byte of `word` selected by `mask` (whole bytes of 0xFF) is not ASCII.
+#[inline]
 pub(crate) fn has_non_ascii(word: u64, mask: u64) -> bool {
     word & mask & HIGH_BITS != 0
 }
 
 /// `word` with its ASCII capital letters lowercased; bytes that are not ASCII come out
 /// unspecified.
+#[inline]
 pub(crate) fn ascii_lowercase_word(word: u64) -> u64 {
     let low7 = word & !HIGH_BITS;
     // A byte's high bit is set when it is at least 'A', resp. past 'Z'; no carries cross bytes.
