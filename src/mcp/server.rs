@@ -270,8 +270,10 @@ impl Session {
         let mut entries = Vec::new();
         for message in messages {
             match message {
-                Message::Request(request) => entries.push(Err(request)),
-                Message::Invalid { id, error } => entries.push(Ok(error.to_response(&id))),
+                Message::Request(request) => entries.push(BatchEntry::Run(request)),
+                Message::Invalid { id, error } => {
+                    entries.push(BatchEntry::Answered(error.to_response(&id)));
+                }
                 other => self.handle_message(other),
             }
         }
@@ -284,13 +286,19 @@ impl Session {
             let mut replies = Vec::with_capacity(entries.len());
             for entry in entries {
                 replies.push(match entry {
-                    Ok(reply) => reply,
-                    Err(request) => dispatch(&module, request).await,
+                    BatchEntry::Answered(reply) => reply,
+                    BatchEntry::Run(request) => dispatch(&module, request).await,
                 });
             }
             outlet.send(&Value::Array(replies));
         });
     }
+}
+
+/// One member of a batch that gets an answer: already answered (invalid) or still to run.
+enum BatchEntry {
+    Answered(Value),
+    Run(Request),
 }
 
 /// Runs one request through the `RpcModule` under an internal id and answers with the
