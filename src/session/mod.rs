@@ -15,6 +15,7 @@
 
 pub mod address;
 mod bounded;
+mod cancel;
 pub mod capture;
 pub mod claims;
 pub mod error;
@@ -28,6 +29,7 @@ mod target;
 pub mod unknowns;
 
 pub use address::{Address, AddressError};
+pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
 pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};
 pub use provider::{
