@@ -140,7 +140,11 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             .refresh(&server, path)
             .map_err(|error| error.to_string())?;
     }
+    // Two async workers suffice: blocking work runs on the server's own fixed pools, and stdin
+    // and stdout have dedicated threads, so tokio's blocking pool is kept small.
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(2)
         .enable_all()
         .build()
         .map_err(|error| format!("cannot start the async runtime: {error}"))?;
@@ -156,8 +160,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
                 prompt_file,
             ));
         }
-        let input = tokio::io::BufReader::new(tokio::io::stdin());
-        server.serve(input, tokio::io::stdout()).await
+        server.serve_stdio().await
     });
     // Blocking provider calls that overran the shutdown grace must not hold the process.
     runtime.shutdown_timeout(Duration::from_millis(100));

@@ -50,7 +50,7 @@ async fn invalid_utf8_is_a_parse_error() {
 }
 
 #[tokio::test]
-async fn lone_surrogate_escape_is_a_parse_error() {
+async fn lone_surrogate_escape_is_answered_under_the_readable_id() {
     let mut client = started().await;
     let answer = answer_to_raw(
         &mut client,
@@ -256,7 +256,17 @@ async fn unknown_notification_gets_no_answer() {
 #[tokio::test]
 async fn non_object_params_are_invalid_params() {
     let mut client = started().await;
-    let answer = client.request("initialize", json!([1, 2])).await;
+    let answer = client.request("prompts/list", json!([1, 2])).await;
     snapshot("array_params", &answer);
+    still_serving(&mut client).await;
+}
+
+#[tokio::test]
+async fn second_initialize_is_rejected() {
+    let mut client = started().await;
+    let answer = client
+        .request("initialize", json!({ "protocolVersion": "2024-11-05" }))
+        .await;
+    snapshot("second_initialize", &answer);
     still_serving(&mut client).await;
 }

@@ -12,10 +12,11 @@ use serde_json::{Value, json};
 use super::error::WireError;
 use super::params;
 use super::protocol::{Offer, ProtocolVersion, initialize_result};
-use super::server::Connection;
+use super::pool::WorkerPool;
+use super::server::{Connection, RequestContext};
 use crate::core::{MAX_VALUE_CHARS, Prefix};
 use crate::prompts::{DEFAULT_PAGE_SIZE, PromptError, PromptRegistry, ToolAvailability};
-use crate::session::{Session, SessionView, SourceConfig, complete_argument};
+use crate::session::{Cancel, Session, SessionView, SourceConfig, complete_argument};
 use crate::tools::ToolBox;
 
 /// Instructions sent in the `initialize` result.
@@ -57,7 +58,7 @@ impl Shared {
     }
 
     /// Sends `method` as a notification to every connected, initialized client.
-    pub(crate) fn broadcast(&self, method: &str) {
+    pub(crate) fn broadcast(&self, method: &'static str) {
         let connections: Vec<Arc<Connection>> = self
             .connections
             .lock()
@@ -88,6 +89,34 @@ impl Shared {
 
 type MethodResult = Result<Value, ErrorObjectOwned>;
 
+/// Threads that run tool calls, for the whole process.
+pub const TOOL_THREADS: usize = 4;
+
+/// Threads that run completion requests, for the whole process (their provider calls run on
+/// the provider pool of [`crate::session::PROVIDER_THREADS`] threads).
+pub const COMPLETION_THREADS: usize = 2;
+
+fn tool_pool() -> &'static WorkerPool {
+    static POOL: std::sync::OnceLock<WorkerPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| WorkerPool::start("rea-tool", TOOL_THREADS))
+}
+
+fn completion_pool() -> &'static WorkerPool {
+    static POOL: std::sync::OnceLock<WorkerPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| WorkerPool::start("rea-complete", COMPLETION_THREADS))
+}
+
+/// Runs a handler on `pool`; a handler that panicked or found no thread is an internal error.
+async fn run_on<F>(pool: &'static WorkerPool, work: F) -> MethodResult
+where
+    F: FnOnce() -> MethodResult + Send + 'static,
+{
+    match pool.run(work).await {
+        Ok(result) => result,
+        Err(unavailable) => Err(WireError::internal(format!("Internal error: {unavailable}")).into()),
+    }
+}
+
 /// Builds the module of one connection.
 pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> {
     // Tools methods exist only when the catalog has tools (the capability is advertised then).
@@ -106,10 +135,13 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
         module
             .register_method("prompts/get", |p, c, _| get_prompt(&p, c))
             .is_ok(),
-        // Completion may wait on providers (bounded by the source timeout): keep it off the
-        // async workers.
+        // Completion may wait on providers (bounded by the source timeout): it runs on its own
+        // small pool, never on the async workers and never behind tool calls.
         module
-            .register_blocking_method("completion/complete", |p, c, _| complete(&p, &c))
+            .register_async_method("completion/complete", |p, c, _| async move {
+                let shared = Arc::clone(&c.shared);
+                run_on(completion_pool(), move || complete(&p, &shared)).await
+            })
             .is_ok(),
     ];
     let tools_registered = !has_tools
@@ -117,9 +149,16 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
             module
                 .register_method("tools/list", |p, c, _| list_tools(&p, c))
                 .is_ok(),
-            // Tools read binaries and call providers: keep them off the async workers.
+            // Tools read files and call providers: they run on the tool pool.
             module
-                .register_blocking_method("tools/call", |p, c, _| call_tool(&p, &c))
+                .register_async_method("tools/call", |p, c, extensions| async move {
+                    let shared = Arc::clone(&c.shared);
+                    let cancel = extensions
+                        .get::<RequestContext>()
+                        .map(|context| context.cancel.clone())
+                        .unwrap_or_default();
+                    run_on(tool_pool(), move || call_tool(&p, &shared, &cancel)).await
+                })
                 .is_ok(),
         ]
         .iter()
@@ -149,7 +188,7 @@ fn list_tools(params: &Params<'_>, connection: &Connection) -> MethodResult {
     Ok(json!({ "tools": tools }))
 }
 
-fn call_tool(params: &Params<'_>, connection: &Connection) -> MethodResult {
+fn call_tool(params: &Params<'_>, shared: &Shared, cancel: &Cancel) -> MethodResult {
     let params = params::object(params, "tools/call")?;
     let name = params::required_str(&params, "params", "name")?;
     let arguments = match params.get("arguments") {
@@ -162,7 +201,7 @@ fn call_tool(params: &Params<'_>, connection: &Connection) -> MethodResult {
             .into());
         }
     };
-    match connection.shared.tools.call(name, &arguments) {
+    match shared.tools.call_cancellable(name, &arguments, cancel) {
         Ok(outcome) => Ok(outcome.to_value()),
         Err(unknown) => Err(WireError::invalid_params(format!("Invalid params: {unknown}")).into()),
     }
@@ -172,7 +211,12 @@ fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
     let params = params::object(params, "initialize")?;
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let version = ProtocolVersion::negotiate(requested);
-    connection.set_version(version);
+    if !connection.settle_version(version) {
+        return Err(WireError::invalid_request(
+            "Invalid request: the connection is already initialized; initialize may be sent once",
+        )
+        .into());
+    }
     Ok(initialize_result(
         version,
         connection.shared.offer(),
@@ -211,9 +255,9 @@ fn get_prompt(params: &Params<'_>, connection: &Connection) -> MethodResult {
     Ok(serde_json::to_value(&rendered).map_err(|e| WireError::internal(e.to_string()))?)
 }
 
-fn complete(params: &Params<'_>, connection: &Connection) -> MethodResult {
+fn complete(params: &Params<'_>, shared: &Shared) -> MethodResult {
     let params = params::object(params, "completion/complete")?;
-    Ok(complete_with(&connection.shared, &params)?)
+    Ok(complete_with(shared, &params)?)
 }
 
 /// `completion/complete` on parsed params: the result object or the wire error.

@@ -100,18 +100,23 @@ pub fn classify_line(bytes: &[u8]) -> Line {
     };
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
+        Err(e) if e.to_string().contains("surrogate") || e.to_string().contains("escape") => {
+            return lone_surrogates(text).unwrap_or_else(|| {
+                Line::Unparsable(WireError::new(
+                    super::error::ErrorCode::ParseError,
+                    format!(
+                        "Parse error: invalid \\u escape (a lone surrogate is not a Unicode scalar value) at line {} column {}",
+                        e.line(),
+                        e.column()
+                    ),
+                ))
+            });
+        }
         Err(e) => {
-            let message = if e.to_string().contains("escape") {
-                // serde_json rejects lone surrogates in \u escapes; say so plainly.
-                format!(
-                    "Parse error: invalid \\u escape (a lone surrogate is not a Unicode scalar value) at line {} column {}",
-                    e.line(),
-                    e.column()
-                )
-            } else {
-                format!("Parse error: {e}")
-            };
-            return Line::Unparsable(WireError::new(super::error::ErrorCode::ParseError, message));
+            return Line::Unparsable(WireError::new(
+                super::error::ErrorCode::ParseError,
+                format!("Parse error: {e}"),
+            ));
         }
     };
     match value {
@@ -122,6 +127,76 @@ pub fn classify_line(bytes: &[u8]) -> Line {
         Value::Array(items) => Line::Batch(items.into_iter().map(classify_message).collect()),
         other => Line::Single(classify_message(other)),
     }
+}
+
+/// A line that is JSON except for lone surrogate escapes (`"\\ud800"`, which JavaScript
+/// clients send): every request whose id can be read is answered under that id, with an error
+/// (its params are never acted on). `None` when the line is not JSON even with the lone
+/// surrogates replaced.
+fn lone_surrogates(text: &str) -> Option<Line> {
+    let repaired: Value = serde_json::from_str(&replace_lone_surrogates(text)).ok()?;
+    let refuse = |message: Message| match message {
+        Message::Request(request) => Message::Invalid {
+            id: request.id,
+            error: WireError::invalid_request(
+                "Invalid request: a string holds a lone surrogate escape (a \\u escape of U+D800 to U+DFFF without its pair), which is not a Unicode scalar value",
+            ),
+        },
+        Message::Notification(_) => Message::Invalid {
+            id: Value::Null,
+            error: WireError::invalid_request(
+                "Invalid request: a notification holds a lone surrogate escape, which is not a Unicode scalar value",
+            ),
+        },
+        other => other,
+    };
+    Some(match repaired {
+        Value::Array(items) if !items.is_empty() => {
+            Line::Batch(items.into_iter().map(classify_message).map(refuse).collect())
+        }
+        other => Line::Single(refuse(classify_message(other))),
+    })
+}
+
+/// `text` with each `\\u` escape of an unpaired surrogate replaced by `\\ufffd`; other
+/// escapes and text are kept.
+fn replace_lone_surrogates(text: &str) -> String {
+    fn surrogate_at(bytes: &[u8], at: usize) -> Option<u16> {
+        let digits = bytes.get(at..at + 6)?;
+        if digits[0] != b'\\' || digits[1] != b'u' {
+            return None;
+        }
+        let code = u16::from_str_radix(std::str::from_utf8(&digits[2..]).ok()?, 16).ok()?;
+        (0xD800..=0xDFFF).contains(&code).then_some(code)
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        match surrogate_at(bytes, at) {
+            // A high surrogate followed by a low one is a valid pair: keep it.
+            Some(0xD800..=0xDBFF)
+                if surrogate_at(bytes, at + 6).is_some_and(|low| low >= 0xDC00) =>
+            {
+                at += 12;
+            }
+            Some(_) => {
+                out.push_str(&text[copied..at]);
+                out.push_str("\\ufffd");
+                at += 6;
+                copied = at;
+            }
+            // Any other escape: skip the backslash and the escaped character.
+            None => at += 2,
+        }
+    }
+    out.push_str(&text[copied.min(text.len())..]);
+    out
 }
 
 /// Classifies one parsed JSON value as a message.

@@ -10,7 +10,9 @@ pub mod framing;
 pub mod fuzzing;
 mod handlers;
 pub mod message;
+mod outlet;
 mod params;
+mod pool;
 pub mod prompt_file;
 pub mod protocol;
 mod server;
@@ -18,6 +20,9 @@ mod server;
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+
+use self::framing::{BlockingLineReader, Frame, LineReader};
 
 pub use error::{ErrorCode, WireError};
 pub use protocol::ProtocolVersion;
@@ -143,12 +148,78 @@ impl Server {
         }
     }
 
-    /// Serves one client over `input`/`output` until end of input.
+    /// Serves one client over `input`/`output` until end of input. Reading and writing run
+    /// as parts of this future and one spawned writer task; use [`Server::serve_stdio`] for the
+    /// process's own stdin and stdout.
     pub async fn serve<R, W>(&self, input: R, output: W) -> std::io::Result<()>
     where
         R: AsyncBufRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        server::serve_connection(self.shared.clone(), &self.shell, input, output).await
+        let (frames, received) = mpsc::channel(1);
+        let (outlet, drain) = outlet::outlet(self.shell.output_queue);
+        let writer = tokio::spawn(drain.write_to(output));
+        let mut reader = LineReader::new(input, self.shell.max_line_bytes);
+        let read = async move {
+            loop {
+                let frame = reader.next_frame().await.transpose();
+                let last = !matches!(frame, Some(Ok(_)));
+                if let Some(frame) = frame
+                    && frames.send(frame).await.is_err()
+                {
+                    return;
+                }
+                if last {
+                    return;
+                }
+            }
+        };
+        let serve = server::serve_frames(self.shared.clone(), &self.shell, received, outlet);
+        let ((), served) = tokio::join!(read, serve);
+        let written = tokio::time::timeout(self.shell.shutdown_grace, writer).await;
+        served?;
+        match written {
+            Ok(Ok(result)) => result,
+            Ok(Err(join)) => Err(std::io::Error::other(join)),
+            Err(_) => Err(std::io::Error::other("the output could not be written before shutdown")),
+        }
+    }
+
+    /// Serves one client over the process's stdin and stdout until end of input.
+    ///
+    /// Stdin and stdout each get a dedicated thread (never tokio's blocking pool, which other
+    /// work could fill), connected to the connection loop by bounded queues: the reader holds
+    /// at most one frame beyond the one being handled, and the writer at most
+    /// [`ShellConfig::output_queue`] lines.
+    pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        let (frames, received) = mpsc::channel::<std::io::Result<Frame>>(1);
+        let (outlet, drain) = outlet::outlet(self.shell.output_queue);
+        let max_line_bytes = self.shell.max_line_bytes;
+        std::thread::Builder::new()
+            .name("rea-stdin".to_owned())
+            .spawn(move || {
+                let mut reader = BlockingLineReader::new(std::io::stdin().lock(), max_line_bytes);
+                while let Some(frame) = reader.next_frame().transpose() {
+                    let last = frame.is_err();
+                    if frames.blocking_send(frame).is_err() || last {
+                        return;
+                    }
+                }
+            })?;
+        let (written, finished) = oneshot::channel();
+        std::thread::Builder::new()
+            .name("rea-stdout".to_owned())
+            .spawn(move || {
+                let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+                let _ = written.send(drain.write_blocking(stdout));
+            })?;
+        let served = server::serve_frames(self.shared.clone(), &self.shell, received, outlet).await;
+        let written = tokio::time::timeout(self.shell.shutdown_grace, finished).await;
+        served?;
+        match written {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(std::io::Error::other("the stdout thread stopped")),
+            Err(_) => Err(std::io::Error::other("stdout could not be written before shutdown")),
+        }
     }
 }

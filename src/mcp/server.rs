@@ -1,67 +1,84 @@
-//! The stdio server loop: framing, classification, dispatch through the `RpcModule`, one
-//! writer task that owns the output, cancellation, batches and shutdown.
+//! The connection loop: frames in, classification, dispatch through the `RpcModule`, answers
+//! out through one bounded queue, with a fixed number of requests in flight.
+//!
+//! Backpressure, not buffering: the loop takes the next frame only when it can act on it. A
+//! request waits for an in-flight permit before the following frame is read, and a request
+//! keeps its permit until its work has really stopped (a cancelled request's blocking work
+//! included), so at most [`ShellConfig::max_in_flight`] requests run and nothing queues behind
+//! them but the one frame being held. Answers go through a queue of
+//! [`ShellConfig::output_queue`] lines; a client that stops reading fills it, which stops the
+//! requests, which stops the reading.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jsonrpsee::RpcModule;
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
-use tokio::task::{AbortHandle, JoinSet};
+use jsonrpsee::types::Params;
+use jsonrpsee::{ConnectionId, Extensions, MethodCallback, RpcModule};
+use serde_json::Value;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
 
 use super::error::{ErrorCode, WireError};
-use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame, LineReader};
+use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use super::handlers::{self, Shared};
-use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
+use super::message::{Line, Message, Notification, Request, RequestKey, classify_line, short_text};
+use super::outlet::Outlet;
 use super::protocol::ProtocolVersion;
+use crate::session::Cancel;
 
-/// Configuration of the stdio shell.
+/// Configuration of the stdio shell: framing, the caps of the execution model, shutdown.
 #[derive(Clone, Debug)]
 pub struct ShellConfig {
     /// Longest accepted line in bytes; longer lines are skipped and answered with `-32600`.
     pub max_line_bytes: usize,
+    /// Requests (a batch counts as one) running at once per connection; the next request is
+    /// not read until one finishes.
+    pub max_in_flight: usize,
+    /// Answers and notifications waiting for the client to read them; when full, requests
+    /// wait (and so does reading).
+    pub output_queue: usize,
+    /// Longest answer in bytes; a larger one is replaced by a `-32603` error saying so.
+    pub max_response_bytes: usize,
+    /// Most messages in one batch; the members past it are answered with `-32600`.
+    pub max_batch_messages: usize,
     /// How long in-flight requests may run after end of input before they are abandoned.
     pub shutdown_grace: Duration,
+}
+
+impl ShellConfig {
+    /// Default [`ShellConfig::max_in_flight`].
+    pub const DEFAULT_MAX_IN_FLIGHT: usize = 16;
+    /// Default [`ShellConfig::output_queue`].
+    pub const DEFAULT_OUTPUT_QUEUE: usize = 16;
+    /// Default [`ShellConfig::max_response_bytes`]: 4 MiB.
+    pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
+    /// Default [`ShellConfig::max_batch_messages`].
+    pub const DEFAULT_MAX_BATCH_MESSAGES: usize = 32;
 }
 
 impl Default for ShellConfig {
     fn default() -> Self {
         ShellConfig {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_in_flight: ShellConfig::DEFAULT_MAX_IN_FLIGHT,
+            output_queue: ShellConfig::DEFAULT_OUTPUT_QUEUE,
+            max_response_bytes: ShellConfig::DEFAULT_MAX_RESPONSE_BYTES,
+            max_batch_messages: ShellConfig::DEFAULT_MAX_BATCH_MESSAGES,
             shutdown_grace: Duration::from_secs(5),
         }
     }
 }
 
-/// Messages to the single writer task.
-#[derive(Debug)]
-enum Outbound {
-    Line(String),
-    Close,
-}
-
-/// A handle that queues whole lines for the writer task.
-#[derive(Clone, Debug)]
-pub(crate) struct Outlet(mpsc::UnboundedSender<Outbound>);
-
-impl Outlet {
-    pub(crate) fn send(&self, message: &Value) {
-        // A closed writer means the connection is gone; nothing is left to tell.
-        let _ = self.0.send(Outbound::Line(message.to_string()));
-    }
-}
-
-/// Per-connection protocol state: the negotiated version and whether the client said it
-/// is initialized.
+/// Per-connection protocol state: the negotiated version, whether the client said it is
+/// initialized, and the queue of its answers.
 #[derive(Debug)]
 pub(crate) struct Connection {
     pub(crate) shared: Arc<Shared>,
     version: Mutex<Option<ProtocolVersion>>,
     ready: AtomicBool,
-    outlet: Outlet,
+    pub(crate) outlet: Outlet,
 }
 
 impl Connection {
@@ -69,154 +86,197 @@ impl Connection {
         *self.version.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn set_version(&self, version: ProtocolVersion) {
-        *self.version.lock().unwrap_or_else(|e| e.into_inner()) = Some(version);
+    /// Settles the version once; `false` when the connection was already initialized.
+    pub(crate) fn settle_version(&self, version: ProtocolVersion) -> bool {
+        let mut settled = self.version.lock().unwrap_or_else(|e| e.into_inner());
+        if settled.is_some() {
+            return false;
+        }
+        *settled = Some(version);
+        true
     }
 
     /// Sends a notification if the client has finished initialization.
-    pub(crate) fn notify(&self, method: &str) {
+    pub(crate) fn notify(&self, method: &'static str) {
         if self.ready.load(Ordering::Acquire) {
-            self.outlet
-                .send(&json!({ "jsonrpc": "2.0", "method": method }));
+            self.outlet.notify(method);
         }
     }
 }
 
-/// Requests running now, by id, for `notifications/cancelled`.
+/// What the request handlers learn about their request besides its params.
+#[derive(Clone, Debug)]
+pub(crate) struct RequestContext {
+    /// Set when the client cancels the request (or the connection shuts down).
+    pub(crate) cancel: Cancel,
+}
+
+/// Requests running now, by id, for `notifications/cancelled` and duplicate ids.
 #[derive(Debug, Default)]
 struct InFlight {
     next_serial: AtomicU64,
-    tasks: Mutex<HashMap<RequestKey, (u64, AbortHandle)>>,
+    requests: Mutex<HashMap<RequestKey, (u64, Cancel)>>,
 }
 
 impl InFlight {
-    fn insert(&self, key: RequestKey, handle: AbortHandle) -> u64 {
+    /// Registers `key`; `None` when a request with that id is already in flight.
+    fn insert(&self, key: RequestKey, cancel: Cancel) -> Option<u64> {
+        let mut requests = self.lock();
+        if requests.contains_key(&key) {
+            return None;
+        }
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
-        self.lock().insert(key, (serial, handle));
-        serial
+        requests.insert(key, (serial, cancel));
+        Some(serial)
     }
 
     fn finish(&self, key: &RequestKey, serial: u64) {
-        let mut tasks = self.lock();
-        if tasks.get(key).is_some_and(|(s, _)| *s == serial) {
-            tasks.remove(key);
+        let mut requests = self.lock();
+        if requests.get(key).is_some_and(|(s, _)| *s == serial) {
+            requests.remove(key);
         }
     }
 
     fn cancel(&self, key: &RequestKey) -> bool {
         match self.lock().remove(key) {
-            Some((_, handle)) => {
-                handle.abort();
+            Some((_, cancel)) => {
+                cancel.cancel();
                 true
             }
             None => false,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestKey, (u64, AbortHandle)>> {
-        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    fn cancel_all(&self) {
+        for (_, (_, cancel)) in self.lock().drain() {
+            cancel.cancel();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestKey, (u64, Cancel)>> {
+        self.requests.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// One connection being served.
-struct Session {
-    connection: Arc<Connection>,
+/// What runs requests: the module and the answer size limit.
+#[derive(Clone)]
+struct Dispatcher {
     module: Arc<RpcModule<Arc<Connection>>>,
+    max_response_bytes: usize,
+}
+
+/// One connection being served.
+struct ConnectionLoop {
+    connection: Arc<Connection>,
+    dispatcher: Dispatcher,
+    config: ShellConfig,
+    permits: Arc<Semaphore>,
     in_flight: Arc<InFlight>,
     tasks: JoinSet<()>,
 }
 
-/// Serves one connection: reads `input` until end of input, writes responses and
-/// notifications to `output` through one writer task, then finishes in-flight work (bounded by
-/// `shutdown_grace`) and flushes.
-pub(crate) async fn serve_connection<R, W>(
+/// Serves one connection from `frames` (ended by closing the channel, or by an error) and
+/// answers through `outlet`; finishes in-flight work (bounded by `shutdown_grace`) at the end.
+pub(crate) async fn serve_frames(
     shared: Arc<Shared>,
     config: &ShellConfig,
-    input: R,
-    output: W,
-) -> std::io::Result<()>
-where
-    R: AsyncBufRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (sender, receiver) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_lines(output, receiver));
+    mut frames: mpsc::Receiver<std::io::Result<Frame>>,
+    outlet: Outlet,
+) -> std::io::Result<()> {
     let connection = Arc::new(Connection {
         shared: shared.clone(),
         version: Mutex::new(None),
         ready: AtomicBool::new(false),
-        outlet: Outlet(sender.clone()),
+        outlet,
     });
     shared.attach(&connection);
-    let mut session = Session {
-        module: Arc::new(handlers::module(connection.clone())),
+    let mut served = ConnectionLoop {
+        dispatcher: Dispatcher {
+            module: Arc::new(handlers::module(connection.clone())),
+            max_response_bytes: config.max_response_bytes,
+        },
         connection,
+        config: config.clone(),
+        permits: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
         in_flight: Arc::new(InFlight::default()),
         tasks: JoinSet::new(),
     };
-    let mut reader = LineReader::new(input, config.max_line_bytes);
     let read_result = loop {
-        match reader.next_frame().await {
-            Ok(None) => break Ok(()),
-            Ok(Some(Frame::TooLong { bytes })) => session.connection.outlet.send(
-                &WireError::invalid_request(format!(
+        match frames.recv().await {
+            None => break Ok(()),
+            Some(Err(error)) => break Err(error),
+            Some(Ok(Frame::TooLong { bytes })) => {
+                let error = WireError::invalid_request(format!(
                     "Invalid request: the message is {bytes} bytes long; the maximum line length is {} bytes",
                     config.max_line_bytes
-                ))
-                .to_response(&Value::Null),
-            ),
-            Ok(Some(Frame::Line(bytes))) => session.handle_line(&bytes).await,
-            Err(error) => break Err(error),
+                ));
+                served.send(error.to_response(&Value::Null)).await;
+            }
+            Some(Ok(Frame::Line(bytes))) => served.handle_line(&bytes).await,
         }
         // Reap finished tasks so the set does not grow with the number of requests served.
-        while session.tasks.try_join_next().is_some() {}
+        while served.tasks.try_join_next().is_some() {}
     };
+    drop(frames);
     let grace = tokio::time::timeout(config.shutdown_grace, async {
-        while session.tasks.join_next().await.is_some() {}
+        while served.tasks.join_next().await.is_some() {}
     });
     if grace.await.is_err() {
         tracing::warn!("in-flight requests abandoned at shutdown");
-        session.tasks.abort_all();
+        served.in_flight.cancel_all();
+        served.tasks.abort_all();
     }
-    shared.detach(&session.connection);
-    let _ = sender.send(Outbound::Close);
-    drop(session);
-    writer.await.map_err(std::io::Error::other)??;
+    shared.detach(&served.connection);
+    served.connection.outlet.close(config.shutdown_grace).await;
     read_result
 }
 
-impl Session {
+impl ConnectionLoop {
+    async fn send(&self, message: Value) {
+        self.connection.outlet.send(message.to_string()).await;
+    }
+
     async fn handle_line(&mut self, bytes: &[u8]) {
         match classify_line(bytes) {
-            Line::Unparsable(error) => self
-                .connection
-                .outlet
-                .send(&error.to_response(&Value::Null)),
-            // `initialize` settles the protocol version that later lines (batches) depend on,
-            // so it is answered before the next line is read.
+            Line::Unparsable(error) => self.send(error.to_response(&Value::Null)).await,
             Line::Single(Message::Request(request)) if request.method == "initialize" => {
-                let response = dispatch(&self.module, request).await;
-                self.connection.outlet.send(&response);
+                // `initialize` settles the protocol version that later lines (batches) depend
+                // on, so it is answered before the next line is read.
+                let answer = self.initialize(request).await;
+                self.connection.outlet.send(answer).await;
             }
-            Line::Single(message) => self.handle_message(message),
-            Line::Batch(messages) => self.handle_batch(messages),
+            Line::Single(message) => self.handle_message(message).await,
+            Line::Batch(messages) => self.handle_batch(messages).await,
         }
     }
 
-    fn handle_message(&mut self, message: Message) {
+    async fn initialize(&self, request: Request) -> String {
+        if self.connection.version().is_some() {
+            return WireError::invalid_request(
+                "Invalid request: the connection is already initialized; initialize may be sent once",
+            )
+            .to_response(&request.id)
+            .to_string();
+        }
+        self.dispatcher.run(request, Cancel::never()).await
+    }
+
+    async fn handle_message(&mut self, message: Message) {
         match message {
-            Message::Request(request) => self.spawn_request(request),
+            Message::Request(request) => self.start_request(request).await,
             Message::Notification(notification) => self.handle_notification(notification),
             Message::ClientResponse(response) => {
                 tracing::warn!(id = %response["id"], "dropped a response to a request this server never sent");
             }
-            Message::Invalid { id, error } => self.connection.outlet.send(&error.to_response(&id)),
+            Message::Invalid { id, error } => self.send(error.to_response(&id)).await,
         }
     }
 
     fn handle_notification(&self, notification: Notification) {
         match notification.method.as_str() {
-            "notifications/initialized" => self.connection.ready.store(true, Ordering::Release),
+            "notifications/initialized" => {
+                self.connection.ready.store(true, Ordering::Release);
+            }
             "notifications/cancelled" => {
                 let key = notification
                     .params
@@ -234,63 +294,88 @@ impl Session {
         }
     }
 
-    fn spawn_request(&mut self, request: Request) {
-        let module = self.module.clone();
-        let outlet = self.connection.outlet.clone();
+    /// Waits for an in-flight permit (so the next frame is not read before one is free), then
+    /// runs `request` in its own task. The task keeps the permit until the request's work has
+    /// stopped, and answers unless the request was cancelled.
+    async fn start_request(&mut self, request: Request) {
+        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+            return;
+        };
+        let cancel = Cancel::new();
+        let Some(serial) = self.in_flight.insert(request.key.clone(), cancel.clone()) else {
+            let error = WireError::invalid_request(format!(
+                "Invalid request: a request with id {} is already in flight; ids must be unique among in-flight requests",
+                short_text(&request.id.to_string())
+            ));
+            self.send(error.to_response(&request.id)).await;
+            return;
+        };
+        let dispatcher = self.dispatcher.clone();
+        let connection = self.connection.clone();
         let in_flight = self.in_flight.clone();
-        let key = request.key.clone();
-        // The task waits for its registration so a fast request cannot finish before it.
-        let (registered, wait) = tokio::sync::oneshot::channel::<u64>();
-        let handle = self.tasks.spawn(async move {
-            let serial = wait.await.unwrap_or(u64::MAX);
+        self.tasks.spawn(async move {
             let key = request.key.clone();
-            let response = dispatch(&module, request).await;
+            let answer = dispatcher.run(request, cancel.clone()).await;
             in_flight.finish(&key, serial);
-            outlet.send(&response);
+            if !cancel.is_cancelled() {
+                connection.outlet.send(answer).await;
+            }
+            drop(permit);
         });
-        let serial = self.in_flight.insert(key, handle);
-        let _ = registered.send(serial);
     }
 
-    fn handle_batch(&mut self, messages: Vec<Message>) {
+    async fn handle_batch(&mut self, messages: Vec<Message>) {
         let batches_allowed = self
             .connection
             .version()
             .is_some_and(ProtocolVersion::accepts_batches);
         if !batches_allowed {
-            self.connection.outlet.send(
-                &WireError::invalid_request(
-                    "Invalid request: JSON-RPC batches are accepted only under protocol version 2025-03-26",
-                )
-                .to_response(&Value::Null),
+            let error = WireError::invalid_request(
+                "Invalid request: JSON-RPC batches are accepted only under protocol version 2025-03-26",
             );
+            self.send(error.to_response(&Value::Null)).await;
             return;
         }
-        // Answers keep the order of the batch; requests run one after another.
+        let limit = self.config.max_batch_messages;
         let mut entries = Vec::new();
-        for message in messages {
+        for (index, message) in messages.into_iter().enumerate() {
             match message {
+                Message::Request(request) if index >= limit => {
+                    let error = WireError::invalid_request(format!(
+                        "Invalid request: a batch may hold at most {limit} messages; send the rest in another batch"
+                    ));
+                    entries.push(BatchEntry::Answered(error.to_response(&request.id)));
+                }
+                Message::Request(request) if request.method == "initialize" => {
+                    let error = WireError::invalid_request(
+                        "Invalid request: initialize must not be part of a JSON-RPC batch",
+                    );
+                    entries.push(BatchEntry::Answered(error.to_response(&request.id)));
+                }
                 Message::Request(request) => entries.push(BatchEntry::Run(request)),
                 Message::Invalid { id, error } => {
                     entries.push(BatchEntry::Answered(error.to_response(&id)));
                 }
-                other => self.handle_message(other),
+                Message::Notification(notification) => self.handle_notification(notification),
+                Message::ClientResponse(response) => {
+                    tracing::warn!(id = %response["id"], "dropped a response to a request this server never sent");
+                }
             }
         }
         if entries.is_empty() {
             return;
         }
-        let module = self.module.clone();
-        let outlet = self.connection.outlet.clone();
+        // A batch is one unit of work: one permit; its requests run one after another, and its
+        // members are not individually cancellable.
+        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+            return;
+        };
+        let dispatcher = self.dispatcher.clone();
+        let connection = self.connection.clone();
         self.tasks.spawn(async move {
-            let mut replies = Vec::with_capacity(entries.len());
-            for entry in entries {
-                replies.push(match entry {
-                    BatchEntry::Answered(reply) => reply,
-                    BatchEntry::Run(request) => dispatch(&module, request).await,
-                });
-            }
-            outlet.send(&Value::Array(replies));
+            let answer = dispatcher.run_batch(entries).await;
+            connection.outlet.send(answer).await;
+            drop(permit);
         });
     }
 }
@@ -301,50 +386,129 @@ enum BatchEntry {
     Run(Request),
 }
 
-/// Runs one request through the `RpcModule` under an internal id and answers with the
-/// client's id, verbatim (jsonrpsee's `Id` cannot hold negative integers).
-async fn dispatch(module: &RpcModule<Arc<Connection>>, request: Request) -> Value {
-    if module.method(&request.method).is_none() {
-        return WireError::new(
-            ErrorCode::MethodNotFound,
-            format!(
-                "Method not found: {}",
-                super::message::short_text(&request.method)
-            ),
-        )
-        .to_response(&request.id);
-    }
-    let mut internal = json!({ "jsonrpc": "2.0", "id": 0, "method": request.method });
-    if let Some(params) = request.params {
-        internal["params"] = params;
-    }
-    let answer = module
-        .raw_json_request(&internal.to_string(), 1)
-        .await
-        .ok()
-        .and_then(|(raw, _)| serde_json::from_str::<Value>(raw.get()).ok());
-    match answer {
-        Some(mut response) => {
-            response["id"] = request.id;
-            response
+impl Dispatcher {
+    /// The answers of a batch as one JSON array line, within the response size limit: members
+    /// whose answer would pass it are answered with an error instead.
+    async fn run_batch(&self, entries: Vec<BatchEntry>) -> String {
+        let mut line = String::from("[");
+        for entry in entries {
+            let (answer, id) = match entry {
+                BatchEntry::Answered(reply) => (reply.to_string(), None),
+                BatchEntry::Run(request) => {
+                    let id = request.id.clone();
+                    (self.run(request, Cancel::never()).await, Some(id))
+                }
+            };
+            let answer = match id {
+                Some(id) if line.len() + answer.len() + 1 > self.max_response_bytes => {
+                    self.too_large(line.len() + answer.len() + 1, &id)
+                }
+                _ => answer,
+            };
+            if line.len() > 1 {
+                line.push(',');
+            }
+            line.push_str(&answer);
         }
-        None => WireError::new(ErrorCode::InternalError, "Internal error: dispatch failed")
-            .to_response(&request.id),
+        line.push(']');
+        line
+    }
+
+    /// Runs one request through the `RpcModule` and answers with the client's id, verbatim
+    /// (jsonrpsee's `Id` cannot hold negative integers). The answer is one JSON line.
+    async fn run(&self, request: Request, cancel: Cancel) -> String {
+        let Some(callback) = self.module.method(&request.method) else {
+            return WireError::new(
+                ErrorCode::MethodNotFound,
+                format!("Method not found: {}", short_text(&request.method)),
+            )
+            .to_response(&request.id)
+            .to_string();
+        };
+        let params_text = request.params.as_ref().map(Value::to_string);
+        let params = Params::new(params_text.as_deref());
+        let mut extensions = Extensions::new();
+        extensions.insert(RequestContext { cancel });
+        let internal_id = jsonrpsee::types::Id::Number(0);
+        let response = match callback {
+            MethodCallback::Sync(method) => method(internal_id, params, usize::MAX, extensions),
+            MethodCallback::Async(method) => {
+                method(
+                    internal_id,
+                    params.into_owned(),
+                    ConnectionId(0),
+                    usize::MAX,
+                    extensions,
+                )
+                .await
+            }
+            MethodCallback::Subscription(_) | MethodCallback::Unsubscription(_) => {
+                return WireError::internal("Internal error: subscriptions are not served")
+                    .to_response(&request.id)
+                    .to_string();
+            }
+        };
+        let answer = with_client_id(response.into_json().get(), &request.id);
+        if answer.len() > self.max_response_bytes {
+            return self.too_large(answer.len(), &request.id);
+        }
+        answer
+    }
+
+    fn too_large(&self, bytes: usize, id: &Value) -> String {
+        WireError::internal(format!(
+            "Internal error: the answer is {bytes} bytes; the limit is {} bytes. Ask for less: \
+             page with cursor and limit, or send fewer requests per batch",
+            self.max_response_bytes
+        ))
+        .to_response(id)
+        .to_string()
     }
 }
 
-/// The single owner of the output: writes whole lines, flushing when the queue drains.
-async fn write_lines<W: AsyncWrite + Unpin>(
-    mut output: W,
-    mut receiver: mpsc::UnboundedReceiver<Outbound>,
-) -> std::io::Result<()> {
-    while let Some(message) = receiver.recv().await {
-        let Outbound::Line(line) = message else { break };
-        output.write_all(line.as_bytes()).await?;
-        output.write_all(b"\n").await?;
-        if receiver.is_empty() {
-            output.flush().await?;
+/// jsonrpsee's answer to internal id 0, with the client's id in its place. jsonrpsee writes
+/// `{"jsonrpc":"2.0","id":0,...}`; the rest is copied as it is, never re-parsed (so answers
+/// nest as deep as their results do).
+fn with_client_id(answer: &str, id: &Value) -> String {
+    const HEAD: &str = r#"{"jsonrpc":"2.0","id":0,"#;
+    match answer.strip_prefix(HEAD) {
+        Some(rest) => {
+            let id = id.to_string();
+            let mut line = String::with_capacity(answer.len() + id.len());
+            line.push_str(r#"{"jsonrpc":"2.0","id":"#);
+            line.push_str(&id);
+            line.push(',');
+            line.push_str(rest);
+            line
         }
+        None => match serde_json::from_str::<Value>(answer) {
+            Ok(mut response) => {
+                response["id"] = id.clone();
+                response.to_string()
+            }
+            Err(_) => WireError::internal("Internal error: the answer could not be encoded")
+                .to_response(id)
+                .to_string(),
+        },
     }
-    output.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn client_id_replaces_the_internal_one_verbatim() {
+        let answer = r#"{"jsonrpc":"2.0","id":0,"result":{}}"#;
+        assert_eq!(
+            with_client_id(answer, &json!(-7)),
+            r#"{"jsonrpc":"2.0","id":-7,"result":{}}"#
+        );
+        assert_eq!(
+            with_client_id(r#"{"id":0,"jsonrpc":"2.0","result":1}"#, &json!("a")),
+            r#"{"id":"a","jsonrpc":"2.0","result":1}"#
+        );
+    }
 }

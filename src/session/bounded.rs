@@ -1,26 +1,141 @@
-//! Running provider calls under a time bound, for completion.
+//! Provider calls made for completion: a small fixed pool of threads, a time bound per call,
+//! and no new calls to a provider whose last call overran until that call returns.
+//!
+//! The pool is process-wide ([`PROVIDER_THREADS`] threads, started on first use, never more):
+//! whatever clients send, completion never starts a thread per request and never piles up
+//! threads behind a hung provider. A call that overruns its bound keeps its thread until the
+//! provider returns; meanwhile completion for that provider answers empty at once, and calls
+//! for other providers use the remaining threads. Work waiting for a thread is bounded too
+//! ([`QUEUED_CALLS`]); past it the call is refused (an empty completion).
 
-use std::sync::mpsc;
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::Duration;
 
-/// Runs `work` on its own thread and waits at most `timeout` for its result.
+use super::provider::Provider;
+
+/// Threads that run provider calls for completion, for the whole process.
+pub const PROVIDER_THREADS: usize = 2;
+
+/// Provider calls that may wait for a thread; more are refused.
+pub const QUEUED_CALLS: usize = 16;
+
+/// Work for a worker thread.
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
+
+/// Starts `threads` workers named `name-N` that run the jobs of `jobs` until every sender is
+/// gone; returns how many started.
+pub(crate) fn start_workers(name: &str, threads: usize, jobs: Receiver<Job>) -> usize {
+    let jobs = Arc::new(Mutex::new(jobs));
+    let mut started = 0;
+    for index in 0..threads {
+        let jobs = Arc::clone(&jobs);
+        let spawned = thread::Builder::new()
+            .name(format!("{name}-{index}"))
+            .spawn(move || run_jobs(&jobs));
+        match spawned {
+            Ok(_) => started += 1,
+            Err(error) => tracing::error!(%error, "cannot start a worker thread"),
+        }
+    }
+    started
+}
+
+/// The process-wide pool.
+struct ProviderPool {
+    queue: SyncSender<Job>,
+    /// Providers (by address of their shared allocation) with a call that overran its bound.
+    overrunning: Arc<Mutex<Vec<usize>>>,
+}
+
+fn pool() -> Option<&'static ProviderPool> {
+    static POOL: OnceLock<Option<ProviderPool>> = OnceLock::new();
+    POOL.get_or_init(ProviderPool::start).as_ref()
+}
+
+impl ProviderPool {
+    fn start() -> Option<ProviderPool> {
+        let (queue, jobs) = mpsc::sync_channel::<Job>(QUEUED_CALLS);
+        let started = start_workers("rea-provider", PROVIDER_THREADS, jobs);
+        (started > 0).then(|| ProviderPool {
+            queue,
+            overrunning: Arc::default(),
+        })
+    }
+}
+
+fn run_jobs(jobs: &Mutex<Receiver<Job>>) {
+    loop {
+        let job = match jobs.lock().unwrap_or_else(|e| e.into_inner()).recv() {
+            Ok(job) => job,
+            Err(_) => return,
+        };
+        job();
+    }
+}
+
+fn provider_key(provider: &Arc<dyn Provider>) -> usize {
+    Arc::as_ptr(provider).cast::<()>() as usize
+}
+
+/// Runs `work` (a call of `provider`) on the provider pool and waits at most `timeout`.
 ///
-/// `None` when the time-out passes first, when `work` panics, or when no thread can be started.
-/// A call that overruns keeps running on its detached thread until the provider returns; its
-/// result is dropped. That is the price of never blocking the caller on a hung provider.
-pub(crate) fn run_bounded<T, F>(timeout: Duration, work: F) -> Option<T>
+/// `None` when the time-out passes first (the provider is then marked overrunning until the
+/// call returns), when `work` panics, when the provider is still overrunning from an earlier
+/// call, or when the pool's queue is full.
+pub(crate) fn call_provider<T, F>(
+    provider: &Arc<dyn Provider>,
+    timeout: Duration,
+    work: F,
+) -> Option<T>
 where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
 {
+    let pool = pool()?;
+    let key = provider_key(provider);
+    if pool
+        .overrunning
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&key)
+    {
+        return None;
+    }
     let (sender, receiver) = mpsc::sync_channel(1);
-    thread::Builder::new()
-        .name("rea-completion-source".to_owned())
-        .spawn(move || {
-            // The receiver is gone when the caller stopped waiting; nothing to do then.
-            let _ = sender.send(work());
-        })
-        .ok()?;
-    receiver.recv_timeout(timeout).ok()
+    let overrunning = Arc::clone(&pool.overrunning);
+    let job: Job = Box::new(move || {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+        // Mark the end of the call before answering, so an overrun mark set by the waiter
+        // (under the same lock) is always cleared here.
+        let mut marks = overrunning.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(result) = result {
+            // The waiter is gone when it stopped waiting; the result is dropped then.
+            let _ = sender.send(result);
+        }
+        if let Some(at) = marks.iter().position(|&k| k == key) {
+            marks.swap_remove(at);
+        }
+    });
+    match pool.queue.try_send(job) {
+        Ok(()) => {}
+        Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => return None,
+    }
+    match receiver.recv_timeout(timeout) {
+        Ok(result) => Some(result),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            let mut marks = pool.overrunning.lock().unwrap_or_else(|e| e.into_inner());
+            // The call may have finished while the lock was awaited: then take its result.
+            match receiver.try_recv() {
+                Ok(result) => Some(result),
+                Err(mpsc::TryRecvError::Empty) => {
+                    marks.push(key);
+                    None
+                }
+                Err(mpsc::TryRecvError::Disconnected) => None,
+            }
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => None,
+    }
 }

@@ -13,6 +13,9 @@ pub enum SessionError {
     /// No binary is open.
     #[error("no binary is open; open one with open_binary first")]
     NotOpen,
+    /// The request was cancelled before it committed; nothing changed.
+    #[error("the request was cancelled before it changed anything")]
+    Cancelled(#[from] super::cancel::Cancelled),
     /// The file could not be opened as a binary or a catalog.
     #[error(transparent)]
     Load(#[from] LoadError),

@@ -14,7 +14,7 @@
 //!   the published JSON Schemas in [`schemas`].
 
 pub mod address;
-mod bounded;
+pub(crate) mod bounded;
 mod cancel;
 pub mod capture;
 pub mod claims;
@@ -29,6 +29,7 @@ mod target;
 pub mod unknowns;
 
 pub use address::{Address, AddressError};
+pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS};
 pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
 pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};

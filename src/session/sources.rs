@@ -3,8 +3,10 @@
 //! [`complete_argument`] gathers the candidates of an argument family from a [`SessionView`]
 //! in source order and hands them to [`complete_prefix`]. There is no cache: every request
 //! reads the live session. Nothing here records Evidence or changes state. Every provider call
-//! runs on a worker thread bounded by [`SourceConfig::provider_timeout`]; a provider error, an
-//! unsupported operation, malformed output or a time-out gives [`Completion::empty`].
+//! runs on a small process-wide pool of threads, bounded by [`SourceConfig::provider_timeout`]
+//! (see [`PROVIDER_THREADS`](super::PROVIDER_THREADS)); a provider error, an unsupported
+//! operation, malformed output, a time-out, or a provider whose previous call is still overrunning
+//! gives [`Completion::empty`].
 //!
 //! ```
 //! use std::collections::BTreeMap;
@@ -29,7 +31,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::bounded::run_bounded;
+use super::bounded::call_provider;
 use super::provider::{Operation, Provider};
 use super::state::Session;
 use crate::core::complete::complete_prefix;
@@ -220,8 +222,9 @@ fn document_names(provider: Arc<dyn Provider>, config: &SourceConfig) -> Option<
     if !provider.supports(Operation::ListDocuments) {
         return None;
     }
+    let call = Arc::clone(&provider);
     let documents =
-        run_bounded(config.provider_timeout, move || provider.list_documents())?.ok()?;
+        call_provider(&provider, config.provider_timeout, move || call.list_documents())?.ok()?;
     let mut seen = HashSet::new();
     let mut names = Vec::with_capacity(documents.len());
     for document in documents {
@@ -242,10 +245,9 @@ fn discover_procedures(
     if !provider.supports(Operation::ListProcedures) {
         return None;
     }
-    let outcome = run_bounded(config.provider_timeout, move || {
-        discover(|request| {
-            provider.list_procedures(&document, request.cursor.as_deref(), request.limit)
-        })
+    let call = Arc::clone(&provider);
+    let outcome = call_provider(&provider, config.provider_timeout, move || {
+        discover(|request| call.list_procedures(&document, request.cursor.as_deref(), request.limit))
     })?;
     match outcome.ok()? {
         Outcome::Found(procedures) => Some(procedures),

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
 
+use super::cancel::Cancel;
 use super::error::SessionError;
 use super::evidence::{EvidenceId, EvidencePage, EvidenceRecord, Ledger, Observation};
 use super::provider::{DocumentInfo, Operation, Provider};
@@ -161,6 +162,17 @@ impl Session {
         label: impl Into<String>,
         providers: Vec<Arc<dyn Provider>>,
     ) -> Result<Opened, SessionError> {
+        self.open_providers_unless(label, providers, &Cancel::never())
+    }
+
+    /// [`Session::open_providers`], unless `cancel` is set before the new binary session is
+    /// committed: then nothing changes and the error is [`SessionError::Cancelled`].
+    pub fn open_providers_unless(
+        &self,
+        label: impl Into<String>,
+        providers: Vec<Arc<dyn Provider>>,
+        cancel: &Cancel,
+    ) -> Result<Opened, SessionError> {
         let Some(first) = providers.first() else {
             return Err(SessionError::NoProviders);
         };
@@ -193,6 +205,7 @@ impl Session {
             replaced: None,
         };
         let mut state = self.lock();
+        cancel.check()?;
         let replaced = state.close_binary();
         state.binary = Some(binary);
         Ok(Opened { replaced, ..opened })
@@ -201,8 +214,15 @@ impl Session {
     /// Opens the file at `path` as a binary session with one provider: a catalog (JSON) or a
     /// binary (see [`crate::providers::load_path`]). The label is the path as given.
     pub fn open_path(&self, path: &Path) -> Result<Opened, SessionError> {
+        self.open_path_unless(path, &Cancel::never())
+    }
+
+    /// [`Session::open_path`], unless `cancel` is set before the binary session is committed
+    /// (see [`Session::open_providers_unless`]).
+    pub fn open_path_unless(&self, path: &Path, cancel: &Cancel) -> Result<Opened, SessionError> {
         let provider = load_path(path)?;
-        self.open_providers(path.display().to_string(), vec![provider])
+        cancel.check()?;
+        self.open_providers_unless(path.display().to_string(), vec![provider], cancel)
     }
 
     /// Adds a provider to the open binary session (it does not become current).
@@ -324,7 +344,18 @@ impl Session {
         &self,
         observation: Observation,
     ) -> Result<Arc<EvidenceRecord>, SessionError> {
+        self.record_evidence_unless(observation, &Cancel::never())
+    }
+
+    /// [`Session::record_evidence`], unless `cancel` is set before the record is appended:
+    /// then nothing is retained and the error is [`SessionError::Cancelled`].
+    pub fn record_evidence_unless(
+        &self,
+        observation: Observation,
+        cancel: &Cancel,
+    ) -> Result<Arc<EvidenceRecord>, SessionError> {
         let mut state = self.lock();
+        cancel.check()?;
         if let Some(binding) = &observation.binding {
             let open_epoch = state.binary.as_ref().map(|b| b.epoch);
             if open_epoch != Some(binding.epoch) {

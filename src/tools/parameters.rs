@@ -2,6 +2,7 @@
 //! argument checks, so the published schema and the server cannot disagree: arguments the
 //! schema rejects are always rejected, with an [`ArgumentError`] naming the tool and argument.
 
+use crate::session::Cancel;
 use serde_json::{Map, Number, Value, json};
 
 use crate::core::MAX_VALUE_CHARS;
@@ -227,11 +228,13 @@ fn integer_value(number: &Number) -> Option<i128> {
     Some(float.clamp(-bound, bound) as i128)
 }
 
-/// Arguments checked against a tool's parameters.
+/// Arguments checked against a tool's parameters, and the call's cancellation signal (the
+/// two things a handler is given besides the session).
 pub(crate) struct Arguments<'a> {
     tool: &'static str,
     parameters: &'static [Parameter],
     values: &'a Map<String, Value>,
+    cancel: Cancel,
 }
 
 impl<'a> Arguments<'a> {
@@ -268,7 +271,21 @@ impl<'a> Arguments<'a> {
             tool,
             parameters,
             values,
+            cancel: Cancel::never(),
         })
+    }
+
+    /// The same arguments, for a call that `cancel` can cancel.
+    pub(crate) fn with_cancel(self, cancel: &Cancel) -> Arguments<'a> {
+        Arguments {
+            cancel: cancel.clone(),
+            ..self
+        }
+    }
+
+    /// The call's cancellation signal: long work checks it, and commits only while unset.
+    pub(crate) fn cancel(&self) -> &Cancel {
+        &self.cancel
     }
 
     /// A text, address or Evidence ID argument, if given.

@@ -117,7 +117,7 @@ pub(super) const TOOLS: &[ToolSpec] = &[
 
 fn open_binary(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
     let path = arguments.required_text("path")?;
-    let opened = session.open_path(Path::new(path))?;
+    let opened = session.open_path_unless(Path::new(path), arguments.cancel())?;
     encode("open_binary", &opened)
 }
 

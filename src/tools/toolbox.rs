@@ -12,7 +12,7 @@ use super::parameters::{Arguments, Parameter, input_schema};
 use super::schema::{into_object, string, with_property};
 use super::{analysis, artifacts, captures, ledger, session, unknowns};
 use crate::prompts::{BinarySession, ToolAvailability};
-use crate::session::{Observation, Operation, Session, Target};
+use crate::session::{Cancel, Observation, Operation, Session, Target};
 
 /// The catalog, in `tools/list` order. A group of tools is one file with a `TOOLS` list; a
 /// new group is one more line.
@@ -153,12 +153,23 @@ impl ToolBox {
         name: &str,
         arguments: &Map<String, Value>,
     ) -> Result<ToolOutcome, UnknownTool> {
+        self.call_cancellable(name, arguments, &Cancel::never())
+    }
+
+    /// [`ToolBox::call`] with a cancellation signal: long work stops when `cancel` is set, and
+    /// a call cancelled before it commits (records Evidence, opens a binary) never commits.
+    pub fn call_cancellable(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        cancel: &Cancel,
+    ) -> Result<ToolOutcome, UnknownTool> {
         let spec = self
             .specs
             .iter()
             .find(|spec| spec.name == name)
             .ok_or_else(|| UnknownTool::new(name))?;
-        Ok(match self.run(spec, arguments) {
+        Ok(match self.run(spec, arguments, cancel) {
             Ok(result) => ToolOutcome::success(result),
             Err(error) => ToolOutcome::failure(&error),
         })
@@ -168,8 +179,9 @@ impl ToolBox {
         &self,
         spec: &ToolSpec,
         arguments: &Map<String, Value>,
+        cancel: &Cancel,
     ) -> Result<Map<String, Value>, ToolError> {
-        let checked = Arguments::check(spec.name, spec.parameters, arguments)?;
+        let checked = Arguments::check(spec.name, spec.parameters, arguments)?.with_cancel(cancel);
         let encoded = |value| {
             into_object(value).ok_or(ToolError::Encoding {
                 tool: spec.name,
@@ -186,7 +198,7 @@ impl ToolBox {
                     Value::Object(arguments.clone()),
                     retained.document,
                 );
-                let record = self.session.record_evidence(observation)?;
+                let record = self.session.record_evidence_unless(observation, cancel)?;
                 reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(reply)
             }
@@ -201,7 +213,7 @@ impl ToolBox {
                     Value::Object(arguments.clone()),
                     Value::Object(result.clone()),
                 );
-                let record = self.session.record_evidence(observation)?;
+                let record = self.session.record_evidence_unless(observation, cancel)?;
                 result.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(result)
             }

@@ -1,0 +1,124 @@
+//! The output side: one bounded queue of whole lines and the one writer that drains it.
+//!
+//! Requests wait when the queue is full, so a client that stops reading stops the server
+//! (memory never grows). Notifications raised outside a request (`list_changed` from another
+//! thread) never wait: when the queue is full they are remembered, once per method, and the
+//! writer sends them after the next line.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// Notifications that found the queue full, each method once.
+#[derive(Debug, Default)]
+struct Pending(Mutex<Vec<&'static str>>);
+
+impl Pending {
+    fn remember(&self, method: &'static str) {
+        let mut methods = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !methods.contains(&method) {
+            methods.push(method);
+        }
+    }
+
+    fn take(&self) -> Vec<&'static str> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// The sending end: queues whole lines for the writer.
+#[derive(Clone, Debug)]
+pub(crate) struct Outlet {
+    lines: mpsc::Sender<String>,
+    pending: Arc<Pending>,
+}
+
+/// The receiving end, owned by the one writer.
+#[derive(Debug)]
+pub(crate) struct Drain {
+    lines: mpsc::Receiver<String>,
+    pending: Arc<Pending>,
+}
+
+/// A queue of at most `capacity` lines.
+pub(crate) fn outlet(capacity: usize) -> (Outlet, Drain) {
+    let (sender, receiver) = mpsc::channel(capacity.max(1));
+    let pending = Arc::new(Pending::default());
+    (
+        Outlet {
+            lines: sender,
+            pending: Arc::clone(&pending),
+        },
+        Drain {
+            lines: receiver,
+            pending,
+        },
+    )
+}
+
+fn notification_line(method: &str) -> String {
+    serde_json::json!({ "jsonrpc": "2.0", "method": method }).to_string()
+}
+
+impl Outlet {
+    /// Queues `line`, waiting while the queue is full. A closed writer means the connection
+    /// is gone; nothing is left to tell then.
+    pub(crate) async fn send(&self, line: String) {
+        let _ = self.lines.send(line).await;
+    }
+
+    /// Queues a notification without waiting.
+    pub(crate) fn notify(&self, method: &'static str) {
+        if self.lines.try_send(notification_line(method)).is_err() {
+            self.pending.remember(method);
+        }
+    }
+
+    /// Tells the writer that nothing more will come, waiting at most `grace` for room in the
+    /// queue (a client that stopped reading may never make room).
+    pub(crate) async fn close(&self, grace: std::time::Duration) {
+        let _ = tokio::time::timeout(grace, self.lines.send(String::new())).await;
+    }
+}
+
+impl Drain {
+    /// Writes every line to `output` until the queue closes (an empty line marks the close),
+    /// flushing whenever the queue is empty.
+    pub(crate) async fn write_to<W: AsyncWrite + Unpin>(
+        mut self,
+        mut output: W,
+    ) -> std::io::Result<()> {
+        while let Some(line) = self.lines.recv().await {
+            if line.is_empty() {
+                break;
+            }
+            for line in std::iter::once(line).chain(self.pending.take().into_iter().map(notification_line)) {
+                output.write_all(line.as_bytes()).await?;
+                output.write_all(b"\n").await?;
+            }
+            if self.lines.is_empty() {
+                output.flush().await?;
+            }
+        }
+        output.flush().await
+    }
+
+    /// The blocking twin of [`Drain::write_to`], for the dedicated stdout thread.
+    pub(crate) fn write_blocking<W: Write>(mut self, mut output: W) -> std::io::Result<()> {
+        while let Some(line) = self.lines.blocking_recv() {
+            if line.is_empty() {
+                break;
+            }
+            for line in std::iter::once(line).chain(self.pending.take().into_iter().map(notification_line)) {
+                output.write_all(line.as_bytes())?;
+                output.write_all(b"\n")?;
+            }
+            if self.lines.is_empty() {
+                output.flush()?;
+            }
+        }
+        output.flush()
+    }
+}
