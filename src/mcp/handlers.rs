@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::error::WireError;
 use super::params;
-use super::protocol::{Offer, ProtocolVersion, initialize_result};
 use super::pool::WorkerPool;
+use super::protocol::{Offer, ProtocolVersion, initialize_result};
 use super::server::{Connection, RequestContext};
 use crate::core::{MAX_VALUE_CHARS, Prefix};
 use crate::prompts::{DEFAULT_PAGE_SIZE, PromptError, PromptRegistry, ToolAvailability};
@@ -113,7 +113,9 @@ where
 {
     match pool.run(work).await {
         Ok(result) => result,
-        Err(unavailable) => Err(WireError::internal(format!("Internal error: {unavailable}")).into()),
+        Err(unavailable) => {
+            Err(WireError::internal(format!("Internal error: {unavailable}")).into())
+        }
     }
 }
 

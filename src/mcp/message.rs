@@ -151,9 +151,13 @@ fn lone_surrogates(text: &str) -> Option<Line> {
         other => other,
     };
     Some(match repaired {
-        Value::Array(items) if !items.is_empty() => {
-            Line::Batch(items.into_iter().map(classify_message).map(refuse).collect())
-        }
+        Value::Array(items) if !items.is_empty() => Line::Batch(
+            items
+                .into_iter()
+                .map(classify_message)
+                .map(refuse)
+                .collect(),
+        ),
         other => Line::Single(refuse(classify_message(other))),
     })
 }

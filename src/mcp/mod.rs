@@ -181,7 +181,9 @@ impl Server {
         match written {
             Ok(Ok(result)) => result,
             Ok(Err(join)) => Err(std::io::Error::other(join)),
-            Err(_) => Err(std::io::Error::other("the output could not be written before shutdown")),
+            Err(_) => Err(std::io::Error::other(
+                "the output could not be written before shutdown",
+            )),
         }
     }
 
@@ -219,7 +221,9 @@ impl Server {
         match written {
             Ok(Ok(result)) => result,
             Ok(Err(_)) => Err(std::io::Error::other("the stdout thread stopped")),
-            Err(_) => Err(std::io::Error::other("stdout could not be written before shutdown")),
+            Err(_) => Err(std::io::Error::other(
+                "stdout could not be written before shutdown",
+            )),
         }
     }
 }

@@ -94,7 +94,9 @@ impl Drain {
             if line.is_empty() {
                 break;
             }
-            for line in std::iter::once(line).chain(self.pending.take().into_iter().map(notification_line)) {
+            for line in
+                std::iter::once(line).chain(self.pending.take().into_iter().map(notification_line))
+            {
                 output.write_all(line.as_bytes()).await?;
                 output.write_all(b"\n").await?;
             }
@@ -111,7 +113,9 @@ impl Drain {
             if line.is_empty() {
                 break;
             }
-            for line in std::iter::once(line).chain(self.pending.take().into_iter().map(notification_line)) {
+            for line in
+                std::iter::once(line).chain(self.pending.take().into_iter().map(notification_line))
+            {
                 output.write_all(line.as_bytes())?;
                 output.write_all(b"\n")?;
             }

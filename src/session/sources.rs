@@ -223,8 +223,10 @@ fn document_names(provider: Arc<dyn Provider>, config: &SourceConfig) -> Option<
         return None;
     }
     let call = Arc::clone(&provider);
-    let documents =
-        call_provider(&provider, config.provider_timeout, move || call.list_documents())?.ok()?;
+    let documents = call_provider(&provider, config.provider_timeout, move || {
+        call.list_documents()
+    })?
+    .ok()?;
     let mut seen = HashSet::new();
     let mut names = Vec::with_capacity(documents.len());
     for document in documents {
@@ -247,7 +249,9 @@ fn discover_procedures(
     }
     let call = Arc::clone(&provider);
     let outcome = call_provider(&provider, config.provider_timeout, move || {
-        discover(|request| call.list_procedures(&document, request.cursor.as_deref(), request.limit))
+        discover(|request| {
+            call.list_procedures(&document, request.cursor.as_deref(), request.limit)
+        })
     })?;
     match outcome.ok()? {
         Outcome::Found(procedures) => Some(procedures),
