@@ -60,6 +60,35 @@
 //! - **Unicode data**: see [`core::key`] for the Unicode version of each backend crate; an
 //!   exhaustive test compares them to ICU4X over every scalar value.
 //!
+//! ## Execution model
+//!
+//! `rea serve` stays within stated bounds whatever a client sends, cancels or fails to read:
+//!
+//! - **Threads**: stdin and stdout each have a dedicated thread; two async workers; tool calls
+//!   run on a fixed pool of [`mcp::TOOL_THREADS`] (4) threads, completion requests on
+//!   [`mcp::COMPLETION_THREADS`] (2), and the provider calls completion makes on
+//!   [`session::PROVIDER_THREADS`] (2); pools start on first use and never grow. At most 16
+//!   threads in all (checked from `/proc` by the test suite).
+//! - **Requests in flight**: at most [`mcp::ShellConfig::max_in_flight`] (16) per connection,
+//!   a batch counting as one. The next line is not read until one finishes: backpressure, not
+//!   buffering. A request keeps its slot until its work has really stopped.
+//! - **Output**: at most [`mcp::ShellConfig::output_queue`] (16) answers wait for the client;
+//!   a client that stops reading stops the server reading. No answer is longer than
+//!   [`mcp::ShellConfig::max_response_bytes`] (4 MiB): a larger one becomes a `-32603` error
+//!   that says to page. A batch holds at most [`mcp::ShellConfig::max_batch_messages`] (32)
+//!   messages; the rest are answered with `-32600`.
+//! - **Input**: lines over [`mcp::ShellConfig::max_line_bytes`] (4 MiB) are skipped without
+//!   being buffered.
+//! - **Providers**: a completion's provider calls are bounded by
+//!   [`session::SourceConfig::provider_timeout`]; a provider whose call overran gets no new
+//!   calls until that call returns (its completions answer empty at once).
+//! - **Cancellation**: `notifications/cancelled` sets the request's [`session::Cancel`]; long
+//!   work stops at its next check, and a request cancelled before it commits (records
+//!   Evidence, opens a binary) never commits. Its answer is never sent.
+//! - **Protocol edges**: `initialize` is accepted once and never inside a batch; a request
+//!   whose id is already in flight is rejected; a request whose id can be read is answered
+//!   under it even when a string holds a lone surrogate escape.
+//!
 //! ## Layers
 //!
 //! Dependencies point inward only: [`core`] (pure: no I/O, clock, async or JSON-RPC) ←

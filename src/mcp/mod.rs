@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use self::framing::{BlockingLineReader, Frame, LineReader};
 
 pub use error::{ErrorCode, WireError};
+pub use handlers::{COMPLETION_THREADS, TOOL_THREADS};
 pub use protocol::ProtocolVersion;
 pub use server::ShellConfig;
 

@@ -2,8 +2,12 @@
 //! the built-in providers.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
-use crate::core::{MAX_VALUE_CHARS, PROCEDURE_PAGE_SIZE, ProcedureEntry, ProcedurePage, key};
+use crate::core::discovery::discover;
+use crate::core::{
+    MAX_VALUE_CHARS, Outcome, PROCEDURE_PAGE_SIZE, ProcedureEntry, ProcedurePage, key,
+};
 use crate::session::{
     Address, NameMatch, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery,
     ProcedureSource, ProviderError, Segment,
@@ -101,7 +105,10 @@ impl TableBuilder {
                 }
             })
             .collect();
-        ProcedureTable { records }
+        ProcedureTable {
+            records,
+            discovery: OnceLock::new(),
+        }
     }
 }
 
@@ -154,9 +161,26 @@ impl ProcedureRecord {
 /// Procedures of one document, one per address, in address order.
 pub(crate) struct ProcedureTable {
     records: Vec<ProcedureRecord>,
+    /// Bounded discovery over this table's own pages, computed on first use: the table never
+    /// changes, so neither does the outcome.
+    discovery: OnceLock<Option<Arc<Outcome>>>,
 }
 
 impl ProcedureTable {
+    /// The outcome of bounded discovery over [`ProcedureTable::page`], computed once.
+    pub(crate) fn discovery(&self) -> Result<Arc<Outcome>, ProviderError> {
+        self.discovery
+            .get_or_init(|| {
+                discover(|request| self.page(request.cursor.as_deref(), request.limit))
+                    .ok()
+                    .map(Arc::new)
+            })
+            .clone()
+            .ok_or_else(|| ProviderError::Malformed {
+                reason: "the procedure table cannot be paged through".to_owned(),
+            })
+    }
+
     /// One page: at most `limit` (and at most [`PROCEDURE_PAGE_SIZE`]) entries from `cursor`.
     pub(crate) fn page(
         &self,

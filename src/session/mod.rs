@@ -34,7 +34,7 @@ pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
 pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};
 pub use provider::{
-    DocumentInfo, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, Permissions,
+    DocumentInfo, DocumentNames, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, Permissions,
     ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
     ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches, StringQuery,
 };

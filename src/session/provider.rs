@@ -80,6 +80,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -147,6 +148,44 @@ impl Operation {
 impl fmt::Display for Operation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The names of a provider's documents, in the provider's order: none empty, none repeated
+/// (the constructor checks). Cloning shares them.
+///
+/// ```
+/// use rea::session::DocumentNames;
+/// let names = DocumentNames::new(vec!["app".into(), "lib".into()]).unwrap();
+/// assert_eq!(names.as_slice(), ["app", "lib"]);
+/// assert!(DocumentNames::new(vec!["app".into(), "app".into()]).is_err());
+/// assert!(DocumentNames::new(vec![String::new()]).is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocumentNames(Arc<[String]>);
+
+impl DocumentNames {
+    /// Checks `names`: an empty or repeated name is [`ProviderError::Malformed`].
+    pub fn new(names: Vec<String>) -> Result<DocumentNames, ProviderError> {
+        let mut seen = hashbrown::HashSet::with_capacity(names.len());
+        let offending = names
+            .iter()
+            .find(|name| name.is_empty() || !seen.insert(name.as_str()));
+        if let Some(name) = offending {
+            return Err(ProviderError::Malformed {
+                reason: format!(
+                    "document name {} is empty or repeated",
+                    serde_json::Value::String(name.chars().take(64).collect())
+                ),
+            });
+        }
+        drop(seen);
+        Ok(DocumentNames(names.into()))
+    }
+
+    /// The names, in the provider's order.
+    pub fn as_slice(&self) -> &[String] {
+        &self.0
     }
 }
 
@@ -498,6 +537,26 @@ pub trait Provider: Send + Sync + 'static {
 
     /// The documents, in a stable order.
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError>;
+
+    /// The names of [`Provider::list_documents`], checked and shared: what Document completion
+    /// reads on every request. The default lists and checks the documents on every call;
+    /// a provider whose documents never change builds its [`DocumentNames`] once and hands out
+    /// clones (a reference count, no copy).
+    fn document_names(&self) -> Result<DocumentNames, ProviderError> {
+        DocumentNames::new(self.list_documents()?.into_iter().map(|d| d.name).collect())
+    }
+
+    /// The outcome of bounded procedure discovery (SPEC section 6) over this provider's own
+    /// [`Provider::list_procedures`] pages, when the provider's tables never change and it can
+    /// compute it once per document and share it. `None` (the default): completion pages through
+    /// [`Provider::list_procedures`] on every request.
+    fn shared_discovery(
+        &self,
+        document: &str,
+    ) -> Option<Result<Arc<crate::core::Outcome>, ProviderError>> {
+        let _ = document;
+        None
+    }
 
     /// One page of the procedures of `document`, one entry per address, in a stable order.
     ///

@@ -27,16 +27,16 @@
 //! assert_eq!(done.values, session.evidence_ids());
 //! ```
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::bounded::call_provider;
-use super::provider::{Operation, Provider};
+use super::provider::{DocumentNames, Operation, Provider};
 use super::state::Session;
 use crate::core::complete::complete_prefix;
 use crate::core::discovery::discover;
-use crate::core::{Completion, Family, Outcome, Prefix, Procedures};
+use crate::core::{Completion, Family, Outcome, Prefix};
 
 /// The context argument that selects a declared provider for Document and Procedure
 /// completion.
@@ -158,10 +158,12 @@ pub fn complete_argument(
     match candidates(view, family, context, config) {
         Some(Candidates::Listed(values)) => complete_prefix(prefix, values.iter()),
         Some(Candidates::Shared(values)) => complete_prefix(prefix, values.iter()),
+        Some(Candidates::Documents(names)) => complete_prefix(prefix, names.as_slice().iter()),
         // Completed where they lie, without copying up to 5,000 strings.
-        Some(Candidates::Discovered(procedures)) => {
-            complete_prefix(prefix, procedures.candidates())
-        }
+        Some(Candidates::Discovered(outcome)) => match outcome.as_ref() {
+            Outcome::Found(procedures) => complete_prefix(prefix, procedures.candidates()),
+            Outcome::Malformed(_) => Completion::empty(),
+        },
         None => Completion::empty(),
     }
 }
@@ -172,8 +174,11 @@ enum Candidates {
     Listed(Vec<String>),
     /// A snapshot the session shares (the Evidence IDs), read without copying.
     Shared(Arc<[String]>),
-    /// The outcome of bounded procedure discovery.
-    Discovered(Procedures),
+    /// A provider's checked document names, shared.
+    Documents(DocumentNames),
+    /// The outcome of bounded procedure discovery (always [`Outcome::Found`]), possibly
+    /// shared by the provider.
+    Discovered(Arc<Outcome>),
 }
 
 /// The candidates of `family`, or `None` when the source failed.
@@ -185,7 +190,10 @@ fn candidates(
 ) -> Option<Candidates> {
     let listed = match family {
         Family::Evidence => return Some(Candidates::Shared(view.evidence_ids())),
-        Family::Document => document_names(selected_provider(view, context)?, config)?,
+        Family::Document => {
+            let names = document_names(selected_provider(view, context)?, config)?;
+            return Some(Candidates::Documents(names));
+        }
         Family::Procedure => {
             let provider = selected_provider(view, context)?;
             let document = argument(context, DOCUMENT_ARGUMENT)
@@ -217,25 +225,14 @@ fn selected_provider(
     view.provider(argument(context, PROVIDER_ARGUMENT))
 }
 
-/// Document names, or `None` on failure, time-out, or a list that repeats or has empty names.
-fn document_names(provider: Arc<dyn Provider>, config: &SourceConfig) -> Option<Vec<String>> {
+/// Document names, or `None` on failure, time-out, or a list that repeats or has empty names
+/// (the [`DocumentNames`] a provider hands out are checked when built).
+fn document_names(provider: Arc<dyn Provider>, config: &SourceConfig) -> Option<DocumentNames> {
     if !provider.supports(Operation::ListDocuments) {
         return None;
     }
     let call = Arc::clone(&provider);
-    let documents = call_provider(&provider, config.provider_timeout, move || {
-        call.list_documents()
-    })?
-    .ok()?;
-    let mut seen = HashSet::new();
-    let mut names = Vec::with_capacity(documents.len());
-    for document in documents {
-        if document.name.is_empty() || !seen.insert(document.name.clone()) {
-            return None;
-        }
-        names.push(document.name);
-    }
-    Some(names)
+    call_provider(&provider, config.provider_timeout, move || call.document_names())?.ok()
 }
 
 /// Bounded discovery (SPEC section 6), or `None` on failure, time-out or malformed pages.
@@ -243,18 +240,24 @@ fn discover_procedures(
     provider: Arc<dyn Provider>,
     document: String,
     config: &SourceConfig,
-) -> Option<Procedures> {
+) -> Option<Arc<Outcome>> {
     if !provider.supports(Operation::ListProcedures) {
         return None;
     }
     let call = Arc::clone(&provider);
     let outcome = call_provider(&provider, config.provider_timeout, move || {
-        discover(|request| {
-            call.list_procedures(&document, request.cursor.as_deref(), request.limit)
-        })
-    })?;
-    match outcome.ok()? {
-        Outcome::Found(procedures) => Some(procedures),
+        // A provider whose tables never change shares one discovery per document.
+        match call.shared_discovery(&document) {
+            Some(shared) => shared,
+            None => discover(|request| {
+                call.list_procedures(&document, request.cursor.as_deref(), request.limit)
+            })
+            .map(Arc::new),
+        }
+    })?
+    .ok()?;
+    match outcome.as_ref() {
+        Outcome::Found(_) => Some(outcome),
         Outcome::Malformed(_) => None,
     }
 }

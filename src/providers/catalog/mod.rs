@@ -42,8 +42,11 @@ use std::path::Path;
 pub use self::parse::{CATALOG_SCHEMA, CatalogError, MAX_CATALOG_BYTES};
 use self::parse::{CatalogDocument, parse_catalog};
 use super::table::{FoundName, ProcedureTable, TableBuilder};
-use crate::core::ProcedurePage;
+use std::sync::Arc;
+
+use crate::core::{Outcome, ProcedurePage};
 use crate::session::{
+    DocumentNames,
     Address, DocumentInfo, Operation, ProcedureInfo, ProcedureMatches, ProcedureName,
     ProcedureQuery, ProcedureSource, Provider, ProviderError, Segment,
 };
@@ -60,6 +63,8 @@ struct Document {
 /// The `catalog` provider over one catalog file (see the [module documentation](self)).
 pub struct CatalogProvider {
     documents: Vec<Document>,
+    /// The document names, checked once (the catalog validates their uniqueness).
+    names: DocumentNames,
 }
 
 impl CatalogProvider {
@@ -87,9 +92,13 @@ impl CatalogProvider {
     /// Validates catalog JSON held in memory.
     pub fn from_json(text: &[u8]) -> Result<CatalogProvider, CatalogError> {
         let catalog = parse_catalog(text)?;
-        Ok(CatalogProvider {
-            documents: catalog.documents.into_iter().map(document).collect(),
-        })
+        let documents: Vec<Document> = catalog.documents.into_iter().map(document).collect();
+        let names = DocumentNames::new(documents.iter().map(|d| d.info.name.clone()).collect())
+            .map_err(|error| CatalogError::Field {
+                field: "/documents".to_owned(),
+                message: error.to_string(),
+            })?;
+        Ok(CatalogProvider { documents, names })
     }
 
     fn document(&self, name: &str) -> Result<&Document, ProviderError> {
@@ -162,6 +171,17 @@ impl Provider for CatalogProvider {
 
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
         Ok(self.documents.iter().map(|d| d.info.clone()).collect())
+    }
+
+    fn document_names(&self) -> Result<DocumentNames, ProviderError> {
+        Ok(self.names.clone())
+    }
+
+    fn shared_discovery(&self, document: &str) -> Option<Result<Arc<Outcome>, ProviderError>> {
+        Some(
+            self.document(document)
+                .and_then(|document| document.procedures.discovery()),
+        )
     }
 
     fn list_procedures(

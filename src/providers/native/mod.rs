@@ -38,6 +38,7 @@ mod strings;
 use std::fs::File;
 use std::ops::{Deref, Range};
 use std::path::Path;
+use std::sync::Arc;
 
 use memmap2::Mmap;
 use object::FileKind;
@@ -45,8 +46,9 @@ use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
 
 use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
-use crate::core::ProcedurePage;
+use crate::core::{Outcome, ProcedurePage};
 use crate::session::{
+    DocumentNames,
     Address, DocumentInfo, Operation, ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider,
     ProviderError, ReadLength, Segment, StringMatches, StringQuery,
 };
@@ -93,6 +95,8 @@ struct Document {
 pub struct NativeProvider {
     bytes: Bytes,
     documents: Vec<Document>,
+    /// The document names (unique by construction), built once.
+    names: DocumentNames,
 }
 
 impl NativeProvider {
@@ -145,7 +149,12 @@ impl NativeProvider {
                 }]
             }
         };
-        Ok(NativeProvider { bytes, documents })
+        let names = DocumentNames::new(documents.iter().map(|d| d.info.name.clone()).collect())?;
+        Ok(NativeProvider {
+            bytes,
+            documents,
+            names,
+        })
     }
 
     fn document(&self, name: &str) -> Result<&Document, ProviderError> {
@@ -275,6 +284,17 @@ impl Provider for NativeProvider {
 
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
         Ok(self.documents.iter().map(|d| d.info.clone()).collect())
+    }
+
+    fn document_names(&self) -> Result<DocumentNames, ProviderError> {
+        Ok(self.names.clone())
+    }
+
+    fn shared_discovery(&self, document: &str) -> Option<Result<Arc<Outcome>, ProviderError>> {
+        Some(
+            self.document(document)
+                .and_then(|document| document.image.procedures.discovery()),
+        )
     }
 
     fn list_procedures(
