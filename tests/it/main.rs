@@ -8,7 +8,9 @@
 //!
 //! Snapshots live in the top-level `snapshots/` folder under explicit names (see
 //! [`support::snapshots`]); proptest keeps its saved failures in `tests/proptest-regressions/`,
-//! mirroring this folder.
+//! mirroring this folder. `INSTA_UPDATE=no INSTA_SNAPSHOT_REFERENCES_FILE=refs cargo test` fails
+//! on any snapshot that differs and lists in `refs` every snapshot a test read: each file of
+//! `snapshots/` must appear there.
 
 mod support;
 

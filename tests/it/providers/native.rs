@@ -17,7 +17,7 @@ const FORMATS: [Format; 3] = [Format::Elf, Format::MachO, Format::Pe];
 
 /// Every page of `document`, also checking that listed names fit the value bound.
 fn list_all(provider: &dyn Provider, document: &str) -> Vec<(String, Option<String>)> {
-    let listed = fixtures::support::list_all(provider, document);
+    let listed = fixtures::helpers::list_all(provider, document);
     for (_, name) in &listed {
         assert!(
             name.as_ref()

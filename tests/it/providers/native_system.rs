@@ -44,7 +44,7 @@ fn binaries(scratch: &Path) -> Vec<PathBuf> {
 
 /// Every procedure: address -> listed name.
 fn listing(provider: &NativeProvider, document: &str) -> BTreeMap<u64, Option<String>> {
-    fixtures::support::list_all(provider, document)
+    fixtures::helpers::list_all(provider, document)
         .into_iter()
         .map(|(address, name)| (Address::parse(&address).unwrap().value(), name))
         .collect()

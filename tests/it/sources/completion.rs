@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::support::fixtures::fake::{Behaviour, FakeProvider, app_and_lib, entry};
-use crate::support::fixtures::support::{complete, complete_with};
+use crate::support::fixtures::helpers::{complete, complete_with};
 use rea::core::{Completion, Family, ProcedureEntry, ProcedurePage};
 use rea::session::sources::{SessionView, SourceConfig};
 use rea::session::{Observation, Provider, Session};

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::support::fixtures::support::complete;
+use crate::support::fixtures::helpers::complete;
 use crate::support::fixtures::{Format, Spec, build, macho};
 use rea::core::{Completion, Family};
 use rea::providers::native::NativeProvider;
