@@ -3,7 +3,7 @@
 # regression inputs in fuzz/regressions/<target>/. Uses the nightly toolchain when present,
 # else stable with RUSTC_BOOTSTRAP=1. Exits non-zero if any target finds a failure; the
 # failing input is in fuzz/artifacts/<target>/: copy it into fuzz/regressions/<target>/ so
-# `cargo test --test core_fuzz_regressions` replays it.
+# `cargo test --test it fuzz_replay` replays it.
 #
 # Usage: fuzz/run-bounded.sh [SECONDS]
 set -euo pipefail

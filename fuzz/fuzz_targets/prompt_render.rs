@@ -3,14 +3,16 @@
 //! A rejected request must be rejected with exactly the error the contract requires; an
 //! accepted one must keep its data block a single fenced line of sorted-key JSON that parses
 //! back to the arguments, and its text outside that line must not change when the values do.
-//! Regression inputs go in `fuzz/regressions/prompt_render/`; `tests/prompt_fuzz_regressions.rs`
+//! Regression inputs go in `fuzz/regressions/prompt_render/`; `tests/it/fuzz_replay/prompt.rs`
 //! replays them.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/prompt_contract/mod.rs"]
+// The target uses `check_fuzz_input` only; the rest serves the test suite.
+#[allow(dead_code)]
+#[path = "../../tests/it/support/prompt_contract.rs"]
 mod prompt_contract;
 
 fuzz_target!(|data: &[u8]| prompt_contract::check_fuzz_input(data));

@@ -1,0 +1,150 @@
+//! Inventories of zip archives: entries are hashed in memory, never extracted; unsafe names,
+//! links and duplicates are reported.
+
+use std::io::Cursor;
+
+use crate::support::inventory::{
+    ELF, ZipEntry, app_v1, rejections, sha256_hex, write_tree, zip_bytes, zip_of,
+};
+use rea::session::inventory::{
+    ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason,
+    parse_page,
+};
+
+fn read(bytes: Vec<u8>, limits: &InventoryLimits) -> Result<Inventory, InventoryError> {
+    Inventory::of_zip_reader(Cursor::new(bytes), "app.zip", limits)
+}
+
+#[test]
+fn unsafe_entries_are_reported_and_never_extracted() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("shipped.zip");
+    let nested = zip_of(&[("inner", b"inner".to_vec())]);
+    std::fs::write(
+        &archive,
+        zip_bytes(&[
+            ZipEntry::File("bin/app", ELF),
+            ZipEntry::Stored("./lib//libx.so", ELF),
+            ZipEntry::File("win\\tool.exe", b"MZ"),
+            ZipEntry::File("../evil", b"escape"),
+            ZipEntry::File("a/../../evil2", b"escape"),
+            ZipEntry::File("/abs", b"absolute"),
+            ZipEntry::File("C:\\windows\\evil", b"drive"),
+            ZipEntry::Dir("../evil-dir/"),
+            ZipEntry::Dir("docs/"),
+            ZipEntry::Symlink("link", "/etc/passwd"),
+            ZipEntry::File("bin//app", b"dup"),
+            ZipEntry::File("nested.zip", &nested),
+        ]),
+    )
+    .unwrap();
+    let before: Vec<_> = walk(dir.path());
+    let inventory = Inventory::of_zip_file(&archive, &InventoryLimits::default()).unwrap();
+    // Nothing was written anywhere near the archive.
+    assert_eq!(walk(dir.path()), before);
+    assert!(!dir.path().parent().unwrap().join("evil").exists());
+
+    let occurrences: Vec<(&str, ExecutableFormat)> = inventory
+        .occurrences()
+        .iter()
+        .map(|o| (o.path.as_str(), o.format))
+        .collect();
+    assert_eq!(
+        occurrences,
+        [
+            ("bin/app", ExecutableFormat::Elf),
+            ("lib/libx.so", ExecutableFormat::Elf),
+            ("nested.zip", ExecutableFormat::Zip),
+            ("win/tool.exe", ExecutableFormat::Unknown),
+        ]
+    );
+    assert_eq!(inventory.occurrences()[0].sha256, sha256_hex(ELF));
+    let rejected = rejections(&inventory);
+    assert_eq!(
+        rejected,
+        [
+            ("../evil", RejectReason::ParentComponent),
+            ("../evil-dir/", RejectReason::ParentComponent),
+            ("/abs", RejectReason::AbsolutePath),
+            ("C:\\windows\\evil", RejectReason::AbsolutePath),
+            ("a/../../evil2", RejectReason::ParentComponent),
+            ("bin//app", RejectReason::DuplicatePath),
+            ("link", RejectReason::Symlink),
+        ]
+    );
+    for page in inventory.pages(PageSize::default()) {
+        parse_page(&serde_json::to_value(&page).unwrap()).unwrap();
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_zip_and_its_unpacked_folder_share_a_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &app_v1());
+    let folder = Inventory::of_directory(dir.path(), &InventoryLimits::default()).unwrap();
+    let archive = read(zip_of(&app_v1()), &InventoryLimits::default()).unwrap();
+    assert_eq!(folder.manifest_id(), archive.manifest_id());
+    assert_eq!(folder.occurrences(), archive.occurrences());
+    assert_eq!(archive.root().path, "app.zip");
+}
+
+#[test]
+fn bounds_apply_to_archives() {
+    let big = vec![7u8; 5000];
+    let bytes = zip_bytes(&[ZipEntry::File("big", &big), ZipEntry::File("small", b"s")]);
+    let small_files = InventoryLimits {
+        max_file_bytes: 4096,
+        ..InventoryLimits::default()
+    };
+    let inventory = read(bytes.clone(), &small_files).unwrap();
+    assert_eq!(inventory.occurrences().len(), 1);
+    assert_eq!(inventory.rejected()[0].reason, RejectReason::TooLarge);
+    assert_eq!(inventory.rejected()[0].size, Some(5000));
+
+    let one_entry = InventoryLimits {
+        max_entries: 1,
+        ..InventoryLimits::default()
+    };
+    assert!(matches!(
+        read(bytes.clone(), &one_entry),
+        Err(InventoryError::TooManyEntries { limit: 1, .. })
+    ));
+    let few_bytes = InventoryLimits {
+        max_total_bytes: 100,
+        ..InventoryLimits::default()
+    };
+    assert!(matches!(
+        read(bytes, &few_bytes),
+        Err(InventoryError::TooManyBytes { limit: 100, .. })
+    ));
+}
+
+#[test]
+fn corrupt_archives_are_errors_or_unreadable_entries() {
+    assert!(matches!(
+        read(
+            b"PK\x05\x06 not really".to_vec(),
+            &InventoryLimits::default()
+        ),
+        Err(InventoryError::NotAZip { .. })
+    ));
+    // Damage the compressed data of the only entry: the archive opens, the entry is unreadable.
+    let content = vec![b'a'; 4000];
+    let mut bytes = zip_bytes(&[ZipEntry::File("data", &content)]);
+    let header = 30 + "data".len();
+    for byte in &mut bytes[header..header + 8] {
+        *byte ^= 0x5a;
+    }
+    let inventory = read(bytes, &InventoryLimits::default()).unwrap();
+    assert!(inventory.occurrences().is_empty());
+    assert_eq!(inventory.rejected()[0].reason, RejectReason::Unreadable);
+}

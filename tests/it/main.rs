@@ -1,0 +1,116 @@
+//! The integration suite of `rea`, as one test binary: one module per area, one file per
+//! feature, and one `support` module they all share (the in-process MCP client, one
+//! schema-validator cache, the binary generators, the insta settings).
+//!
+//! Two suites stay separate binaries: `tests/unicode_exhaustive.rs` walks every Unicode scalar
+//! value and is slow, and `tests/sdk_clients.rs` needs the built `rea` executable and external
+//! SDK installations.
+//!
+//! Snapshots live in the top-level `snapshots/` folder under explicit names (see
+//! [`support::snapshots`]); proptest keeps its saved failures in `tests/proptest-regressions/`,
+//! mirroring this folder. `INSTA_UPDATE=no INSTA_SNAPSHOT_REFERENCES_FILE=refs cargo test` fails
+//! on any snapshot that differs and lists in `refs` every snapshot a test read: each file of
+//! `snapshots/` must appear there.
+
+mod support;
+
+/// The pure completion core: the matching key, `complete()` and bounded discovery.
+mod core {
+    mod complete_examples;
+    mod complete_properties;
+    mod complete_sorted_input;
+    mod discovery;
+    mod key_examples;
+    mod key_properties;
+}
+
+/// Guided prompts: the built-in catalog, prompt files, the registry, rendering and its errors.
+mod prompts {
+    mod catalog;
+    mod errors;
+    mod file;
+    mod registry;
+    mod render_properties;
+    mod rendering;
+}
+
+/// The binary-analysis session: addresses, the Evidence ledger, lifecycle and stores.
+mod session {
+    mod address;
+    mod evidence;
+    mod lifecycle;
+    mod stores;
+}
+
+/// Providers: the catalog provider and the native one on generated and system binaries.
+mod providers {
+    mod catalog;
+    mod native;
+    mod native_system;
+}
+
+/// Completion sources over sessions and providers.
+mod sources {
+    mod completion;
+    mod native;
+}
+
+/// The tools a client calls: catalog, arguments, results, errors and the Evidence they retain.
+mod tools {
+    mod analysis;
+    mod artifacts_captures;
+    mod availability;
+    mod catalog;
+    mod errors;
+    mod ledger;
+    mod properties;
+    mod session;
+}
+
+/// Artifact inventories of directories and zip archives, their schema and comparisons.
+mod inventory {
+    mod compare;
+    mod directory;
+    mod properties;
+    mod schema;
+    mod zip;
+}
+
+/// Process captures: classification and its properties.
+mod captures {
+    mod classification;
+    mod properties;
+}
+
+/// Reconstruction claims: the claim language and evaluation against retained Evidence.
+mod claims {
+    mod evaluation;
+    mod parsing;
+}
+
+/// The residual-unknown registry.
+mod unknowns {
+    mod properties;
+    mod registry;
+}
+
+/// The MCP server through its real stdio loop, every message checked against the MCP schemas.
+mod mcp {
+    mod bad_input;
+    mod cancellation;
+    mod completion;
+    mod prompts;
+    mod readme_workflow;
+    mod tools;
+}
+
+/// Saved fuzz inputs (`fuzz/regressions/<target>/`) replayed through the targets' checks.
+mod fuzz_replay {
+    mod capture;
+    mod core;
+    mod inventory;
+    mod mcp;
+    mod prompt;
+    mod provider;
+    mod targets;
+}
