@@ -232,7 +232,10 @@ fn document_names(provider: Arc<dyn Provider>, config: &SourceConfig) -> Option<
         return None;
     }
     let call = Arc::clone(&provider);
-    call_provider(&provider, config.provider_timeout, move || call.document_names())?.ok()
+    call_provider(&provider, config.provider_timeout, move || {
+        call.document_names()
+    })?
+    .ok()
 }
 
 /// Bounded discovery (SPEC section 6), or `None` on failure, time-out or malformed pages.

@@ -99,8 +99,10 @@ mod mcp {
     mod bad_input;
     mod cancellation;
     mod completion;
+    mod execution;
     mod prompts;
     mod readme_workflow;
+    mod resource_bounds;
     mod tools;
 }
 

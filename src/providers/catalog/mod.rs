@@ -46,9 +46,8 @@ use std::sync::Arc;
 
 use crate::core::{Outcome, ProcedurePage};
 use crate::session::{
-    DocumentNames,
-    Address, DocumentInfo, Operation, ProcedureInfo, ProcedureMatches, ProcedureName,
-    ProcedureQuery, ProcedureSource, Provider, ProviderError, Segment,
+    Address, DocumentInfo, DocumentNames, Operation, ProcedureInfo, ProcedureMatches,
+    ProcedureName, ProcedureQuery, ProcedureSource, Provider, ProviderError, Segment,
 };
 
 /// The identity of the catalog provider.

@@ -48,9 +48,8 @@ use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
 use crate::core::{Outcome, ProcedurePage};
 use crate::session::{
-    DocumentNames,
-    Address, DocumentInfo, Operation, ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider,
-    ProviderError, ReadLength, Segment, StringMatches, StringQuery,
+    Address, DocumentInfo, DocumentNames, Operation, ProcedureInfo, ProcedureMatches,
+    ProcedureQuery, Provider, ProviderError, ReadLength, Segment, StringMatches, StringQuery,
 };
 
 /// The identity of the native provider.

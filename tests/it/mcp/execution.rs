@@ -1,8 +1,6 @@
 //! The bounded execution model: in-flight cap with backpressure, duplicate ids, batch and
 //! answer size caps, hung providers, cancellation that never commits.
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -14,11 +12,12 @@ use rea::session::{
 };
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
-use support::Client;
+
+use crate::support::Client;
 
 fn snapshot(name: &str, value: &Value) {
-    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => true }, {
-        insta::assert_json_snapshot!(name, value);
+    crate::support::snapshots::settings().bind(|| {
+        insta::assert_json_snapshot!(format!("mcp_execution__{name}"), value);
     });
 }
 
