@@ -17,7 +17,7 @@
 //! Run with `cargo bench --bench e2e_stdio`. `REA_BIN=/path/to/rea` measures another build of
 //! the server (for before/after comparisons).
 
-#[path = "../tests/fixtures/mod.rs"]
+#[path = "../tests/it/support/fixtures/mod.rs"]
 #[allow(dead_code)]
 mod fixtures;
 
@@ -59,9 +59,11 @@ impl Peer {
             child,
             line: String::new(),
         };
-        peer.send(&json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        peer.send(
+            &json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize",
             "params": { "protocolVersion": "2025-11-25", "capabilities": {},
-                        "clientInfo": { "name": "e2e-bench", "version": "0" } } }));
+                        "clientInfo": { "name": "e2e-bench", "version": "0" } } }),
+        );
         peer.recv();
         peer.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
         peer
@@ -173,19 +175,31 @@ fn is_completion(answer: &Value) {
 /// The 10,000 document names: 90% ASCII identifiers, 10% other scripts.
 fn document_names() -> Vec<String> {
     let others = [
-        "Αρχείο", "σημείωση", "文档", "検索", "Café", "Ångström", "ＦＵＬＬ", "naïve", "Ελλάδα",
+        "Αρχείο",
+        "σημείωση",
+        "文档",
+        "検索",
+        "Café",
+        "Ångström",
+        "ＦＵＬＬ",
+        "naïve",
+        "Ελλάδα",
         "数据",
     ];
     let words = [
-        "notes", "search", "index", "render", "sync", "cache", "parser", "Store", "view",
-        "Model", "query", "export",
+        "notes", "search", "index", "render", "sync", "cache", "parser", "Store", "view", "Model",
+        "query", "export",
     ];
     (0..10_000)
         .map(|i| {
             if i % 10 == 9 {
                 format!("{}_{i}", others[i % others.len()])
             } else {
-                format!("{}{}_{i}", words[i % words.len()], words[(i / 12) % words.len()])
+                format!(
+                    "{}{}_{i}",
+                    words[i % words.len()],
+                    words[(i / 12) % words.len()]
+                )
             }
         })
         .collect()
@@ -275,7 +289,12 @@ fn main() {
             prepare: fill_ledger,
             request: |i, id| {
                 let number = format!("ev-{:012}", (i * 7919) % 10_000 + 1);
-                completion(id, "verify_reconstruction", "evidence", &number[..3 + i % 12])
+                completion(
+                    id,
+                    "verify_reconstruction",
+                    "evidence",
+                    &number[..3 + i % 12],
+                )
             },
             check: is_completion,
         },
@@ -310,12 +329,15 @@ fn main() {
     println!("rea serve over pipes: {}", binary.display());
     println!(
         "load average at start: {}",
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
     println!("| scenario | p50 | p99 | req/s, {IN_FLIGHT} in flight | peak memory |");
     println!("|---|---|---|---|---|");
     for scenario in &scenarios {
-        let mut measured: Vec<Measured> = (0..runs.max(1)).map(|_| run(&binary, scenario)).collect();
+        let mut measured: Vec<Measured> =
+            (0..runs.max(1)).map(|_| run(&binary, scenario)).collect();
         let median = measured.len() / 2;
         measured.sort_by_key(|m| m.p50);
         let p50 = measured[median].p50;
@@ -335,6 +357,8 @@ fn main() {
     }
     println!(
         "load average at end: {}",
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
 }
