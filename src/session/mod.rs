@@ -8,6 +8,7 @@
 //! - [`evidence`]: Evidence IDs and records.
 //! - [`sources`]: what completion reads ([`SessionView`]) and [`complete_argument`], the
 //!   completion of one argument family from the live session.
+//! - [`files`]: checked opening of every file the crate reads, and [`Confinement`].
 //! - [`Address`]: addresses as the session speaks them (`0x`-prefixed lowercase hexadecimal).
 //! - The stores the session owns: [`unknowns`] (residual unknowns), [`inventory`] (artifact
 //!   inventories), [`capture`] (process captures), [`claims`] (`verify_reconstruction`), and
@@ -20,6 +21,7 @@ pub mod capture;
 pub mod claims;
 pub mod error;
 pub mod evidence;
+pub mod files;
 pub mod inventory;
 pub mod provider;
 pub mod schemas;
@@ -31,6 +33,7 @@ pub mod unknowns;
 pub use address::{Address, AddressError};
 pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
+pub use files::{Confinement, FileError};
 pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};
 pub use provider::{
     DocumentInfo, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, Permissions,
