@@ -34,12 +34,17 @@ pub use address::{Address, AddressError};
 pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
 pub use files::{Confinement, FileError};
-pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};
+pub use evidence::{
+    EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, LedgerError, MAX_JSON_DEPTH,
+    MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation,
+};
 pub use provider::{
     DocumentInfo, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, Permissions,
     ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
     ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches, StringQuery,
 };
 pub use sources::{SessionView, SourceConfig, complete_argument};
-pub use state::{Closed, INVENTORY_OPERATION, Opened, ProviderSummary, Session};
+pub use state::{
+    Closed, INVENTORY_OPERATION, MAX_KEPT_INVENTORIES, Opened, ProviderSummary, Session,
+};
 pub use target::Target;

@@ -157,4 +157,4 @@ mod unknowns;
 pub use definition::{ToolAnnotations, ToolDefinition, ToolKind};
 pub use outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
 pub use parameters::ArgumentError;
-pub use toolbox::ToolBox;
+pub use toolbox::{MAX_RESULT_BYTES, ToolBox};

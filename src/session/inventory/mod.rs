@@ -33,8 +33,8 @@
 //! # Safety of the walk
 //!
 //! - The walk runs relative to directory handles and never follows a symbolic link: the root
-//!   is opened once (a link in the root path itself is followed, and the [`Confinement`] is
-//!   checked on the opened handle), then every subdirectory is opened with `openat(parent,
+//!   is opened once (a link in the root path itself is followed, and the confinement is
+//!   checked on the opened handle, see [`crate::session::Confinement`]), then every subdirectory is opened with `openat(parent,
 //!   name, O_DIRECTORY | O_NOFOLLOW)` and every file with `openat(parent, name, O_NOFOLLOW)`
 //!   and `fstat`-checked as a regular file. A link is reported as `symlink`, never followed or
 //!   opened; an entry swapped for a link, FIFO or device while the walk runs is reported
@@ -86,8 +86,6 @@ mod page;
 mod walk;
 
 use std::io;
-
-use crate::session::files::Confinement;
 
 pub use collect::Inventory;
 pub use compare::{ChangedOccurrence, CompareError, InventoryDiff, Side, compare_inventories};
