@@ -192,7 +192,7 @@ pub enum LedgerError {
     },
     /// Retained JSON would nest deeper than [`MAX_JSON_DEPTH`].
     #[error(
-        "the {field} of this {operation} call nest more than {limit} levels deep, the limit for \
+        "the {field} of this {operation} call nests more than {limit} levels deep, the limit for \
          JSON the Evidence ledger retains; flatten the document"
     )]
     TooDeep {

@@ -174,7 +174,7 @@ pub enum FileError {
         source: io::Error,
     },
     /// It is not a regular file (or, where a directory was wanted, not a directory).
-    #[error("{} is {kind}, not {wanted}; only {wanted}s are read", path.display())]
+    #[error("{} is {kind}, not {wanted}, so it is not opened", path.display())]
     NotRegular {
         /// The path as given.
         path: PathBuf,
@@ -518,7 +518,8 @@ impl CheckedDirectory {
         let fd = rustix::fs::open(path, base_flags() | OFlags::DIRECTORY, Mode::empty()).map_err(
             |error| {
                 if error == rustix::io::Errno::NOTDIR {
-                    let kind = rustix::fs::stat(path).map_or(FileKind::Unknown, |s| FileKind::of(&s));
+                    let kind =
+                        rustix::fs::stat(path).map_or(FileKind::Unknown, |s| FileKind::of(&s));
                     FileError::NotRegular {
                         path: path.to_owned(),
                         kind,

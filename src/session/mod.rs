@@ -33,11 +33,11 @@ pub mod unknowns;
 pub use address::{Address, AddressError};
 pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
-pub use files::{Confinement, FileError};
 pub use evidence::{
     EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, LedgerError, MAX_JSON_DEPTH,
     MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation,
 };
+pub use files::{Confinement, FileError};
 pub use provider::{
     DocumentInfo, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, Permissions,
     ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,

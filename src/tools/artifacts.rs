@@ -17,12 +17,12 @@ use super::outcome::ToolError;
 use super::parameters::{ArgumentError, Arguments, Kind, Parameter};
 use super::schema::{array, count, object, string};
 use super::toolbox::{Handler, Retained, ToolSpec, encode};
-use crate::session::{Cancel, Session};
 use crate::session::inventory::{
     DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryLimits, InventoryPage, MAX_PAGE_SIZE,
     OccurrenceFilter, PageSize, compare_inventories, list_occurrences, manifest_ids,
 };
 use crate::session::schemas::ARTIFACT_INVENTORY_V1;
+use crate::session::{Cancel, Session};
 
 /// Largest page index accepted (far beyond any inventory the limits allow).
 const MAX_PAGE_INDEX: u64 = 1_000_000;
@@ -33,8 +33,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "inventory_artifacts",
         title: "Inventory Artifacts",
-        description: "Inventory a shipped application: a directory (symbolic links are not \
-            followed outside it) or a zip archive (read, never extracted; entries with absolute \
+        description: "Inventory a shipped application: a directory (symbolic links are reported, never \
+            followed) or a zip archive (read, never extracted; entries with absolute \
             or `..` paths are reported as rejected). Returns one page of the Artifact \
             Inventory v1 document: manifest ID (derived from the content), and per file a \
             stable occurrence ID, path, size, sha256 and detected executable format. The page \

@@ -10,9 +10,9 @@ use super::outcome::ToolError;
 use super::parameters::{Arguments, Kind, Parameter};
 use super::schema::{array, flag, nullable_string, object, string};
 use super::toolbox::{Handler, Retained, ToolSpec, encode};
-use crate::session::{Cancel, Session};
 use crate::session::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
 use crate::session::claims::{EvidenceRecordView, MAX_CLAIMS, evaluate, parse_claims};
+use crate::session::{Cancel, Session};
 
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {

@@ -214,7 +214,9 @@ impl ToolBox {
                     ),
                     retained.document,
                 );
-                cancel.check().map_err(|_| ToolError::Cancelled { tool: spec.name })?;
+                cancel
+                    .check()
+                    .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
                 let record = self.session.record_evidence(observation)?;
                 reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(reply)
@@ -231,7 +233,9 @@ impl ToolBox {
                     Value::Object(arguments.clone()),
                     Value::Object(result.clone()),
                 );
-                cancel.check().map_err(|_| ToolError::Cancelled { tool: spec.name })?;
+                cancel
+                    .check()
+                    .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
                 let record = self.session.record_evidence(observation)?;
                 result.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(result)

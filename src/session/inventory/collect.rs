@@ -103,15 +103,16 @@ impl Inventory {
         cancel: &Cancel,
     ) -> Result<Inventory, InventoryError> {
         let label = root_text(path)?;
-        let file = CheckedFile::open(path, confinement, FileLimit::ARCHIVE).map_err(|error| {
-            match error {
-                FileError::Open { source, .. } => InventoryError::Unreadable {
-                    path: label.clone(),
-                    source,
+        let file =
+            CheckedFile::open(path, confinement, FileLimit::ARCHIVE).map_err(
+                |error| match error {
+                    FileError::Open { source, .. } => InventoryError::Unreadable {
+                        path: label.clone(),
+                        source,
+                    },
+                    other => InventoryError::File(other),
                 },
-                other => InventoryError::File(other),
-            }
-        })?;
+            )?;
         let root = InventoryRoot {
             kind: RootKind::Zip,
             path: label,

@@ -1,0 +1,121 @@
+//! Confinement: with allowed roots (`--root`, or `Session::set_confinement`), paths inside are
+//! opened, paths outside and links escaping the roots are refused, on the opened descriptor.
+
+mod fixtures;
+mod support;
+mod tools_support;
+
+use std::os::unix::fs::symlink;
+use std::process::{Command, Stdio};
+
+use fixtures::{Format, Spec, build};
+use rea::session::Confinement;
+use serde_json::json;
+use tools_support::{closed, failure, success};
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => true }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+struct Tree {
+    inside: tempfile::TempDir,
+    outside: tempfile::TempDir,
+}
+
+impl Tree {
+    fn new() -> Tree {
+        let inside = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let binary = build(&Spec::sample(), Format::Elf).bytes;
+        std::fs::write(inside.path().join("app"), &binary).unwrap();
+        std::fs::write(outside.path().join("secret"), &binary).unwrap();
+        std::fs::create_dir(outside.path().join("tree")).unwrap();
+        std::fs::write(outside.path().join("tree/file"), b"outside").unwrap();
+        symlink(outside.path().join("secret"), inside.path().join("escape")).unwrap();
+        symlink(
+            outside.path().join("tree"),
+            inside.path().join("escape-dir"),
+        )
+        .unwrap();
+        Tree { inside, outside }
+    }
+
+    fn path(&self, relative: &str) -> String {
+        self.inside.path().join(relative).display().to_string()
+    }
+
+    fn redact(&self, text: &str) -> String {
+        text.replace(&self.inside.path().display().to_string(), "[inside]")
+            .replace(&self.outside.path().display().to_string(), "[outside]")
+            .replace(
+                &std::fs::canonicalize(self.inside.path())
+                    .unwrap()
+                    .display()
+                    .to_string(),
+                "[inside]",
+            )
+    }
+}
+
+#[test]
+fn tools_open_inside_the_roots_and_refuse_the_rest() {
+    let tree = Tree::new();
+    let (session, tools) = closed();
+    session.set_confinement(Confinement::to_roots([tree.inside.path()]).unwrap());
+    assert!(session.confinement().roots().is_some());
+
+    success(&tools, "open_binary", json!({"path": tree.path("app")}));
+    success(
+        &tools,
+        "inventory_artifacts",
+        json!({"path": tree.path("")}),
+    );
+    let outside_file = tree.outside.path().join("secret").display().to_string();
+    let outside_dir = tree.outside.path().join("tree").display().to_string();
+    let messages = [
+        failure(&tools, "open_binary", json!({"path": outside_file})),
+        failure(&tools, "open_binary", json!({"path": tree.path("escape")})),
+        failure(&tools, "inventory_artifacts", json!({"path": outside_dir})),
+        failure(
+            &tools,
+            "inventory_artifacts",
+            json!({"path": tree.path("escape-dir")}),
+        ),
+    ];
+    for message in &messages {
+        assert!(message.contains("outside the allowed roots"), "{message}");
+    }
+    snapshot("refused", &tree.redact(&messages.join("\n")));
+
+    // Unrestricted again: today's behaviour.
+    session.set_confinement(Confinement::unrestricted());
+    success(&tools, "open_binary", json!({"path": tree.path("escape")}));
+}
+
+#[test]
+fn the_root_flag_confines_the_command_line() {
+    let tree = Tree::new();
+    let run = |open: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rea"))
+            .args(["complete", "--root"])
+            .arg(tree.inside.path())
+            .args(["--open", open])
+            .args(["--prompt", "trace_crash", "--argument", "procedure"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let inside = run(&tree.path("app"));
+    assert!(
+        inside.status.success(),
+        "{}",
+        String::from_utf8_lossy(&inside.stderr)
+    );
+    let escaping = run(&tree.path("escape"));
+    assert!(!escaping.status.success());
+    let stderr = String::from_utf8(escaping.stderr).unwrap();
+    assert!(stderr.contains("outside the allowed roots"), "{stderr}");
+    snapshot("root_flag", &tree.redact(stderr.trim()));
+}
