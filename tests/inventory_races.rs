@@ -258,3 +258,37 @@ fn zip_entries_sharing_a_name_are_all_reported() {
         ]
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Names held by one entry are inventoried; every entry of a name several entries hold is
+    /// reported as `duplicate_path`: nothing is hidden.
+    #[test]
+    fn every_entry_of_a_repeated_name_is_reported(
+        names in proptest::collection::vec("[abc]\\.txt", 0..8),
+    ) {
+        let entries: Vec<(&str, &[u8])> = names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| (name.as_str(), &b"0123456789"[..index + 1]))
+            .collect();
+        let inventory = Inventory::of_zip_reader(
+            std::io::Cursor::new(raw_zip(&entries)),
+            "p.zip",
+            &InventoryLimits::default(),
+        )
+        .unwrap();
+        let count = |name: &str| names.iter().filter(|n| *n == name).count();
+        let mut single: Vec<&str> = names.iter().map(String::as_str).filter(|n| count(n) == 1).collect();
+        single.sort_unstable();
+        let listed: Vec<&str> = inventory.occurrences().iter().map(|o| o.path.as_str()).collect();
+        proptest::prop_assert_eq!(listed, single);
+        let repeated = names.iter().filter(|n| count(n) > 1).count();
+        proptest::prop_assert_eq!(inventory.rejected().len(), repeated);
+        proptest::prop_assert!(inventory
+            .rejected()
+            .iter()
+            .all(|r| r.reason == RejectReason::DuplicatePath));
+    }
+}

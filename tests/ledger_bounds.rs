@@ -160,3 +160,96 @@ fn list_unknowns_pages() {
     let message = failure(&tools, "list_unknowns", json!({"cursor": "page-2"}));
     snapshot("bad_unknowns_cursor", &message);
 }
+
+/// The nesting depth of `value`, recursively (the oracle for the iterative check).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i32>().prop_map(Value::from),
+        "[a-z]{0,4}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(12, 48, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z]{1,3}", inner, 0..4)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn the_depth_check_agrees_with_the_recursive_depth(value in json_value(), limit in 0usize..14) {
+        proptest::prop_assert_eq!(
+            rea::session::evidence::json_depth_exceeds(&value, limit),
+            depth(&value) > limit
+        );
+    }
+
+    #[test]
+    fn the_ledger_counts_exactly_the_bytes_it_retains(
+        values in proptest::collection::vec(json_value(), 0..12),
+    ) {
+        let session = Session::new();
+        let mut expected = 0usize;
+        for value in values {
+            let size = serde_json::to_vec(&value).unwrap().len() + 2;
+            let accepted = session
+                .record_evidence(Observation::unbound("note", json!({}), value.clone()))
+                .is_ok();
+            proptest::prop_assert_eq!(accepted, depth(&value) <= MAX_JSON_DEPTH);
+            if accepted {
+                expected += size;
+            }
+            proptest::prop_assert_eq!(session.evidence_bytes(), expected);
+        }
+    }
+
+    #[test]
+    fn unknown_pages_list_every_unknown_once_in_order(count in 0usize..9, limit in 1u64..5) {
+        let (_, tools) = closed();
+        let ids: Vec<String> = (0..count)
+            .map(|index| {
+                let unknown = success(
+                    &tools,
+                    "register_unknown",
+                    json!({"question": format!("q{index}")}),
+                );
+                unknown["id"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut arguments = json!({"limit": limit});
+            if let Some(cursor) = &cursor {
+                arguments["cursor"] = json!(cursor);
+            }
+            let page = success(&tools, "list_unknowns", arguments);
+            seen.extend(
+                page["unknowns"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|u| u["id"].as_str().unwrap().to_owned()),
+            );
+            match page["next_cursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        proptest::prop_assert_eq!(seen, ids);
+    }
+}

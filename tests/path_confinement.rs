@@ -119,3 +119,32 @@ fn the_root_flag_confines_the_command_line() {
     assert!(stderr.contains("outside the allowed roots"), "{stderr}");
     snapshot("root_flag", &tree.redact(stderr.trim()));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// A path is allowed exactly when one of the roots is a whole-component prefix of it.
+    #[test]
+    fn allowed_exactly_below_a_root(
+        roots in proptest::collection::vec("[ab]{1,2}(/[ab]{1,2}){0,2}", 0..3),
+        path in "[ab]{1,2}(/[ab]{1,2}){0,3}",
+    ) {
+        let base = tempfile::tempdir().unwrap();
+        let root_dirs: Vec<std::path::PathBuf> = roots
+            .iter()
+            .map(|root| {
+                let dir = base.path().join(root);
+                std::fs::create_dir_all(&dir).unwrap();
+                dir
+            })
+            .collect();
+        let confinement = Confinement::to_roots(&root_dirs).unwrap();
+        let canonical_base = std::fs::canonicalize(base.path()).unwrap();
+        let candidate = canonical_base.join(&path);
+        let expected = roots.iter().any(|root| {
+            path == *root || path.starts_with(&format!("{root}/"))
+        });
+        proptest::prop_assert_eq!(confinement.allows(&candidate), expected);
+        proptest::prop_assert!(Confinement::unrestricted().allows(&candidate));
+    }
+}
