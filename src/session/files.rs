@@ -551,13 +551,16 @@ impl CheckedDirectory {
     }
 
     /// The entries (names other than `.` and `..`, with the type the directory reports, not
-    /// followed).
-    pub fn entries(&self) -> io::Result<Vec<(std::ffi::OsString, FileKind)>> {
+    /// followed), at most `max` of them: a caller bounding entries sees that more exist when
+    /// it gets `max`.
+    pub fn entries(&self, max: usize) -> io::Result<Vec<(std::ffi::OsString, FileKind)>> {
         use std::os::unix::ffi::OsStrExt;
         let dup = rustix::io::dup(&self.fd)?;
         let mut dir = rustix::fs::Dir::new(dup)?;
         let mut entries = Vec::new();
-        while let Some(entry) = dir.read() {
+        while entries.len() < max
+            && let Some(entry) = dir.read()
+        {
             let entry = entry?;
             let name = entry.file_name().to_bytes();
             if name == b"." || name == b".." {

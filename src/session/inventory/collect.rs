@@ -264,6 +264,14 @@ impl<'a> Collector<'a> {
         Ok(())
     }
 
+    /// How many more entries may be seen, plus one (so seeing them all trips the bound).
+    pub(super) fn entries_left(&self) -> usize {
+        self.limits
+            .max_entries
+            .saturating_sub(self.entries_seen)
+            .saturating_add(1)
+    }
+
     /// Stops the work when it was cancelled or has run past [`MAX_INVENTORY_DURATION`].
     pub(super) fn check_progress(&self) -> Result<(), InventoryError> {
         if self.cancel.is_cancelled() {

@@ -46,10 +46,12 @@ pub(super) fn walk(
         other => InventoryError::File(other),
     })?;
     let top = Arc::new(top);
-    let entries = top.entries().map_err(|source| InventoryError::Unreadable {
-        path: label(),
-        source,
-    })?;
+    let entries =
+        top.entries(collector.entries_left())
+            .map_err(|source| InventoryError::Unreadable {
+                path: label(),
+                source,
+            })?;
     let mut pending: Vec<Pending> = Vec::new();
     list(&top, "", 0, entries, collector, &mut pending)?;
     while let Some(next) = pending.pop() {
@@ -69,7 +71,7 @@ pub(super) fn walk(
             }
         };
         drop(next.parent);
-        let Ok(entries) = directory.entries() else {
+        let Ok(entries) = directory.entries(collector.entries_left()) else {
             collector.reject(&next.relative, RejectReason::Unreadable);
             continue;
         };
