@@ -214,8 +214,13 @@ impl Session {
 
     /// Confines every path the tools touch from now on (`rea serve --root`, or the client's
     /// `roots/list`). The default is [`Confinement::unrestricted`].
+    ///
+    /// Walks kept for later inventory pages are dropped, so no page made under the old
+    /// confinement is served under the new one.
     pub fn set_confinement(&self, confinement: Confinement) {
-        self.lock().confinement = confinement;
+        let mut state = self.lock();
+        state.confinement = confinement;
+        state.inventories.clear();
     }
 
     /// The current confinement.
