@@ -196,3 +196,80 @@ fn a_binary_rewritten_while_open_never_crashes_the_tools() {
     assert!(strings.contains_key("strings"));
     assert!(bytes.contains_key("hex"));
 }
+
+/// Sends one request line to the server process and reads lines until the response with `id`.
+fn exchange(
+    stdin: &mut std::process::ChildStdin,
+    stdout: &mut std::io::BufReader<std::process::ChildStdout>,
+    id: u64,
+    method: &str,
+    params: serde_json::Value,
+) -> serde_json::Value {
+    use std::io::{BufRead, Write};
+    let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    writeln!(stdin, "{request}").unwrap();
+    stdin.flush().unwrap();
+    loop {
+        let mut line = String::new();
+        assert_ne!(stdout.read_line(&mut line).unwrap(), 0, "the server exited");
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == json!(id) {
+            return message;
+        }
+    }
+}
+
+#[test]
+fn the_server_process_survives_a_binary_truncated_while_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app");
+    let built = build(&Spec::sample(), Format::Elf);
+    std::fs::write(&path, &built.bytes).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+        .arg("serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "files-test", "version": "1"}});
+    exchange(&mut stdin, &mut stdout, 1, "initialize", init);
+    let call =
+        |name: &str, arguments: serde_json::Value| json!({"name": name, "arguments": arguments});
+    let opened = exchange(
+        &mut stdin,
+        &mut stdout,
+        2,
+        "tools/call",
+        call("open_binary", json!({"path": path.display().to_string()})),
+    );
+    assert_eq!(opened["result"]["isError"], json!(false), "{opened}");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let address = format!("{:#x}", built.text_address);
+    let calls = [
+        call("search_strings", json!({})),
+        call("read_bytes", json!({"address": address, "length": 16})),
+        call("list_procedures", json!({})),
+    ];
+    for (offset, params) in calls.into_iter().enumerate() {
+        let answer = exchange(
+            &mut stdin,
+            &mut stdout,
+            3 + offset as u64,
+            "tools/call",
+            params,
+        );
+        assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
