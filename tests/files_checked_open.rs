@@ -273,3 +273,22 @@ fn the_server_process_survives_a_binary_truncated_while_open() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn a_prompt_file_that_is_a_fifo_is_refused() {
+    use rea::mcp::prompt_file::PromptFileState;
+    use rea::mcp::{Server, ServerConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("prompts.json");
+    mkfifo(&fifo);
+    let server = Server::new(ServerConfig::default());
+    let error = PromptFileState::default()
+        .refresh(&server, &fifo)
+        .unwrap_err();
+    snapshot(
+        "prompt_fifo",
+        &error
+            .to_string()
+            .replace(&dir.path().display().to_string(), "[dir]"),
+    );
+}

@@ -44,6 +44,16 @@ fn links_are_reported_never_followed() {
     symlink(outside.path(), dir.path().join("sub")).unwrap();
     symlink(outside.path().join("secret"), dir.path().join("file-link")).unwrap();
     symlink("bin/app", dir.path().join("inside-link")).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("fifo"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // A FIFO as the root is refused at once, never opened for reading.
+    assert!(matches!(
+        walk(&dir.path().join("fifo")),
+        Err(InventoryError::UnsupportedRoot { .. })
+    ));
     let inventory = walk(dir.path()).unwrap();
     let paths: Vec<&str> = inventory
         .occurrences()
@@ -59,6 +69,7 @@ fn links_are_reported_never_followed() {
     assert_eq!(
         rejected,
         [
+            ("fifo", RejectReason::SpecialFile),
             ("file-link", RejectReason::Symlink),
             ("inside-link", RejectReason::Symlink),
             ("sub", RejectReason::Symlink),

@@ -148,3 +148,34 @@ proptest::proptest! {
         proptest::prop_assert!(Confinement::unrestricted().allows(&candidate));
     }
 }
+
+#[test]
+fn messages_that_need_a_broken_system_to_happen() {
+    use rea::session::files::FileError;
+    use rea::session::inventory::InventoryError;
+    use rea::tools::ToolError;
+    let missing_root = Confinement::to_roots(["/nonexistent/rea-root"]).unwrap_err();
+    let messages = [
+        missing_root.to_string(),
+        FileError::Unlocatable {
+            path: "/some/file".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        }
+        .to_string(),
+        FileError::OutsideRoots {
+            path: "/some/file".into(),
+            roots: Vec::new(),
+        }
+        .to_string(),
+        InventoryError::TimedOut {
+            path: "/big/tree".into(),
+            seconds: rea::session::inventory::MAX_INVENTORY_DURATION.as_secs(),
+        }
+        .to_string(),
+        ToolError::Cancelled {
+            tool: "inventory_artifacts",
+        }
+        .to_string(),
+    ];
+    snapshot("rare_messages", &messages.join("\n"));
+}
