@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use rea::mcp::prompt_file::{PromptFileState, PromptFileWatch};
 use rea::mcp::{Server, ServerConfig, ShellConfig};
-use rea::session::{Session, SourceConfig};
+use rea::session::{Confinement, Session, SourceConfig};
 use serde_json::{Map, Value, json};
 
 /// REA: guided prompts and verified completion for evidence-driven reverse engineering.
@@ -38,6 +38,12 @@ struct SessionArgs {
     /// A binary (ELF, Mach-O, PE) or a catalog JSON file to open before anything else.
     #[arg(long, value_name = "PATH")]
     open: Option<PathBuf>,
+
+    /// Confine every path the tools touch (open_binary, inventory_artifacts, --open) to this
+    /// directory and what lies below it (repeatable). Without it, any readable path may be
+    /// opened.
+    #[arg(long = "root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
 
     /// Time bound of provider calls made for completion, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 2000)]
@@ -114,6 +120,10 @@ fn main() -> ExitCode {
 /// The session and server the arguments describe, with the binary opened if asked.
 fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, String> {
     let session = Arc::new(Session::new());
+    if !args.roots.is_empty() {
+        let confinement = Confinement::to_roots(&args.roots).map_err(|error| error.to_string())?;
+        session.set_confinement(confinement);
+    }
     if let Some(path) = &args.open {
         session
             .open_path(path)

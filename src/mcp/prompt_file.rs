@@ -1,12 +1,17 @@
 //! Watching a prompt file (`rea serve --prompt-file`): integrator prompts that are registered
 //! at start and re-registered when the file changes, so clients see
 //! `notifications/prompts/list_changed` exactly when the listed catalog changed.
+//!
+//! The file is opened and checked like every file the server reads ([`crate::session::files`]):
+//! a regular file of at most 64 MiB, never a FIFO, device or the server's own stream. It is
+//! the operator's file, so `--root` does not confine it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Server;
 use crate::prompts::{PromptFileError, parse_prompt_file};
+use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
 
 /// Where the prompt file is and how often to look at it.
 #[derive(Clone, Debug)]
@@ -20,7 +25,11 @@ pub struct PromptFileWatch {
 /// Why the prompt file could not be applied.
 #[derive(Debug, thiserror::Error)]
 pub enum PromptFileLoadError {
-    /// The file could not be read.
+    /// The file was refused (not a regular file, one of the server's own streams, over
+    /// [`crate::session::files::MAX_PROMPT_FILE_BYTES`]) or could not be read.
+    #[error("prompt file refused: {0}")]
+    File(#[from] FileError),
+    /// The file is not UTF-8.
     #[error("cannot read prompt file {path}: {source}")]
     Read {
         /// The file.
@@ -57,9 +66,11 @@ impl PromptFileState {
     /// Reads `path` and, when its text changed, applies it to `server`. Returns whether the
     /// listed catalog changed. On error the previously applied prompts stay registered.
     pub fn refresh(&mut self, server: &Server, path: &Path) -> Result<bool, PromptFileLoadError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PromptFileLoadError::Read {
+        let bytes = CheckedFile::open(path, &Confinement::unrestricted(), FileLimit::PROMPT_FILE)
+            .and_then(CheckedFile::read_all)?;
+        let text = String::from_utf8(bytes).map_err(|error| PromptFileLoadError::Read {
             path: path.to_owned(),
-            source,
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, error),
         })?;
         if self.text.as_deref() == Some(text.as_str()) {
             return Ok(false);

@@ -6,26 +6,22 @@ pub mod fuzzing;
 pub mod native;
 mod table;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use self::catalog::{CatalogError, CatalogProvider};
-use self::native::NativeProvider;
+use self::catalog::{CatalogError, CatalogProvider, MAX_CATALOG_BYTES};
+use self::native::{NativeProvider, file_label};
+use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
 use crate::session::{Provider, ProviderError};
 
 /// Why a file could not be loaded as a provider.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
-    /// The file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
+    /// The file was refused (not a regular file, one of the server's own streams, too large,
+    /// outside the allowed roots) or could not be read.
+    #[error(transparent)]
+    File(#[from] FileError),
     /// The file is not a binary the native provider can read.
     #[error("cannot open {} as a binary: {source}", path.display())]
     Binary {
@@ -46,34 +42,62 @@ pub enum LoadError {
 
 /// Loads `path` with the provider its content calls for: a file whose first non-blank
 /// character is `{` is a catalog ([`CatalogProvider`]); anything else is a binary
-/// ([`NativeProvider`]).
+/// ([`NativeProvider`]). Any readable path may be opened; see [`load_path_confined`].
 pub fn load_path(path: &Path) -> Result<Arc<dyn Provider>, LoadError> {
-    if looks_like_json(path)? {
-        let catalog = CatalogProvider::open(path).map_err(|source| LoadError::Catalog {
+    load_path_confined(path, &Confinement::unrestricted())
+}
+
+/// [`load_path`] under `confinement`. The file is opened once and checked (see
+/// [`crate::session::files`]): its first bytes choose the provider, then the rest is read
+/// under that provider's size bound, from the same descriptor.
+pub fn load_path_confined(
+    path: &Path,
+    confinement: &Confinement,
+) -> Result<Arc<dyn Provider>, LoadError> {
+    let mut file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
+    let mut bytes = Vec::new();
+    file.read_more(&mut bytes, SNIFF_BYTES)?;
+    if looks_like_json(&bytes) {
+        if file.size() > MAX_CATALOG_BYTES {
+            return Err(LoadError::from(FileError::TooLarge {
+                path: path.to_owned(),
+                size: file.size(),
+                limit: MAX_CATALOG_BYTES,
+                purpose: FileLimit::CATALOG.purpose,
+            }));
+        }
+        file.read_more(&mut bytes, u64::MAX)?;
+        let catalog = CatalogProvider::from_json(&bytes).map_err(|source| LoadError::Catalog {
             path: path.to_owned(),
             source,
         })?;
         return Ok(Arc::new(catalog));
     }
-    let native = NativeProvider::open(path).map_err(|source| LoadError::Binary {
-        path: path.to_owned(),
-        source,
+    if bytes.is_empty() {
+        return Err(LoadError::Binary {
+            path: path.to_owned(),
+            source: ProviderError::Malformed {
+                reason: format!("{} is empty", path.display()),
+            },
+        });
+    }
+    file.read_more(&mut bytes, u64::MAX)?;
+    let native = NativeProvider::from_bytes(file_label(path), bytes).map_err(|source| {
+        LoadError::Binary {
+            path: path.to_owned(),
+            source,
+        }
     })?;
     Ok(Arc::new(native))
 }
 
-/// Whether the file's first character after an optional byte-order mark and blanks is `{`.
-fn looks_like_json(path: &Path) -> Result<bool, LoadError> {
-    let mut head = Vec::with_capacity(4096);
-    std::fs::File::open(path)
-        .and_then(|file| file.take(4096).read_to_end(&mut head))
-        .map_err(|source| LoadError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
-    Ok(text
-        .iter()
+/// Bytes read to choose the provider.
+const SNIFF_BYTES: u64 = 4096;
+
+/// Whether the first character after an optional byte-order mark and blanks is `{`.
+fn looks_like_json(head: &[u8]) -> bool {
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    text.iter()
         .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|&b| b == b'{'))
+        .is_some_and(|&b| b == b'{')
 }

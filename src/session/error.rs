@@ -19,6 +19,9 @@ pub enum SessionError {
     /// The file could not be opened as a binary or a catalog.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// The Evidence ledger refused the record (full, too large, too deep).
+    #[error(transparent)]
+    Ledger(#[from] super::evidence::LedgerError),
     /// A session needs at least one provider.
     #[error("a binary session needs at least one provider")]
     NoProviders,

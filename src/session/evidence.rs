@@ -1,4 +1,19 @@
 //! The Evidence ledger: one record per successful observing tool call (SPEC section 9).
+//!
+//! # Bounds
+//!
+//! Everything the ledger retains can be listed and fetched again, and its memory is bounded:
+//!
+//! | bound | constant | value | past it |
+//! |---|---|---|---|
+//! | bytes retained (compact JSON of every record's arguments and result) | [`MAX_LEDGER_BYTES`] | 64 MiB | [`LedgerError::Full`]: close the binary to start a new ledger |
+//! | bytes of one record | [`MAX_RECORD_BYTES`] | 256 KiB | [`LedgerError::RecordTooLarge`]: ask for a smaller page |
+//! | nesting depth of retained JSON | [`MAX_JSON_DEPTH`] | 64 levels | [`LedgerError::TooDeep`] |
+//!
+//! The record bound keeps every record fetchable with `get_evidence` under the tool result
+//! bound (`crate::tools::MAX_RESULT_BYTES`, 1 MiB, which counts the result twice: as
+//! structured content and as its JSON text); the depth bound keeps every response that embeds
+//! retained JSON well under the 128 levels JSON parsers accept.
 
 use std::fmt;
 use std::sync::Arc;
@@ -134,17 +149,160 @@ pub struct EvidencePage {
     pub next_cursor: Option<EvidenceId>,
 }
 
+/// Most bytes the ledger retains: the compact JSON of every record's arguments and result.
+pub const MAX_LEDGER_BYTES: usize = 64 << 20;
+
+/// Most bytes of one record (the compact JSON of its arguments and result).
+pub const MAX_RECORD_BYTES: usize = 256 << 10;
+
+/// Deepest nesting of retained JSON: `{"a": [1]}` is 2 levels deep, a scalar 0.
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// Why the ledger refused a record. Nothing was recorded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LedgerError {
+    /// The ledger holds [`MAX_LEDGER_BYTES`] already.
+    #[error(
+        "the Evidence ledger is full: it retains {retained} bytes and this {operation} record \
+         needs {needed} more, over the limit of {limit} bytes; close the binary (close_binary) \
+         to start a new ledger"
+    )]
+    Full {
+        /// The tool whose record was refused.
+        operation: String,
+        /// Bytes retained.
+        retained: usize,
+        /// Bytes the record needs.
+        needed: usize,
+        /// [`MAX_LEDGER_BYTES`].
+        limit: usize,
+    },
+    /// One record would be larger than [`MAX_RECORD_BYTES`].
+    #[error(
+        "the {operation} record would be more than {limit} bytes of JSON, the limit for one \
+         Evidence record; ask for less at a time (a smaller limit or page_size) or import a \
+         smaller document"
+    )]
+    RecordTooLarge {
+        /// The tool whose record was refused.
+        operation: String,
+        /// [`MAX_RECORD_BYTES`].
+        limit: usize,
+    },
+    /// Retained JSON would nest deeper than [`MAX_JSON_DEPTH`].
+    #[error(
+        "the {field} of this {operation} call nests more than {limit} levels deep, the limit for \
+         JSON the Evidence ledger retains; flatten the document"
+    )]
+    TooDeep {
+        /// The tool whose record was refused.
+        operation: String,
+        /// `arguments` or `result`.
+        field: &'static str,
+        /// [`MAX_JSON_DEPTH`].
+        limit: usize,
+    },
+}
+
+/// The nesting depth of `value`, counting no further than `limit + 1`.
+pub fn json_depth_exceeds(value: &Value, limit: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth + 1 > limit {
+            return true;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
+/// The length of the compact JSON of `values`, or `None` past `limit`.
+fn json_bytes(values: &[&Value], limit: usize) -> Option<usize> {
+    struct Counter {
+        count: usize,
+        limit: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.count += bytes.len();
+            if self.count > self.limit {
+                return Err(std::io::Error::other("over the limit"));
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter { count: 0, limit };
+    for value in values {
+        serde_json::to_writer(&mut counter, value).ok()?;
+    }
+    Some(counter.count)
+}
+
 /// Retained Evidence in creation order.
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     records: Vec<Arc<EvidenceRecord>>,
+    /// Compact JSON bytes of the retained arguments and results.
+    bytes: usize,
     /// The IDs as completion reads them, built on first use after a change and then shared,
     /// so a completion request does not copy every ID.
     id_snapshot: Option<Arc<[String]>>,
 }
 
 impl Ledger {
-    pub(crate) fn append(&mut self, observation: Observation) -> Arc<EvidenceRecord> {
+    /// Appends a record when it fits the bounds (see the module documentation).
+    pub(crate) fn append(
+        &mut self,
+        observation: Observation,
+    ) -> Result<Arc<EvidenceRecord>, LedgerError> {
+        let operation = || observation.operation.clone();
+        for (field, value) in [
+            ("arguments", &observation.arguments),
+            ("result", &observation.result),
+        ] {
+            if json_depth_exceeds(value, MAX_JSON_DEPTH) {
+                return Err(LedgerError::TooDeep {
+                    operation: operation(),
+                    field,
+                    limit: MAX_JSON_DEPTH,
+                });
+            }
+        }
+        let needed = json_bytes(
+            &[&observation.arguments, &observation.result],
+            MAX_RECORD_BYTES,
+        )
+        .ok_or_else(|| LedgerError::RecordTooLarge {
+            operation: operation(),
+            limit: MAX_RECORD_BYTES,
+        })?;
+        if self.bytes.saturating_add(needed) > MAX_LEDGER_BYTES {
+            return Err(LedgerError::Full {
+                operation: operation(),
+                retained: self.bytes,
+                needed,
+                limit: MAX_LEDGER_BYTES,
+            });
+        }
+        self.bytes += needed;
+        Ok(self.push(observation))
+    }
+
+    /// Bytes retained (see [`MAX_LEDGER_BYTES`]).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn push(&mut self, observation: Observation) -> Arc<EvidenceRecord> {
         let (provider, document) = match observation.binding {
             Some(binding) => (Some(binding.provider), binding.document),
             None => (None, None),
@@ -215,6 +373,7 @@ impl Ledger {
     pub(crate) fn clear(&mut self) -> usize {
         let count = self.records.len();
         self.records.clear();
+        self.bytes = 0;
         self.id_snapshot = None;
         count
     }

@@ -8,6 +8,7 @@
 //! - [`evidence`]: Evidence IDs and records.
 //! - [`sources`]: what completion reads ([`SessionView`]) and [`complete_argument`], the
 //!   completion of one argument family from the live session.
+//! - [`files`]: checked opening of every file the crate reads, and [`Confinement`].
 //! - [`Address`]: addresses as the session speaks them (`0x`-prefixed lowercase hexadecimal).
 //! - The stores the session owns: [`unknowns`] (residual unknowns), [`inventory`] (artifact
 //!   inventories), [`capture`] (process captures), [`claims`] (`verify_reconstruction`), and
@@ -20,6 +21,7 @@ pub mod capture;
 pub mod claims;
 pub mod error;
 pub mod evidence;
+pub mod files;
 pub mod inventory;
 pub mod provider;
 pub mod schemas;
@@ -32,7 +34,11 @@ pub use address::{Address, AddressError};
 pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS};
 pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
-pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};
+pub use evidence::{
+    EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, LedgerError, MAX_JSON_DEPTH,
+    MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation,
+};
+pub use files::{Confinement, FileError};
 pub use provider::{
     DocumentInfo, DocumentNames, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation,
     Permissions, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource,
@@ -40,5 +46,7 @@ pub use provider::{
     StringQuery,
 };
 pub use sources::{SessionView, SourceConfig, complete_argument};
-pub use state::{Closed, INVENTORY_OPERATION, Opened, ProviderSummary, Session};
+pub use state::{
+    Closed, INVENTORY_OPERATION, MAX_KEPT_INVENTORIES, Opened, ProviderSummary, Session,
+};
 pub use target::Target;

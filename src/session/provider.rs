@@ -517,6 +517,9 @@ pub enum ProviderError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The file was refused or could not be read (see [`crate::session::files`]).
+    #[error(transparent)]
+    File(#[from] crate::session::files::FileError),
     /// An integrator provider's own failure.
     #[error("provider failure: {0}")]
     Failed(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -13,11 +13,12 @@ use super::provider::{DocumentInfo, Operation, Provider};
 use super::target::Target;
 use super::unknowns::UnknownRegistry;
 use crate::core::MAX_VALUE_CHARS;
-use crate::providers::load_path;
+use crate::providers::load_path_confined;
+use crate::session::files::Confinement;
 
 mod stores;
 
-pub use stores::INVENTORY_OPERATION;
+pub use stores::{INVENTORY_OPERATION, MAX_KEPT_INVENTORIES};
 
 /// Source of binary-session numbers for the whole process, so an observation made in a closed
 /// session can never be recorded into a later one.
@@ -55,6 +56,11 @@ struct State {
     /// Residual unknowns; cleared with the ledger. Inventory pages and captures are Evidence
     /// records, so the ledger is their store (see `stores`).
     unknowns: UnknownRegistry,
+    /// Which paths tools may touch.
+    confinement: Confinement,
+    /// Finished inventories whose later pages may still be asked for (see `stores`); cleared
+    /// with the ledger.
+    inventories: stores::KeptInventories,
 }
 
 struct Binary {
@@ -212,7 +218,8 @@ impl Session {
     }
 
     /// Opens the file at `path` as a binary session with one provider: a catalog (JSON) or a
-    /// binary (see [`crate::providers::load_path`]). The label is the path as given.
+    /// binary (see [`crate::providers::load_path`]), under the session's [`Confinement`]. The
+    /// label is the path as given.
     pub fn open_path(&self, path: &Path) -> Result<Opened, SessionError> {
         self.open_path_unless(path, &Cancel::never())
     }
@@ -220,9 +227,25 @@ impl Session {
     /// [`Session::open_path`], unless `cancel` is set before the binary session is committed
     /// (see [`Session::open_providers_unless`]).
     pub fn open_path_unless(&self, path: &Path, cancel: &Cancel) -> Result<Opened, SessionError> {
-        let provider = load_path(path)?;
+        let provider = load_path_confined(path, &self.confinement())?;
         cancel.check()?;
         self.open_providers_unless(path.display().to_string(), vec![provider], cancel)
+    }
+
+    /// Confines every path the tools touch from now on (`rea serve --root`, or the client's
+    /// `roots/list`). The default is [`Confinement::unrestricted`].
+    ///
+    /// Walks kept for later inventory pages are dropped, so no page made under the old
+    /// confinement is served under the new one.
+    pub fn set_confinement(&self, confinement: Confinement) {
+        let mut state = self.lock();
+        state.confinement = confinement;
+        state.inventories.clear();
+    }
+
+    /// The current confinement.
+    pub fn confinement(&self) -> Confinement {
+        self.lock().confinement.clone()
     }
 
     /// Adds a provider to the open binary session (it does not become current).
@@ -362,7 +385,7 @@ impl Session {
                 return Err(SessionError::SessionChanged);
             }
         }
-        Ok(state.ledger.append(observation))
+        Ok(state.ledger.append(observation)?)
     }
 
     /// The retained record with ID `id`.
@@ -396,6 +419,11 @@ impl Session {
         self.lock().ledger.ids()
     }
 
+    /// Bytes the ledger retains (at most [`super::evidence::MAX_LEDGER_BYTES`]).
+    pub fn evidence_bytes(&self) -> usize {
+        self.lock().ledger.bytes()
+    }
+
     /// Number of retained Evidence records.
     pub fn evidence_count(&self) -> usize {
         self.lock().ledger.len()
@@ -408,6 +436,7 @@ impl State {
         let binary = self.binary.take()?;
         let evidence_discarded = self.ledger.clear();
         self.unknowns.clear();
+        self.inventories.clear();
         Some(Closed {
             label: binary.label,
             evidence_discarded,

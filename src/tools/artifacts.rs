@@ -8,6 +8,7 @@
 //! manifest and Artifact occurrence completion families project the same pages.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -16,12 +17,12 @@ use super::outcome::ToolError;
 use super::parameters::{ArgumentError, Arguments, Kind, Parameter};
 use super::schema::{array, count, object, string};
 use super::toolbox::{Handler, Retained, ToolSpec, encode};
-use crate::session::Session;
 use crate::session::inventory::{
     DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryLimits, InventoryPage, MAX_PAGE_SIZE,
     OccurrenceFilter, PageSize, compare_inventories, list_occurrences, manifest_ids,
 };
 use crate::session::schemas::ARTIFACT_INVENTORY_V1;
+use crate::session::{Cancel, Session};
 
 /// Largest page index accepted (far beyond any inventory the limits allow).
 const MAX_PAGE_INDEX: u64 = 1_000_000;
@@ -32,12 +33,13 @@ pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "inventory_artifacts",
         title: "Inventory Artifacts",
-        description: "Inventory a shipped application: a directory (symbolic links are not \
-            followed outside it) or a zip archive (read, never extracted; entries with absolute \
+        description: "Inventory a shipped application: a directory (symbolic links are reported, never \
+            followed) or a zip archive (read, never extracted; entries with absolute \
             or `..` paths are reported as rejected). Returns one page of the Artifact \
             Inventory v1 document: manifest ID (derived from the content), and per file a \
             stable occurrence ID, path, size, sha256 and detected executable format. The page \
-            is retained as Evidence; call again with the next `page` for the rest.",
+            is retained as Evidence; call again with the next `page` (and the `manifest_id`) \
+            for the rest: later pages come from the same walk, not a new one.",
         parameters: &[
             Parameter {
                 name: "path",
@@ -53,6 +55,13 @@ pub(super) const TOOLS: &[ToolSpec] = &[
                     max: MAX_PAGE_INDEX,
                     default: 0,
                 },
+                required: false,
+            },
+            Parameter {
+                name: "manifest_id",
+                description: "For a later page: the manifest ID of page 0, so the page comes \
+                    from that same walk (kept by the server) instead of a new one.",
+                kind: Kind::Text,
                 required: false,
             },
             Parameter {
@@ -130,14 +139,40 @@ pub(super) const TOOLS: &[ToolSpec] = &[
     },
 ];
 
+/// Page 0 always walks the tree anew and keeps the result; a later page comes from the kept
+/// walk (by `manifest_id`, else the latest of the same `path`), and walks anew only when none
+/// is kept and no `manifest_id` was given.
 fn inventory_artifacts(
-    _session: &Session,
+    session: &Session,
     arguments: &Arguments<'_>,
+    cancel: &Cancel,
 ) -> Result<Retained, ToolError> {
     let path = arguments.required_text("path")?;
     let size = PageSize::new(usize::try_from(arguments.integer("page_size")).unwrap_or(0))?;
     let index = arguments.integer("page");
-    let inventory = Inventory::open(Path::new(path), &InventoryLimits::default())?;
+    let manifest_id = arguments.text("manifest_id");
+    let kept = (index > 0)
+        .then(|| session.kept_inventory(manifest_id, path))
+        .flatten();
+    let inventory = match (kept, manifest_id) {
+        (Some(kept), _) => kept,
+        (None, Some(manifest_id)) if index > 0 => {
+            return Err(ToolError::InventoryNotKept {
+                manifest_id: manifest_id.chars().take(64).collect(),
+            });
+        }
+        (None, _) => {
+            let walked = Inventory::open_with(
+                Path::new(path),
+                &InventoryLimits::default(),
+                &session.confinement(),
+                cancel,
+            )?;
+            let walked = Arc::new(walked);
+            session.keep_inventory(Arc::clone(&walked));
+            walked
+        }
+    };
     let page = usize::try_from(index)
         .ok()
         .and_then(|index| inventory.page(index, size))
@@ -150,6 +185,7 @@ fn inventory_artifacts(
     Ok(Retained {
         reply: document.clone(),
         document,
+        recorded_arguments: None,
     })
 }
 

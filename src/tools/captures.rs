@@ -10,9 +10,9 @@ use super::outcome::ToolError;
 use super::parameters::{Arguments, Kind, Parameter};
 use super::schema::{array, flag, nullable_string, object, string};
 use super::toolbox::{Handler, Retained, ToolSpec, encode};
-use crate::session::Session;
 use crate::session::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
 use crate::session::claims::{EvidenceRecordView, MAX_CLAIMS, evaluate, parse_claims};
+use crate::session::{Cancel, Session};
 
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
@@ -22,7 +22,9 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             approval, exit, stream digests, events) as Evidence. This server never executes \
             processes: the person runs the approved experiment and imports its capture. The \
             capture is always retained; the result says whether it is a valid v4 capture, which \
-            only then is offered as a Process capture and read by verify_reconstruction.",
+            only then is offered as a Process capture and read by verify_reconstruction. The \
+            capture is stored once, as the Evidence record's result (its recorded `capture` \
+            argument says so); at most 64 levels deep and 256 KiB.",
         parameters: &[Parameter {
             name: "capture",
             description: "The capture document, a JSON object with `schema: \
@@ -63,9 +65,14 @@ pub(super) const TOOLS: &[ToolSpec] = &[
     },
 ];
 
+/// Stands for the capture among the recorded arguments: the document is stored once, as the
+/// record's result.
+pub(crate) const CAPTURE_ARGUMENT_MARKER: &str = "(retained as this record's result)";
+
 fn import_process_capture(
     _session: &Session,
     arguments: &Arguments<'_>,
+    _cancel: &Cancel,
 ) -> Result<Retained, ToolError> {
     let document = arguments.json("capture").cloned().unwrap_or(Value::Null);
     let (valid, validity, problem) = match classify_capture(&document) {
@@ -86,6 +93,11 @@ fn import_process_capture(
             "problem": problem,
         }),
         document,
+        recorded_arguments: Some(
+            [("capture".to_owned(), Value::from(CAPTURE_ARGUMENT_MARKER))]
+                .into_iter()
+                .collect(),
+        ),
     })
 }
 

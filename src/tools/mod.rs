@@ -65,12 +65,21 @@
 //! | `register_unknown` | record an open question (`question`, `document?`, `procedure?`) | session change | none |
 //! | `refine_unknown` | a new revision of a head becomes the head (`id`, `question`, ...) | session change | none |
 //! | `resolve_unknown` | resolve a head with retained Evidence IDs (`id`, `evidence`, `note?`) | session change | none |
-//! | `list_unknowns` | residual unknowns (`status`, `revisions`, `document?`, `procedure?`) | read | none |
-//! | `inventory_artifacts` | one page of the inventory of a directory or zip (`path`, `page`, `page_size`); the page is retained as Evidence | observation (unbound) | none |
+//! | `list_unknowns` | residual unknowns, paged (`status`, `revisions`, `document?`, `procedure?`, `cursor?`, `limit` ≤ 100) | read | none |
+//! | `inventory_artifacts` | one page of the inventory of a directory or zip (`path`, `page`, `page_size`, `manifest_id?`); later pages come from the walk kept at page 0; the page is retained as Evidence | observation (unbound) | none |
 //! | `list_artifact_occurrences` | occurrences of a retained inventory (`manifest_id`, `under?`, `format?`) | read | none |
 //! | `compare_inventories` | added, removed, changed paths of two retained inventories (`before`, `after`) | read | none |
-//! | `import_process_capture` | retain a capture document as Evidence and say whether it is a valid v4 capture (never executes anything) | observation (unbound) | none |
+//! | `import_process_capture` | retain a capture document as Evidence, stored once as the result, and say whether it is a valid v4 capture (never executes anything) | observation (unbound) | none |
 //! | `verify_reconstruction` | claims (`claims`) evaluated against retained Evidence only | read | none |
+//!
+//! **Bounds.** A successful result whose JSON would be over [`MAX_RESULT_BYTES`] (1 MiB,
+//! counting the structured content and its JSON text) is an error result naming the limit and
+//! saying how to page; nothing is recorded. Evidence is bounded by the ledger
+//! ([`crate::session::MAX_LEDGER_BYTES`], [`crate::session::MAX_RECORD_BYTES`],
+//! [`crate::session::MAX_JSON_DEPTH`]). Every path a tool opens is checked as described in
+//! [`crate::session::files`] and confined by the session's
+//! [`Confinement`](crate::session::Confinement). [`ToolBox::call_cancellable`] stops an
+//! inventory walk when its [`Cancel`](crate::session::Cancel) is set and then records nothing.
 //!
 //! Why this split: an observation is a fact about the open binary that a provider reported,
 //! which is what Evidence is for; `list_providers` and `current_document` describe the
@@ -157,4 +166,4 @@ mod unknowns;
 pub use definition::{ToolAnnotations, ToolDefinition, ToolKind};
 pub use outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
 pub use parameters::ArgumentError;
-pub use toolbox::ToolBox;
+pub use toolbox::{MAX_RESULT_BYTES, ToolBox};

@@ -78,6 +78,15 @@ pub enum ToolError {
         /// Number of pages.
         count: usize,
     },
+    /// A later page named a walk the server no longer keeps.
+    #[error(
+        "the walk of inventory {manifest_id} is no longer kept (the server keeps the latest \
+         few, until the binary is closed); ask for page 0 again without manifest_id"
+    )]
+    InventoryNotKept {
+        /// The manifest ID asked for, cut to 64 characters.
+        manifest_id: String,
+    },
     /// No retained inventory page has this manifest ID.
     #[error(
         "no retained inventory has manifest ID {manifest_id:?}; retained: {}; \
@@ -96,6 +105,24 @@ pub enum ToolError {
     /// The claim list of `verify_reconstruction` is malformed.
     #[error(transparent)]
     Claims(#[from] ClaimError),
+    /// The result is larger than [`crate::tools::MAX_RESULT_BYTES`]; nothing was recorded.
+    #[error(
+        "the result of {tool} is larger than {limit} bytes of JSON, the limit for one tool \
+         result; ask for less at a time: a smaller limit or page_size, then the next page \
+         (cursor or page)"
+    )]
+    ResultTooLarge {
+        /// The tool.
+        tool: &'static str,
+        /// The bound.
+        limit: usize,
+    },
+    /// The request was cancelled before the call committed; nothing was recorded.
+    #[error("{tool} was cancelled before it committed; nothing was recorded")]
+    Cancelled {
+        /// The tool.
+        tool: &'static str,
+    },
     /// The result could not be turned into a JSON object (a bug in a tool or a provider type).
     #[error("the result of {tool} could not be encoded: {reason}")]
     Encoding {

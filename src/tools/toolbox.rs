@@ -47,7 +47,7 @@ pub(crate) enum Handler {
     /// Retains a document that no provider observed (an inventory page, an imported capture)
     /// as an unbound Evidence record: the [`ToolBox`] records `document` as the result and
     /// answers `reply` with the record's ID.
-    Retain(fn(&Session, &Arguments<'_>) -> Result<Retained, ToolError>),
+    Retain(fn(&Session, &Arguments<'_>, &Cancel) -> Result<Retained, ToolError>),
 }
 
 /// What a [`Handler::Retain`] tool keeps and answers.
@@ -56,6 +56,9 @@ pub(crate) struct Retained {
     pub(crate) document: Value,
     /// The tool result (an object), to which the ToolBox adds `evidence_id`.
     pub(crate) reply: Value,
+    /// The arguments to record, when not the arguments as given (a document retained as the
+    /// result is not stored a second time among the arguments).
+    pub(crate) recorded_arguments: Option<Map<String, Value>>,
 }
 
 /// One catalog entry: the tool's definition and its handler.
@@ -158,6 +161,10 @@ impl ToolBox {
 
     /// [`ToolBox::call`] with a cancellation signal: long work stops when `cancel` is set, and
     /// a call cancelled before it commits (records Evidence, opens a binary) never commits.
+    ///
+    /// A successful result whose JSON is over [`MAX_RESULT_BYTES`] becomes an error result
+    /// that names the limit and says how to ask for less; it is checked before Evidence is
+    /// recorded, so such a call records nothing.
     pub fn call_cancellable(
         &self,
         name: &str,
@@ -189,15 +196,27 @@ impl ToolBox {
             })
         };
         match spec.handler {
-            Handler::Change(run) | Handler::Read(run) => encoded(run(&self.session, &checked)?),
+            Handler::Change(run) | Handler::Read(run) => {
+                let result = encoded(run(&self.session, &checked)?)?;
+                check_size(spec.name, &result)?;
+                Ok(result)
+            }
             Handler::Retain(run) => {
-                let retained = run(&self.session, &checked)?;
+                let retained = run(&self.session, &checked, cancel)?;
                 let mut reply = encoded(retained.reply)?;
+                check_size(spec.name, &reply)?;
                 let observation = Observation::unbound(
                     spec.name,
-                    Value::Object(arguments.clone()),
+                    Value::Object(
+                        retained
+                            .recorded_arguments
+                            .unwrap_or_else(|| arguments.clone()),
+                    ),
                     retained.document,
                 );
+                cancel
+                    .check()
+                    .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
                 let record = self.session.record_evidence_unless(observation, cancel)?;
                 reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(reply)
@@ -208,11 +227,15 @@ impl ToolBox {
                     .target(checked.text("provider"), checked.text("document"))?;
                 check_support(&target, operation)?;
                 let mut result = encoded(run(&target, &checked)?)?;
+                check_size(spec.name, &result)?;
                 let observation = target.observation(
                     spec.name,
                     Value::Object(arguments.clone()),
                     Value::Object(result.clone()),
                 );
+                cancel
+                    .check()
+                    .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
                 let record = self.session.record_evidence_unless(observation, cancel)?;
                 result.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(result)
@@ -242,6 +265,50 @@ impl ToolBox {
             .filter(|d| d.operation().is_none_or(|op| supported.contains(&op)))
             .map(ToolDefinition::name);
         ToolAvailability::new(offered, binary)
+    }
+}
+
+/// Most bytes of JSON one tool result may take: the result object counted twice (the MCP
+/// result carries it as `structuredContent` and as its JSON text) plus the Evidence ID.
+pub const MAX_RESULT_BYTES: usize = 1 << 20;
+
+/// Room left for the `evidence_id` field and the `CallToolResult` wrapping.
+const RESULT_OVERHEAD_BYTES: usize = 1024;
+
+/// Refuses a result whose JSON would be over [`MAX_RESULT_BYTES`] as an MCP result.
+fn check_size(tool: &'static str, result: &Map<String, Value>) -> Result<(), ToolError> {
+    let limit = (MAX_RESULT_BYTES - RESULT_OVERHEAD_BYTES) / 2;
+    let mut counter = LimitedCounter { count: 0, limit };
+    let fits = serde_json::to_writer(&mut counter, result).is_ok();
+    // The text content escapes quotes and backslashes once more.
+    if fits && counter.count <= limit {
+        return Ok(());
+    }
+    Err(ToolError::ResultTooLarge {
+        tool,
+        limit: MAX_RESULT_BYTES,
+    })
+}
+
+/// Counts bytes written, failing past `limit` so a large result is not serialized whole.
+struct LimitedCounter {
+    count: usize,
+    limit: usize,
+}
+
+impl std::io::Write for LimitedCounter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        // Quotes and backslashes are escaped again in the text content.
+        let escaped = bytes.iter().filter(|&&b| b == b'"' || b == b'\\').count();
+        self.count += bytes.len() + escaped.div_ceil(2);
+        if self.count > self.limit {
+            return Err(std::io::Error::other("over the result limit"));
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{Arguments, Kind, Parameter};
-use super::schema::{array, nullable_string, object, string};
+use super::parameters::{ArgumentError, Arguments, Kind, Parameter};
+use super::schema::{array, count, nullable_string, object, string};
 use super::toolbox::{Handler, ToolSpec, encode};
 use crate::session::Session;
 use crate::session::unknowns::{
@@ -16,6 +16,10 @@ use crate::session::unknowns::{
 
 /// Registering, refining and resolving add to the registry: not read-only, not idempotent
 /// (each call makes a new record or fails), and they discard nothing.
+/// Default and largest page of `list_unknowns`.
+const DEFAULT_UNKNOWN_PAGE: u64 = 50;
+const MAX_UNKNOWN_PAGE: u64 = 100;
+
 const RECORDS: ToolAnnotations = ToolAnnotations {
     read_only_hint: false,
     destructive_hint: false,
@@ -105,7 +109,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         title: "List Residual Unknowns",
         description: "Residual unknowns in creation order, filtered by status (`all`, `open`, \
             `resolved`), revisions (`heads` or `all`, superseded ones included), document and \
-            procedure.",
+            procedure, one page at a time: pass `next_cursor` back as `cursor` for the next \
+            page.",
         parameters: &[
             Parameter {
                 name: "status",
@@ -121,6 +126,23 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             },
             DOCUMENT,
             PROCEDURE,
+            Parameter {
+                name: "cursor",
+                description: "The `next_cursor` of the previous page (an unknown ID); omit for \
+                    the first page.",
+                kind: Kind::Text,
+                required: false,
+            },
+            Parameter {
+                name: "limit",
+                description: "Most unknowns in the page (1 to 100, default 50).",
+                kind: Kind::Integer {
+                    min: 1,
+                    max: MAX_UNKNOWN_PAGE,
+                    default: DEFAULT_UNKNOWN_PAGE,
+                },
+                required: false,
+            },
         ],
         annotations: ToolAnnotations::READ_ONLY,
         output: list_schema,
@@ -174,7 +196,37 @@ fn list(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError
         procedure: arguments.text("procedure").map(str::to_owned),
     };
     let unknowns = session.list_unknowns(&filter);
-    Ok(json!({ "unknowns": encode("list_unknowns", &unknowns)? }))
+    let start = match arguments.text("cursor") {
+        None => 0,
+        Some(cursor) => {
+            let valid = cursor.strip_prefix("unk-").is_some_and(|digits| {
+                digits.len() == 12 && digits.bytes().all(|b| b.is_ascii_digit())
+            });
+            if !valid {
+                return Err(ArgumentError::Syntax {
+                    tool: "list_unknowns",
+                    argument: "cursor",
+                    reason: format!(
+                        "{:?} is not an unknown ID: pass the next_cursor of the previous page",
+                        cursor.chars().take(64).collect::<String>()
+                    ),
+                }
+                .into());
+            }
+            unknowns.partition_point(|unknown| unknown.id.as_str() <= cursor)
+        }
+    };
+    let limit = usize::try_from(arguments.integer("limit")).unwrap_or(usize::MAX);
+    let end = unknowns.len().min(start.saturating_add(limit.max(1)));
+    let page = &unknowns[start..end];
+    let next_cursor = (end < unknowns.len())
+        .then(|| page.last().map(|unknown| unknown.id.as_str()))
+        .flatten();
+    Ok(json!({
+        "unknowns": encode("list_unknowns", &page)?,
+        "next_cursor": next_cursor,
+        "total": unknowns.len(),
+    }))
 }
 
 fn unknown_properties() -> Value {
@@ -209,6 +261,8 @@ fn unknown_schema() -> Value {
 
 fn list_schema() -> Value {
     object(json!({
-        "unknowns": array(object(unknown_properties()), "The residual unknowns, in creation order."),
+        "unknowns": array(object(unknown_properties()), "This page of the residual unknowns, in creation order."),
+        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+        "total": count("Unknowns that pass the filter, over all pages."),
     }))
 }

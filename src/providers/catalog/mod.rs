@@ -36,15 +36,14 @@
 
 mod parse;
 
-use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 pub use self::parse::{CATALOG_SCHEMA, CatalogError, MAX_CATALOG_BYTES};
 use self::parse::{CatalogDocument, parse_catalog};
 use super::table::{FoundName, ProcedureTable, TableBuilder};
-use std::sync::Arc;
-
 use crate::core::{Outcome, ProcedurePage};
+use crate::session::files::{CheckedFile, Confinement, FileLimit};
 use crate::session::{
     Address, DocumentInfo, DocumentNames, Operation, ProcedureInfo, ProcedureMatches,
     ProcedureName, ProcedureQuery, ProcedureSource, Provider, ProviderError, Segment,
@@ -67,25 +66,19 @@ pub struct CatalogProvider {
 }
 
 impl CatalogProvider {
-    /// Reads and validates the catalog file at `path`.
+    /// Reads (a checked regular file of at most [`MAX_CATALOG_BYTES`], see
+    /// [`crate::session::files`]) and validates the catalog file at `path`.
     pub fn open(path: &Path) -> Result<CatalogProvider, CatalogError> {
-        let io_error = |source| CatalogError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(io_error)?;
-        let bytes = file.metadata().map_err(io_error)?.len();
-        if bytes > MAX_CATALOG_BYTES {
-            return Err(CatalogError::TooLarge {
-                path: path.to_owned(),
-                bytes,
-            });
-        }
-        let mut text = Vec::new();
-        file.take(MAX_CATALOG_BYTES)
-            .read_to_end(&mut text)
-            .map_err(io_error)?;
-        CatalogProvider::from_json(&text)
+        CatalogProvider::open_confined(path, &Confinement::unrestricted())
+    }
+
+    /// [`CatalogProvider::open`] under `confinement`.
+    pub fn open_confined(
+        path: &Path,
+        confinement: &Confinement,
+    ) -> Result<CatalogProvider, CatalogError> {
+        let file = CheckedFile::open(path, confinement, FileLimit::CATALOG)?;
+        CatalogProvider::from_json(&file.read_all()?)
     }
 
     /// Validates catalog JSON held in memory.

@@ -2,7 +2,6 @@
 //! cannot state (unique names and addresses, declared segments, number ranges).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use jsonschema::Validator;
@@ -13,29 +12,17 @@ use crate::session::{Address, Permissions};
 /// The catalog JSON Schema (JSON Schema 2020-12), as published in `schemas/`.
 pub const CATALOG_SCHEMA: &str = include_str!("catalog-v1.schema.json");
 
-/// Largest catalog file read.
-pub const MAX_CATALOG_BYTES: u64 = 256 * 1024 * 1024;
+/// Largest catalog file read (64 MiB, [`crate::session::files::MAX_CATALOG_FILE_BYTES`]).
+pub const MAX_CATALOG_BYTES: u64 = crate::session::files::MAX_CATALOG_FILE_BYTES;
 
 /// Why a catalog was rejected. Messages name the offending field as a JSON pointer.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CatalogError {
-    /// The file could not be read.
-    #[error("cannot read catalog {}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The file is larger than [`MAX_CATALOG_BYTES`].
-    #[error("catalog {} is {bytes} bytes long; the limit is {MAX_CATALOG_BYTES}", path.display())]
-    TooLarge {
-        /// The file.
-        path: PathBuf,
-        /// Its size.
-        bytes: u64,
-    },
+    /// The file was refused (not a regular file, too large, outside the allowed roots) or
+    /// could not be read.
+    #[error(transparent)]
+    File(#[from] crate::session::files::FileError),
     /// The text is not JSON.
     #[error("catalog is not valid JSON (line {line}, column {column}): {message}")]
     Json {

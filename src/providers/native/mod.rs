@@ -1,5 +1,11 @@
 //! The built-in `native` provider: ELF, Mach-O (fat binaries included) and PE files read with
-//! the `object` crate from a memory map.
+//! the `object` crate.
+//!
+//! **The provider analyses a private in-memory copy.** Opening reads the whole file (a checked
+//! regular file of at most [`crate::session::files::MAX_BINARY_BYTES`], see
+//! [`crate::session::files`]) into memory; nothing is memory-mapped. A file rebuilt, truncated
+//! or rewritten on disk while it is open therefore never crashes the server (no `SIGBUS`): the
+//! session keeps analysing the bytes it read, and `open_binary` again picks up the new file.
 //!
 //! - **Documents**: one per file, named by the file name; a fat Mach-O gives one document per
 //!   slice, named `<file>[<arch>]` (e.g. `tool[arm64]`, `tool[x86_64]`), with `#2`, `#3`
@@ -35,18 +41,17 @@ mod image;
 mod starts;
 mod strings;
 
-use std::fs::File;
-use std::ops::{Deref, Range};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
 use object::FileKind;
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
 
 use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
 use crate::core::{Outcome, ProcedurePage};
+use crate::session::files::{CheckedFile, Confinement, FileLimit};
 use crate::session::{
     Address, DocumentInfo, DocumentNames, Operation, ProcedureInfo, ProcedureMatches,
     ProcedureQuery, Provider, ProviderError, ReadLength, Segment, StringMatches, StringQuery,
@@ -54,33 +59,6 @@ use crate::session::{
 
 /// The identity of the native provider.
 pub const NATIVE_PROVIDER_ID: &str = "native";
-
-/// The bytes of the opened file.
-enum Bytes {
-    Mapped(Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Deref for Bytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Mapped(map) => map,
-            Bytes::Owned(bytes) => bytes,
-        }
-    }
-}
-
-/// Maps `file` read-only.
-#[allow(unsafe_code)]
-fn map_file(file: &File) -> std::io::Result<Mmap> {
-    // SAFETY: the map is read-only and private to this provider. Its contents may change if
-    // another process modifies the file while it is open; the parser then sees other bytes
-    // (possibly garbage), which it handles like any untrusted input. Truncation by another
-    // process could raise SIGBUS; that is the documented limit of memory-mapped reading.
-    unsafe { Mmap::map(file) }
-}
 
 /// One document: an image within the file.
 struct Document {
@@ -92,34 +70,32 @@ struct Document {
 
 /// The `native` provider over one file (see the [module documentation](self)).
 pub struct NativeProvider {
-    bytes: Bytes,
+    /// The private copy of the file's bytes.
+    bytes: Vec<u8>,
     documents: Vec<Document>,
     /// The document names (unique by construction), built once.
     names: DocumentNames,
 }
 
 impl NativeProvider {
-    /// Opens and parses the file at `path` (memory-mapped). Documents are named after the
-    /// file's name.
+    /// Opens the file at `path` (a checked regular file, see [`crate::session::files`]), reads
+    /// it into memory and parses it. Documents are named after the file's name.
     pub fn open(path: &Path) -> Result<NativeProvider, ProviderError> {
-        let io_error = |source| ProviderError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let file = File::open(path).map_err(io_error)?;
-        let length = file.metadata().map_err(io_error)?.len();
-        if length == 0 {
+        NativeProvider::open_confined(path, &Confinement::unrestricted())
+    }
+
+    /// [`NativeProvider::open`] under `confinement`.
+    pub fn open_confined(
+        path: &Path,
+        confinement: &Confinement,
+    ) -> Result<NativeProvider, ProviderError> {
+        let file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
+        if file.size() == 0 {
             return Err(ProviderError::Malformed {
                 reason: format!("{} is empty", path.display()),
             });
         }
-        let map = map_file(&file).map_err(io_error)?;
-        let name = path
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .filter(|name| !name.is_empty())
-            .unwrap_or_else(|| "binary".to_owned());
-        NativeProvider::parse(name, Bytes::Mapped(map))
+        NativeProvider::parse(file_label(path), file.read_all()?)
     }
 
     /// Parses `bytes` held in memory; documents are named after `name`.
@@ -127,10 +103,10 @@ impl NativeProvider {
         name: impl Into<String>,
         bytes: Vec<u8>,
     ) -> Result<NativeProvider, ProviderError> {
-        NativeProvider::parse(name.into(), Bytes::Owned(bytes))
+        NativeProvider::parse(name.into(), bytes)
     }
 
-    fn parse(name: String, bytes: Bytes) -> Result<NativeProvider, ProviderError> {
+    fn parse(name: String, bytes: Vec<u8>) -> Result<NativeProvider, ProviderError> {
         let data: &[u8] = &bytes;
         let documents = match FileKind::parse(data).map_err(|_| unrecognized())? {
             FileKind::MachOFat32 => {
@@ -168,6 +144,14 @@ impl NativeProvider {
     fn image_bytes(&self, document: &Document) -> &[u8] {
         &self.bytes[document.range.clone()]
     }
+}
+
+/// The document name for a file: its file name, or `binary`.
+pub(crate) fn file_label(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "binary".to_owned())
 }
 
 /// A slice of a fat file: architecture name and byte range.

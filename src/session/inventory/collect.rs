@@ -2,6 +2,7 @@
 
 use std::io::{self, Read};
 use std::path::Path;
+use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
@@ -11,7 +12,12 @@ use super::page::{
     InventoryPage, InventoryRoot, Occurrence, PagePosition, RejectReason, RejectedEntry, RootKind,
 };
 use super::{
-    INVENTORY_SCHEMA, INVENTORY_VERSION, InventoryError, InventoryLimits, MAX_PATH_CHARS, PageSize,
+    INVENTORY_SCHEMA, INVENTORY_VERSION, InventoryError, InventoryLimits, MAX_INVENTORY_DURATION,
+    MAX_PATH_CHARS, PageSize,
+};
+use crate::session::Cancel;
+use crate::session::files::{
+    CheckedDirectory, CheckedFile, Confinement, FileError, FileKind, FileLimit,
 };
 
 /// Read buffer for hashing.
@@ -28,20 +34,37 @@ pub struct Inventory {
 }
 
 impl Inventory {
-    /// Inventories `path`: a directory tree, or else a zip archive file.
+    /// Inventories `path`: a directory tree, or else a zip archive file. Any readable path may
+    /// be inventoried and the walk cannot be cancelled; see [`Inventory::open_with`].
     pub fn open(path: &Path, limits: &InventoryLimits) -> Result<Inventory, InventoryError> {
-        let metadata = std::fs::metadata(path).map_err(|source| InventoryError::Unreadable {
-            path: path.to_string_lossy().into_owned(),
-            source,
-        })?;
-        if metadata.is_dir() {
-            Inventory::of_directory(path, limits)
-        } else if metadata.is_file() {
-            Inventory::of_zip_file(path, limits)
-        } else {
-            Err(InventoryError::UnsupportedRoot {
-                path: path.to_string_lossy().into_owned(),
-            })
+        Inventory::open_with(path, limits, &Confinement::unrestricted(), &Cancel::never())
+    }
+
+    /// Inventories `path` (a directory tree, or else a zip archive file) under `confinement`,
+    /// stopping with [`InventoryError::Cancelled`] as soon as `cancel` is set (checked before
+    /// every entry and every 64 KiB hashed) and with [`InventoryError::TimedOut`] after
+    /// [`MAX_INVENTORY_DURATION`].
+    pub fn open_with(
+        path: &Path,
+        limits: &InventoryLimits,
+        confinement: &Confinement,
+        cancel: &Cancel,
+    ) -> Result<Inventory, InventoryError> {
+        let label = || path.to_string_lossy().into_owned();
+        match CheckedDirectory::open(path, confinement) {
+            Ok(_) => Inventory::walk(path, limits, confinement, cancel),
+            Err(FileError::NotRegular {
+                kind: FileKind::Regular,
+                ..
+            }) => Inventory::zip_file(path, limits, confinement, cancel),
+            Err(FileError::NotRegular { .. }) => {
+                Err(InventoryError::UnsupportedRoot { path: label() })
+            }
+            Err(FileError::Open { source, .. }) => Err(InventoryError::Unreadable {
+                path: label(),
+                source,
+            }),
+            Err(other) => Err(InventoryError::File(other)),
         }
     }
 
@@ -50,23 +73,54 @@ impl Inventory {
         path: &Path,
         limits: &InventoryLimits,
     ) -> Result<Inventory, InventoryError> {
+        Inventory::walk(path, limits, &Confinement::unrestricted(), &Cancel::never())
+    }
+
+    fn walk(
+        path: &Path,
+        limits: &InventoryLimits,
+        confinement: &Confinement,
+        cancel: &Cancel,
+    ) -> Result<Inventory, InventoryError> {
         let root = InventoryRoot {
             kind: RootKind::Directory,
             path: root_text(path)?,
         };
-        let mut collector = Collector::new(root.path.clone(), limits);
-        super::walk::walk(path, &mut collector)?;
+        let mut collector = Collector::new(root.path.clone(), limits, cancel);
+        super::walk::walk(path, confinement, &mut collector)?;
         Ok(collector.finish(root))
     }
 
     /// Inventories the zip archive at `path` without extracting it.
     pub fn of_zip_file(path: &Path, limits: &InventoryLimits) -> Result<Inventory, InventoryError> {
+        Inventory::zip_file(path, limits, &Confinement::unrestricted(), &Cancel::never())
+    }
+
+    fn zip_file(
+        path: &Path,
+        limits: &InventoryLimits,
+        confinement: &Confinement,
+        cancel: &Cancel,
+    ) -> Result<Inventory, InventoryError> {
         let label = root_text(path)?;
-        let file = std::fs::File::open(path).map_err(|source| InventoryError::Unreadable {
-            path: label.clone(),
-            source,
-        })?;
-        Inventory::of_zip_reader(io::BufReader::new(file), &label, limits)
+        let file =
+            CheckedFile::open(path, confinement, FileLimit::ARCHIVE).map_err(
+                |error| match error {
+                    FileError::Open { source, .. } => InventoryError::Unreadable {
+                        path: label.clone(),
+                        source,
+                    },
+                    other => InventoryError::File(other),
+                },
+            )?;
+        let root = InventoryRoot {
+            kind: RootKind::Zip,
+            path: label,
+        };
+        let mut collector = Collector::new(root.path.clone(), limits, cancel);
+        let reader = io::BufReader::new(file.into_file());
+        super::archive::read_zip(reader, &mut collector)?;
+        Ok(collector.finish(root))
     }
 
     /// Inventories a zip archive read from `reader`; `label` becomes the page's `root.path`.
@@ -79,7 +133,8 @@ impl Inventory {
             kind: RootKind::Zip,
             path: label.to_owned(),
         };
-        let mut collector = Collector::new(root.path.clone(), limits);
+        let cancel = Cancel::never();
+        let mut collector = Collector::new(root.path.clone(), limits, &cancel);
         super::archive::read_zip(reader, &mut collector)?;
         Ok(collector.finish(root))
     }
@@ -173,6 +228,8 @@ struct HashedFile {
 pub(super) struct Collector<'a> {
     root_path: String,
     pub(super) limits: &'a InventoryLimits,
+    cancel: &'a Cancel,
+    started: Instant,
     entries_seen: usize,
     bytes_hashed: u64,
     files: Vec<HashedFile>,
@@ -180,10 +237,12 @@ pub(super) struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    fn new(root_path: String, limits: &'a InventoryLimits) -> Collector<'a> {
+    fn new(root_path: String, limits: &'a InventoryLimits, cancel: &'a Cancel) -> Collector<'a> {
         Collector {
             root_path,
             limits,
+            cancel,
+            started: Instant::now(),
             entries_seen: 0,
             bytes_hashed: 0,
             files: Vec::new(),
@@ -201,6 +260,30 @@ impl<'a> Collector<'a> {
         self.entries_seen += 1;
         if self.entries_seen > self.limits.max_entries {
             return Err(self.too_many_entries());
+        }
+        Ok(())
+    }
+
+    /// How many more entries may be seen, plus one (so seeing them all trips the bound).
+    pub(super) fn entries_left(&self) -> usize {
+        self.limits
+            .max_entries
+            .saturating_sub(self.entries_seen)
+            .saturating_add(1)
+    }
+
+    /// Stops the work when it was cancelled or has run past [`MAX_INVENTORY_DURATION`].
+    pub(super) fn check_progress(&self) -> Result<(), InventoryError> {
+        if self.cancel.is_cancelled() {
+            return Err(InventoryError::Cancelled {
+                path: self.root_path.clone(),
+            });
+        }
+        if self.started.elapsed() > MAX_INVENTORY_DURATION {
+            return Err(InventoryError::TimedOut {
+                path: self.root_path.clone(),
+                seconds: MAX_INVENTORY_DURATION.as_secs(),
+            });
         }
         Ok(())
     }
@@ -244,6 +327,7 @@ impl<'a> Collector<'a> {
         let mut size: u64 = 0;
         let mut buffer = vec![0u8; CHUNK_BYTES];
         loop {
+            self.check_progress()?;
             let read = match content.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(read) => read,

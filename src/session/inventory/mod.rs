@@ -32,16 +32,26 @@
 //!
 //! # Safety of the walk
 //!
-//! - Symbolic links are never followed outside the root: a link whose target (fully resolved)
-//!   is not below the root is reported as `symlink_outside_root`. A link to a file below the
-//!   root is inventoried at the link's path with the target's content; a link to a directory is
-//!   reported as `symlink_to_directory` and not descended (no cycles, no double counting).
+//! - The walk runs relative to directory handles and never follows a symbolic link: the root
+//!   is opened once (a link in the root path itself is followed, and the confinement is
+//!   checked on the opened handle, see [`crate::session::Confinement`]), then every subdirectory is opened with `openat(parent,
+//!   name, O_DIRECTORY | O_NOFOLLOW)` and every file with `openat(parent, name, O_NOFOLLOW)`
+//!   and `fstat`-checked as a regular file. A link is reported as `symlink`, never followed or
+//!   opened; an entry swapped for a link, FIFO or device while the walk runs is reported
+//!   (`symlink`, `special_file`) and never read. (`symlink_outside_root`,
+//!   `symlink_to_directory` and `dangling_symlink` remain valid in pages made by earlier
+//!   versions, which followed links inside the root.)
 //! - Archive entries are read into the hasher only, never written to disk. Entries with an
 //!   absolute path (`/x`, `\x`, `C:x`) or a `..` component are reported, never read; so are
-//!   symbolic-link entries, later duplicates of a path, and names with a NUL byte. Nested
+//!   symbolic-link entries, later entries whose normalised path an earlier one has, and names
+//!   with a NUL byte. **A name held by more than one entry of the central directory** (two
+//!   entries `dup.txt`) is ambiguous (which one an extractor keeps depends on the tool): none
+//!   of them is inventoried, and every one of them is reported as `duplicate_path`. Nested
 //!   archives are inventoried as files (format `zip`), not opened.
 //! - FIFOs, sockets and devices are reported as `special_file` and never opened.
-//! - The walk does not guard against the tree changing while it runs.
+//! - [`Inventory::open_with`] stops as soon as its [`Cancel`](crate::session::Cancel) is set,
+//!   and after [`MAX_INVENTORY_DURATION`] (60 s) with [`InventoryError::TimedOut`]: the whole
+//!   inventory fails, nothing partial is returned.
 //!
 //! # Bounds ([`InventoryLimits`])
 //!
@@ -52,8 +62,9 @@
 //! | `max_total_bytes` | 8 GiB hashed in total | [`InventoryError::TooManyBytes`] |
 //! | `max_depth` | 64 directory levels below the root | the directory is reported as `too_deep` |
 //! | path length | [`MAX_PATH_CHARS`] characters | reported as `path_too_long` |
+//! | time | [`MAX_INVENTORY_DURATION`], 60 seconds | [`InventoryError::TimedOut`] |
 //!
-//! Both errors make the whole inventory fail rather than return a partial one, so a manifest ID
+//! These errors make the whole inventory fail rather than return a partial one, so a manifest ID
 //! always covers everything below the root.
 //!
 //! # Identifiers
@@ -100,6 +111,10 @@ pub const MAX_PATH_CHARS: usize = 4_096;
 
 /// Largest page size, in occurrences (and in rejected entries).
 pub const MAX_PAGE_SIZE: usize = 1_000;
+
+/// Longest one inventory may run (walking, reading and hashing) before it stops with
+/// [`InventoryError::TimedOut`]: 60 seconds.
+pub const MAX_INVENTORY_DURATION: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Page size when the caller does not choose one.
 pub const DEFAULT_PAGE_SIZE: usize = 200;
@@ -206,6 +221,27 @@ pub enum InventoryError {
         path: String,
         /// The bound.
         limit: usize,
+    },
+    /// The root was refused: outside the allowed roots, one of the server's own streams, or
+    /// too large an archive.
+    #[error(transparent)]
+    File(#[from] crate::session::files::FileError),
+    /// The request was cancelled while the inventory ran; nothing was retained.
+    #[error("the inventory of {path:?} was cancelled before it finished; nothing was retained")]
+    Cancelled {
+        /// The root as given.
+        path: String,
+    },
+    /// The inventory ran longer than [`MAX_INVENTORY_DURATION`].
+    #[error(
+        "the inventory of {path:?} was cut short after {seconds} seconds (the time limit); \
+         inventory a smaller tree"
+    )]
+    TimedOut {
+        /// The root as given.
+        path: String,
+        /// The bound, in seconds.
+        seconds: u64,
     },
     /// More bytes to hash than [`InventoryLimits::max_total_bytes`].
     #[error(

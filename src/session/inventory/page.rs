@@ -124,9 +124,10 @@ pub enum RejectReason {
     InvalidName,
     /// A path longer than [`super::MAX_PATH_CHARS`].
     PathTooLong,
-    /// An archive entry whose path an earlier entry already has.
+    /// An archive entry whose path an earlier entry already has, or one of several entries
+    /// holding the same name (then every one of them is reported).
     DuplicatePath,
-    /// A symbolic link stored in an archive.
+    /// A symbolic link (in a directory or stored in an archive), never followed.
     Symlink,
     /// A symbolic link whose target is outside the root.
     SymlinkOutsideRoot,

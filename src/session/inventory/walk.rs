@@ -1,116 +1,170 @@
-//! Walking a directory tree without following links out of it.
+//! Walking a directory tree relative to directory handles, never following a link.
+//!
+//! The root is opened once ([`CheckedDirectory::open`], which follows links in the root path
+//! itself and checks the [`Confinement`] on the opened handle). Below it, every subdirectory
+//! is opened with `openat(parent, name, O_DIRECTORY | O_NOFOLLOW)` and every file with
+//! `openat(parent, name, O_NOFOLLOW)` and then `fstat`-checked, so swapping an entry for a
+//! symbolic link (or a FIFO, or a device) while the walk runs can never redirect it: the swapped
+//! entry fails to open as what it was listed as, and is reported instead.
 
-use std::fs::{self, File};
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::Path;
+use std::sync::Arc;
 
 use super::collect::Collector;
 use super::page::RejectReason;
 use super::{InventoryError, MAX_PATH_CHARS};
+use crate::session::files::{
+    CheckedDirectory, CheckedFile, Confinement, FileError, FileKind, FileLimit,
+};
+
+/// A directory waiting to be read: its parent's handle and its name there.
+struct Pending {
+    parent: Arc<CheckedDirectory>,
+    name: OsString,
+    relative: String,
+    depth: usize,
+}
 
 /// Walks the tree at `root` into `collector`. The order of the walk does not matter: the
 /// collector sorts by path at the end, and the bounds count totals.
-pub(super) fn walk(root: &Path, collector: &mut Collector<'_>) -> Result<(), InventoryError> {
+///
+/// Open handles stay bounded: a directory's handle is held while entries of it wait, and the
+/// stack is depth-first, so at most one handle per level (plus the root) is open.
+pub(super) fn walk(
+    root: &Path,
+    confinement: &Confinement,
+    collector: &mut Collector<'_>,
+) -> Result<(), InventoryError> {
     let label = || root.to_string_lossy().into_owned();
-    let root = fs::canonicalize(root).map_err(|source| InventoryError::Unreadable {
-        path: label(),
-        source,
+    let top = CheckedDirectory::open(root, confinement).map_err(|error| match error {
+        FileError::NotRegular { .. } => InventoryError::NotADirectory { path: label() },
+        FileError::Open { source, .. } => InventoryError::Unreadable {
+            path: label(),
+            source,
+        },
+        other => InventoryError::File(other),
     })?;
-    if !root.is_dir() {
-        return Err(InventoryError::NotADirectory { path: label() });
-    }
-    let mut pending: Vec<(PathBuf, String, usize)> = vec![(root.clone(), String::new(), 0)];
-    while let Some((directory, relative, depth)) = pending.pop() {
-        let entries = match fs::read_dir(&directory) {
-            Ok(entries) => entries,
-            Err(source) if depth == 0 => {
-                return Err(InventoryError::Unreadable {
-                    path: label(),
-                    source,
-                });
-            }
-            Err(_) => {
-                collector.reject(&relative, RejectReason::Unreadable);
+    let top = Arc::new(top);
+    let entries =
+        top.entries(collector.entries_left())
+            .map_err(|source| InventoryError::Unreadable {
+                path: label(),
+                source,
+            })?;
+    let mut pending: Vec<Pending> = Vec::new();
+    list(&top, "", 0, entries, collector, &mut pending)?;
+    while let Some(next) = pending.pop() {
+        collector.check_progress()?;
+        // O_NOFOLLOW | O_DIRECTORY: a directory swapped for a link is not followed.
+        let directory = match next.parent.open_at(Path::new(&next.name)) {
+            Ok(directory) => Arc::new(directory),
+            Err(error) => {
+                let swapped = [libc_eloop(), libc_enotdir()].map(Some);
+                let reason = if swapped.contains(&error.raw_os_error()) {
+                    RejectReason::Symlink
+                } else {
+                    RejectReason::Unreadable
+                };
+                collector.reject(&next.relative, reason);
                 continue;
             }
         };
-        for entry in entries {
-            collector.count_entry()?;
-            let Ok(entry) = entry else {
-                collector.reject(&relative, RejectReason::Unreadable);
-                continue;
-            };
-            let name = entry.file_name();
-            let path = join(&relative, &name.to_string_lossy());
-            if name.to_str().is_none() {
-                collector.reject(&path, RejectReason::InvalidName);
-                continue;
-            }
-            if path.chars().count() > MAX_PATH_CHARS {
-                collector.reject(&path, RejectReason::PathTooLong);
-                continue;
-            }
-            let Ok(file_type) = entry.file_type() else {
-                collector.reject(&path, RejectReason::Unreadable);
-                continue;
-            };
-            if file_type.is_dir() {
+        drop(next.parent);
+        let Ok(entries) = directory.entries(collector.entries_left()) else {
+            collector.reject(&next.relative, RejectReason::Unreadable);
+            continue;
+        };
+        list(
+            &directory,
+            &next.relative,
+            next.depth,
+            entries,
+            collector,
+            &mut pending,
+        )?;
+    }
+    Ok(())
+}
+
+fn libc_eloop() -> i32 {
+    rustix::io::Errno::LOOP.raw_os_error()
+}
+
+fn libc_enotdir() -> i32 {
+    rustix::io::Errno::NOTDIR.raw_os_error()
+}
+
+/// Handles the entries of one directory: files are hashed now, subdirectories queued.
+fn list(
+    directory: &Arc<CheckedDirectory>,
+    relative: &str,
+    depth: usize,
+    entries: Vec<(OsString, FileKind)>,
+    collector: &mut Collector<'_>,
+    pending: &mut Vec<Pending>,
+) -> Result<(), InventoryError> {
+    for (name, kind) in entries {
+        collector.count_entry()?;
+        collector.check_progress()?;
+        let path = join(relative, &name.to_string_lossy());
+        if name.to_str().is_none() {
+            collector.reject(&path, RejectReason::InvalidName);
+            continue;
+        }
+        if path.chars().count() > MAX_PATH_CHARS {
+            collector.reject(&path, RejectReason::PathTooLong);
+            continue;
+        }
+        match kind {
+            FileKind::Directory => {
                 if depth + 1 > collector.limits.max_depth {
                     collector.reject(&path, RejectReason::TooDeep);
                 } else {
-                    pending.push((entry.path(), path, depth + 1));
+                    pending.push(Pending {
+                        parent: Arc::clone(directory),
+                        name,
+                        relative: path,
+                        depth: depth + 1,
+                    });
                 }
-            } else if file_type.is_file() {
-                hash_file(collector, path, &entry.path())?;
-            } else if file_type.is_symlink() {
-                follow_link(collector, &root, path, &entry.path())?;
-            } else {
-                collector.reject(&path, RejectReason::SpecialFile);
             }
+            FileKind::Regular => hash_file(collector, directory, &name, path)?,
+            FileKind::Symlink => collector.reject(&path, RejectReason::Symlink),
+            _ => collector.reject(&path, RejectReason::SpecialFile),
         }
     }
     Ok(())
 }
 
-/// Inventories the target of a link if it is a regular file below `root`.
-fn follow_link(
+/// Opens `name` in `directory` without following a link, checks it is (still) a regular file,
+/// and hashes it.
+fn hash_file(
     collector: &mut Collector<'_>,
-    root: &Path,
+    directory: &CheckedDirectory,
+    name: &OsString,
     path: String,
-    link: &Path,
 ) -> Result<(), InventoryError> {
-    let Ok(target) = fs::canonicalize(link) else {
-        collector.reject(&path, RejectReason::DanglingSymlink);
-        return Ok(());
+    let limit = FileLimit {
+        bytes: u64::MAX,
+        purpose: "an inventoried file",
     };
-    if !target.starts_with(root) {
-        collector.reject(&path, RejectReason::SymlinkOutsideRoot);
-        return Ok(());
-    }
-    match fs::metadata(&target) {
-        Ok(metadata) if metadata.is_dir() => {
-            collector.reject(&path, RejectReason::SymlinkToDirectory);
+    match CheckedFile::open_at(directory.as_fd(), Path::new(name), Path::new(&path), limit) {
+        Ok(file) => {
+            let size = file.size();
+            collector.hash(path, size, file.into_reader())
+        }
+        Err(FileError::NotRegular {
+            kind: FileKind::Symlink,
+            ..
+        }) => {
+            collector.reject(&path, RejectReason::Symlink);
             Ok(())
         }
-        Ok(metadata) if metadata.is_file() => hash_file(collector, path, &target),
-        Ok(_) => {
+        Err(FileError::NotRegular { .. } | FileError::OwnStream { .. }) => {
             collector.reject(&path, RejectReason::SpecialFile);
             Ok(())
         }
-        Err(_) => {
-            collector.reject(&path, RejectReason::DanglingSymlink);
-            Ok(())
-        }
-    }
-}
-
-fn hash_file(
-    collector: &mut Collector<'_>,
-    path: String,
-    file: &Path,
-) -> Result<(), InventoryError> {
-    let opened = File::open(file).and_then(|handle| Ok((handle.metadata()?.len(), handle)));
-    match opened {
-        Ok((size, handle)) => collector.hash(path, size, handle),
         Err(_) => {
             collector.reject(&path, RejectReason::Unreadable);
             Ok(())

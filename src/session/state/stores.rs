@@ -6,18 +6,35 @@
 //! vanish with the ledger when the binary session closes, and completion projects them from
 //! the live ledger without a second store to keep in step.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::Session;
 use crate::session::capture::is_capture_candidate;
 use crate::session::evidence::EvidenceRecord;
-use crate::session::inventory::{InventoryPage, manifest_ids, valid_pages};
+use crate::session::inventory::{Inventory, InventoryPage, manifest_ids, valid_pages};
 use crate::session::unknowns::{
     ResolutionDraft, Unknown, UnknownDraft, UnknownError, UnknownFilter,
 };
 
 /// The Evidence operation (tool name) that retains inventory pages; its result is the page.
 pub const INVENTORY_OPERATION: &str = "inventory_artifacts";
+
+/// Most finished inventories kept for their later pages; the oldest is dropped first.
+pub const MAX_KEPT_INVENTORIES: usize = 4;
+
+/// Finished inventories kept so later pages come from the same walk instead of a new one
+/// (bounded by [`MAX_KEPT_INVENTORIES`], cleared when the binary session closes).
+#[derive(Debug, Default)]
+pub(super) struct KeptInventories {
+    kept: VecDeque<Arc<Inventory>>,
+}
+
+impl KeptInventories {
+    pub(super) fn clear(&mut self) {
+        self.kept.clear();
+    }
+}
 
 impl Session {
     /// Registers a residual unknown and returns it.
@@ -62,6 +79,34 @@ impl Session {
             .unresolved_heads()
             .map(|id| id.as_str().to_owned())
             .collect()
+    }
+
+    /// Keeps a finished inventory for its later pages (see [`MAX_KEPT_INVENTORIES`]); an
+    /// inventory of the same root replaces the earlier one.
+    pub fn keep_inventory(&self, inventory: Arc<Inventory>) {
+        let mut state = self.lock();
+        let kept = &mut state.inventories.kept;
+        kept.retain(|old| old.root() != inventory.root());
+        if kept.len() == MAX_KEPT_INVENTORIES {
+            kept.pop_front();
+        }
+        kept.push_back(inventory);
+    }
+
+    /// The kept inventory with this manifest ID, or else (with `manifest_id` `None`) the latest
+    /// kept inventory of the root `path` as it was given.
+    pub fn kept_inventory(&self, manifest_id: Option<&str>, path: &str) -> Option<Arc<Inventory>> {
+        let state = self.lock();
+        state
+            .inventories
+            .kept
+            .iter()
+            .rev()
+            .find(|kept| match manifest_id {
+                Some(id) => kept.manifest_id() == id,
+                None => kept.root().path == path,
+            })
+            .cloned()
     }
 
     /// Every retained Evidence record, oldest first (shared, not copied).

@@ -250,7 +250,7 @@ fn files_are_loaded_as_catalogs_by_content() {
     assert!(matches!(error, SessionError::Load(_)));
     assert!(error.to_string().contains("broken.json"));
     let missing = dir.path().join("missing.json");
-    assert!(matches!(load_path(&missing), Err(LoadError::Io { .. })));
+    assert!(matches!(load_path(&missing), Err(LoadError::File(_))));
 }
 
 fn catalog_strategy() -> impl Strategy<Value = Vec<(u64, Option<String>)>> {

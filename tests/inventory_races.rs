@@ -1,0 +1,305 @@
+//! Directory walks that cannot be raced: links are never followed (not even one swapped in
+//! while the walk runs), walks stop when cancelled, later pages come from the same walk, and
+//! zip entries sharing a name are all reported.
+
+mod fixtures;
+mod inventory_support;
+mod support;
+mod tools_support;
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use inventory_support::{app_v1, sha256_hex, write_file, write_tree};
+use rea::session::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
+use rea::session::{Cancel, Confinement};
+use serde_json::json;
+use tools_support::{closed, failure, success};
+
+const SECRET: &[u8] = b"a secret outside the root";
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => true }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+fn walk(root: &Path) -> Result<Inventory, InventoryError> {
+    Inventory::open_with(
+        root,
+        &InventoryLimits::default(),
+        &Confinement::unrestricted(),
+        &Cancel::never(),
+    )
+}
+
+#[test]
+fn links_are_reported_never_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    write_file(outside.path(), "secret", SECRET);
+    let dir = tempfile::tempdir().unwrap();
+    write_file(dir.path(), "bin/app", b"app");
+    symlink(outside.path(), dir.path().join("sub")).unwrap();
+    symlink(outside.path().join("secret"), dir.path().join("file-link")).unwrap();
+    symlink("bin/app", dir.path().join("inside-link")).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("fifo"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // A FIFO as the root is refused at once, never opened for reading.
+    assert!(matches!(
+        walk(&dir.path().join("fifo")),
+        Err(InventoryError::UnsupportedRoot { .. })
+    ));
+    let inventory = walk(dir.path()).unwrap();
+    let paths: Vec<&str> = inventory
+        .occurrences()
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect();
+    assert_eq!(paths, ["bin/app"]);
+    let rejected: Vec<(&str, RejectReason)> = inventory
+        .rejected()
+        .iter()
+        .map(|r| (r.path.as_str(), r.reason))
+        .collect();
+    assert_eq!(
+        rejected,
+        [
+            ("fifo", RejectReason::SpecialFile),
+            ("file-link", RejectReason::Symlink),
+            ("inside-link", RejectReason::Symlink),
+            ("sub", RejectReason::Symlink),
+        ]
+    );
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_during_walks_is_never_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    write_file(outside.path(), "secret", SECRET);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_owned();
+    write_tree(&root, &app_v1());
+    write_file(&root, "sub/secret", b"the real file inside");
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let root = root.clone();
+        let outside = outside.path().to_owned();
+        std::thread::spawn(move || {
+            let sub = root.join("sub");
+            let parked = root.join("parked");
+            let mut swaps = 0u32;
+            while !stop.load(Ordering::Relaxed) || swaps < 2 {
+                // Swap the directory for a link to the outside, then back.
+                std::fs::rename(&sub, &parked).unwrap();
+                symlink(&outside, &sub).unwrap();
+                std::thread::yield_now();
+                std::fs::remove_file(&sub).unwrap();
+                std::fs::rename(&parked, &sub).unwrap();
+                swaps += 1;
+            }
+        })
+    };
+    let secret = sha256_hex(SECRET);
+    for _ in 0..40 {
+        let inventory = walk(&root).unwrap();
+        assert!(
+            inventory.occurrences().iter().all(|o| o.sha256 != secret),
+            "a file outside the root was hashed"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+}
+
+#[test]
+fn a_cancelled_walk_stops_and_retains_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &app_v1());
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let error = Inventory::open_with(
+        dir.path(),
+        &InventoryLimits::default(),
+        &Confinement::unrestricted(),
+        &cancel,
+    )
+    .unwrap_err();
+    assert!(matches!(error, InventoryError::Cancelled { .. }));
+    snapshot(
+        "cancelled",
+        &error
+            .to_string()
+            .replace(&dir.path().display().to_string(), "[dir]"),
+    );
+}
+
+#[test]
+fn later_pages_come_from_the_same_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &app_v1());
+    let root = dir.path().display().to_string();
+    let (session, tools) = closed();
+    let first = success(
+        &tools,
+        "inventory_artifacts",
+        json!({"path": root, "page_size": 2}),
+    );
+    let manifest = first["manifest_id"].as_str().unwrap().to_owned();
+    // The tree changes between pages: later pages still belong to the first walk.
+    write_file(dir.path(), "added/late.txt", b"late");
+    std::fs::remove_file(dir.path().join("bin/app")).unwrap();
+    let second = success(
+        &tools,
+        "inventory_artifacts",
+        json!({"path": root, "page": 1, "page_size": 2, "manifest_id": manifest}),
+    );
+    let third = success(
+        &tools,
+        "inventory_artifacts",
+        json!({"path": root, "page": 2, "page_size": 2}),
+    );
+    for page in [&second, &third] {
+        assert_eq!(page["manifest_id"], json!(manifest));
+        assert_eq!(page["page"]["count"], json!(3));
+    }
+    assert_eq!(session.inventory_pages().len(), 3);
+    // Page 0 walks anew.
+    let fresh = success(&tools, "inventory_artifacts", json!({"path": root}));
+    assert_ne!(fresh["manifest_id"], json!(manifest));
+
+    let message = failure(
+        &tools,
+        "inventory_artifacts",
+        json!({"path": root, "page": 1, "manifest_id": "man-00000000000000000000000000000000"}),
+    );
+    snapshot("not_kept", &message);
+}
+
+/// A stored zip archive whose entries are written as given, duplicates included (the `zip`
+/// writer refuses duplicate names).
+fn raw_zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &byte in bytes {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, data) in entries {
+        let offset = out.len() as u32;
+        let crc = crc32(data);
+        let size = data.len() as u32;
+        let name_len = name.len() as u16;
+        out.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
+        out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&name_len.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(data);
+        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
+        central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        central.extend_from_slice(&crc.to_le_bytes());
+        central.extend_from_slice(&size.to_le_bytes());
+        central.extend_from_slice(&size.to_le_bytes());
+        central.extend_from_slice(&name_len.to_le_bytes());
+        central.extend_from_slice(&[0; 12]);
+        central.extend_from_slice(&offset.to_le_bytes());
+        central.extend_from_slice(name.as_bytes());
+    }
+    let start = out.len() as u32;
+    let count = entries.len() as u16;
+    out.extend_from_slice(&central);
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    out.extend_from_slice(&count.to_le_bytes());
+    out.extend_from_slice(&count.to_le_bytes());
+    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
+    out.extend_from_slice(&start.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out
+}
+
+#[test]
+fn zip_entries_sharing_a_name_are_all_reported() {
+    let bytes = raw_zip(&[
+        ("dup.txt", b"first"),
+        ("other.txt", b"other"),
+        ("dup.txt", b"second"),
+    ]);
+    let inventory = Inventory::of_zip_reader(
+        std::io::Cursor::new(bytes),
+        "dup.zip",
+        &InventoryLimits::default(),
+    )
+    .unwrap();
+    let paths: Vec<&str> = inventory
+        .occurrences()
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect();
+    assert_eq!(paths, ["other.txt"]);
+    let rejected: Vec<(&str, RejectReason)> = inventory
+        .rejected()
+        .iter()
+        .map(|r| (r.path.as_str(), r.reason))
+        .collect();
+    assert_eq!(
+        rejected,
+        [
+            ("dup.txt", RejectReason::DuplicatePath),
+            ("dup.txt", RejectReason::DuplicatePath),
+        ]
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Names held by one entry are inventoried; every entry of a name several entries hold is
+    /// reported as `duplicate_path`: nothing is hidden.
+    #[test]
+    fn every_entry_of_a_repeated_name_is_reported(
+        names in proptest::collection::vec("[abc]\\.txt", 0..8),
+    ) {
+        let entries: Vec<(&str, &[u8])> = names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| (name.as_str(), &b"0123456789"[..index + 1]))
+            .collect();
+        let inventory = Inventory::of_zip_reader(
+            std::io::Cursor::new(raw_zip(&entries)),
+            "p.zip",
+            &InventoryLimits::default(),
+        )
+        .unwrap();
+        let count = |name: &str| names.iter().filter(|n| *n == name).count();
+        let mut single: Vec<&str> = names.iter().map(String::as_str).filter(|n| count(n) == 1).collect();
+        single.sort_unstable();
+        let listed: Vec<&str> = inventory.occurrences().iter().map(|o| o.path.as_str()).collect();
+        proptest::prop_assert_eq!(listed, single);
+        let repeated = names.iter().filter(|n| count(n) > 1).count();
+        proptest::prop_assert_eq!(inventory.rejected().len(), repeated);
+        proptest::prop_assert!(inventory
+            .rejected()
+            .iter()
+            .all(|r| r.reason == RejectReason::DuplicatePath));
+    }
+}
