@@ -285,7 +285,10 @@ fn main() {
         },
         Scenario {
             name: "evidence (10,000 records)",
-            open: Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/fixtures/notes-catalog.json")),
+            open: Some(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/clients/fixtures/notes-catalog.json"),
+            ),
             prepare: fill_ledger,
             request: |i, id| {
                 let number = format!("ev-{:012}", (i * 7919) % 10_000 + 1);

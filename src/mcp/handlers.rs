@@ -16,6 +16,7 @@ use super::protocol::{Offer, ProtocolVersion, initialize_result};
 use super::server::{Connection, RequestContext};
 use crate::core::{MAX_VALUE_CHARS, Prefix};
 use crate::prompts::{DEFAULT_PAGE_SIZE, PromptError, PromptRegistry, ToolAvailability};
+use crate::session::files::Confinement;
 use crate::session::{Cancel, Session, SessionView, SourceConfig, complete_argument};
 use crate::tools::ToolBox;
 
@@ -31,12 +32,15 @@ pub(crate) struct Shared {
     pub(crate) session: Arc<Session>,
     pub(crate) sources: SourceConfig,
     pub(crate) tools: ToolBox,
+    /// The confinement the server started with (`--root`); client roots narrow it.
+    pub(crate) base_confinement: Confinement,
     connections: Mutex<Vec<Weak<Connection>>>,
 }
 
 impl Shared {
     pub(crate) fn new(session: Arc<Session>, sources: SourceConfig) -> Shared {
         Shared {
+            base_confinement: session.confinement(),
             registry: RwLock::new(PromptRegistry::with_builtin()),
             tools: ToolBox::new(session.clone()),
             session,
@@ -218,6 +222,19 @@ fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
             "Invalid request: the connection is already initialized; initialize may be sent once",
         )
         .into());
+    }
+    let declares_roots = params
+        .get("capabilities")
+        .and_then(|capabilities| capabilities.get("roots"))
+        .is_some_and(Value::is_object);
+    if declares_roots {
+        // Nothing is allowed until the client names its roots (see `roots`).
+        connection.expect_roots();
+        let none: [&std::path::Path; 0] = [];
+        connection
+            .shared
+            .session
+            .set_confinement(connection.shared.base_confinement.narrowed_to(none));
     }
     Ok(initialize_result(
         version,

@@ -15,6 +15,7 @@ mod params;
 mod pool;
 pub mod prompt_file;
 pub mod protocol;
+mod roots;
 mod server;
 
 use std::sync::Arc;

@@ -26,6 +26,7 @@ use super::handlers::{self, Shared};
 use super::message::{Line, Message, Notification, Request, RequestKey, classify_line, short_text};
 use super::outlet::Outlet;
 use super::protocol::ProtocolVersion;
+use super::roots;
 use crate::session::Cancel;
 
 /// Configuration of the stdio shell: framing, the caps of the execution model, shutdown.
@@ -78,6 +79,10 @@ pub(crate) struct Connection {
     pub(crate) shared: Arc<Shared>,
     version: Mutex<Option<ProtocolVersion>>,
     ready: AtomicBool,
+    /// Whether the client declared the `roots` capability.
+    client_roots: AtomicBool,
+    /// Serial of the latest `roots/list` request sent (0: none yet).
+    roots_serial: AtomicU64,
     pub(crate) outlet: Outlet,
 }
 
@@ -94,6 +99,37 @@ impl Connection {
         }
         *settled = Some(version);
         true
+    }
+
+    /// Notes that the client declared the `roots` capability: the server asks for them.
+    pub(crate) fn expect_roots(&self) {
+        self.client_roots.store(true, Ordering::Release);
+    }
+
+    /// Asks the client for its roots when it declared the capability.
+    async fn ask_for_roots(&self) {
+        if self.client_roots.load(Ordering::Acquire) {
+            let serial = self.roots_serial.fetch_add(1, Ordering::AcqRel) + 1;
+            self.outlet.send(roots::roots_request(serial)).await;
+        }
+    }
+
+    /// Takes the client's answer to the latest `roots/list` as the confinement (within the
+    /// server's own roots). Answers to earlier requests, and error answers, change nothing.
+    fn take_roots(&self, response: &Value) {
+        let latest = self.roots_serial.load(Ordering::Acquire);
+        if roots::answered_serial(&response["id"]) != Some(latest) || latest == 0 {
+            tracing::warn!(id = %response["id"], "dropped a response to no pending request");
+            return;
+        }
+        match roots::root_paths(response) {
+            Some(paths) => {
+                let confinement = self.shared.base_confinement.narrowed_to(&paths);
+                tracing::info!(roots = ?confinement.roots(), "confined to the client's roots");
+                self.shared.session.set_confinement(confinement);
+            }
+            None => tracing::warn!("the client's roots/list answer is an error or malformed"),
+        }
     }
 
     /// Sends a notification if the client has finished initialization.
@@ -187,6 +223,8 @@ pub(crate) async fn serve_frames(
         shared: shared.clone(),
         version: Mutex::new(None),
         ready: AtomicBool::new(false),
+        client_roots: AtomicBool::new(false),
+        roots_serial: AtomicU64::new(0),
         outlet,
     });
     shared.attach(&connection);
@@ -264,19 +302,19 @@ impl ConnectionLoop {
     async fn handle_message(&mut self, message: Message) {
         match message {
             Message::Request(request) => self.start_request(request).await,
-            Message::Notification(notification) => self.handle_notification(notification),
-            Message::ClientResponse(response) => {
-                tracing::warn!(id = %response["id"], "dropped a response to a request this server never sent");
-            }
+            Message::Notification(notification) => self.handle_notification(notification).await,
+            Message::ClientResponse(response) => self.connection.take_roots(&response),
             Message::Invalid { id, error } => self.send(error.to_response(&id)).await,
         }
     }
 
-    fn handle_notification(&self, notification: Notification) {
+    async fn handle_notification(&self, notification: Notification) {
         match notification.method.as_str() {
             "notifications/initialized" => {
                 self.connection.ready.store(true, Ordering::Release);
+                self.connection.ask_for_roots().await;
             }
+            "notifications/roots/list_changed" => self.connection.ask_for_roots().await,
             "notifications/cancelled" => {
                 let key = notification
                     .params
@@ -356,10 +394,10 @@ impl ConnectionLoop {
                 Message::Invalid { id, error } => {
                     entries.push(BatchEntry::Answered(error.to_response(&id)));
                 }
-                Message::Notification(notification) => self.handle_notification(notification),
-                Message::ClientResponse(response) => {
-                    tracing::warn!(id = %response["id"], "dropped a response to a request this server never sent");
+                Message::Notification(notification) => {
+                    self.handle_notification(notification).await;
                 }
+                Message::ClientResponse(response) => self.connection.take_roots(&response),
             }
         }
         if entries.is_empty() {

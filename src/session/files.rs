@@ -287,6 +287,34 @@ impl Confinement {
         })
     }
 
+    /// This confinement narrowed to a client's `roots`: each root that exists is canonicalised
+    /// and kept where this confinement allows it; a root that contains one of this
+    /// confinement's roots keeps that root instead. Roots that do not exist are left out, and
+    /// an empty list allows nothing.
+    pub fn narrowed_to<P: AsRef<Path>>(&self, roots: impl IntoIterator<Item = P>) -> Confinement {
+        let mut kept: Vec<PathBuf> = Vec::new();
+        for root in roots {
+            let Ok(canonical) = std::fs::canonicalize(root.as_ref()) else {
+                continue;
+            };
+            let narrowed: Vec<PathBuf> = match &self.roots {
+                None => vec![canonical],
+                Some(_) if self.allows(&canonical) => vec![canonical],
+                Some(own) => own
+                    .iter()
+                    .filter(|own| own.starts_with(&canonical))
+                    .cloned()
+                    .collect(),
+            };
+            for root in narrowed {
+                if !kept.contains(&root) {
+                    kept.push(root);
+                }
+            }
+        }
+        Confinement { roots: Some(kept) }
+    }
+
     /// The allowed roots, or `None` when unrestricted.
     pub fn roots(&self) -> Option<&[PathBuf]> {
         self.roots.as_deref()

@@ -103,6 +103,7 @@ mod mcp {
     mod prompts;
     mod readme_workflow;
     mod resource_bounds;
+    mod roots;
     mod tools;
 }
 

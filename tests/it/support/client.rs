@@ -76,8 +76,14 @@ fn result_definition(method: &str) -> Option<&'static str> {
 /// Checks one emitted message (not a batch) against the schema of `version`.
 pub fn check_message(version: &str, methods: &HashMap<String, String>, message: &Value) {
     if message.get("method").is_some() {
-        assert_schema_valid(version, "JSONRPCNotification", message);
-        assert_schema_valid(version, "ServerNotification", message);
+        if message.get("id").is_some() {
+            // A request of the server's own (`roots/list`).
+            assert_schema_valid(version, "JSONRPCRequest", message);
+            assert_schema_valid(version, "ServerRequest", message);
+        } else {
+            assert_schema_valid(version, "JSONRPCNotification", message);
+            assert_schema_valid(version, "ServerNotification", message);
+        }
         return;
     }
     if let Some(error) = message.get("error") {
