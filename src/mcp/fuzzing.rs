@@ -44,10 +44,6 @@ pub fn check_classification(bytes: &[u8]) {
 /// is a JSON-RPC message or batch, that the server is still serving, and that each request
 /// with a unique id (on its own line) got exactly one response.
 pub fn check_server(bytes: &[u8]) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
     let mut input = bytes.to_vec();
     input.push(b'\n');
     input.extend_from_slice(
@@ -56,29 +52,7 @@ pub fn check_server(bytes: &[u8]) {
             .as_bytes(),
     );
     input.push(b'\n');
-    let config = ShellConfig {
-        max_line_bytes: MAX_LINE_BYTES,
-        ..ShellConfig::default()
-    };
-    let output = runtime.block_on(async move {
-        let (server_out, client_out) = tokio::io::duplex(1 << 16);
-        let server = Server::new(ServerConfig {
-            shell: config,
-            ..ServerConfig::default()
-        });
-        let serve = server.serve(&input[..], server_out);
-        let collect = async move {
-            let mut lines = tokio::io::BufReader::new(client_out).lines();
-            let mut all = Vec::new();
-            while let Ok(Some(line)) = lines.next_line().await {
-                all.push(line);
-            }
-            all
-        };
-        let (served, lines) = tokio::join!(serve, collect);
-        served.expect("serving in-memory input cannot fail");
-        lines
-    });
+    let output = serve_in_memory(input);
     let mut answers: HashMap<String, usize> = HashMap::new();
     for line in &output {
         let message: Value = serde_json::from_str(line).expect("every output line is JSON");
@@ -100,13 +74,25 @@ pub fn check_server(bytes: &[u8]) {
     let sentinel_answers = answers.get(&json!(SENTINEL_ID).to_string()).copied();
     assert!(sentinel_answers.is_some_and(|n| n >= 1), "still serving");
     let cancels = bytes.windows(9).any(|w| w == b"cancelled");
+    // Ids of requests, on their own line or inside a batch (an invalid batch member with a
+    // readable id is answered under it too), counted over the whole input.
     let mut requests: HashMap<String, usize> = HashMap::new();
     for raw in bytes.split(|&b| b == b'\n') {
         if raw.len() > MAX_LINE_BYTES {
             continue;
         }
-        if let Line::Single(Message::Request(request)) = classify_line(raw) {
-            *requests.entry(request.id.to_string()).or_default() += 1;
+        let messages = match classify_line(raw) {
+            Line::Single(message) => vec![message],
+            Line::Batch(messages) => messages,
+            Line::Unparsable(_) => Vec::new(),
+        };
+        for message in messages {
+            let id = match message {
+                Message::Request(request) => request.id,
+                Message::Invalid { id, .. } if !id.is_null() => id,
+                _ => continue,
+            };
+            *requests.entry(id.to_string()).or_default() += 1;
         }
     }
     if !cancels {
@@ -122,4 +108,209 @@ pub fn check_server(bytes: &[u8]) {
             );
         }
     }
+}
+
+/// What one step of [`check_session`] sends.
+enum Step {
+    /// A request (with a fresh id, or reusing an earlier one).
+    Request { id: u64, line: String },
+    /// `notifications/cancelled` for an earlier id.
+    Cancel(u64),
+    /// A line that is no request.
+    Junk(Vec<u8>),
+}
+
+/// Decodes `bytes` into steps: each step takes two bytes (what, and a parameter).
+fn steps(bytes: &[u8]) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut next_id = 0u64;
+    for pair in bytes.chunks(2).take(64) {
+        let (what, parameter) = (pair[0], pair.get(1).copied().unwrap_or(0));
+        let earlier = |next_id: u64| u64::from(parameter) % next_id.max(1);
+        let fresh = |next_id: &mut u64| {
+            *next_id += 1;
+            *next_id - 1
+        };
+        let prefix: String =
+            ["", "ev-", "ev-0000", "x", "\\u00e9"][usize::from(parameter) % 5].to_owned();
+        let step = match what % 9 {
+            0 => Step::Cancel(earlier(next_id)),
+            1 => {
+                let id = fresh(&mut next_id);
+                Step::Request {
+                    id,
+                    line: format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+                }
+            }
+            2 => {
+                let id = fresh(&mut next_id);
+                Step::Request {
+                    id,
+                    line: format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"completion/complete","params":{{"ref":{{"type":"ref/prompt","name":"verify_reconstruction"}},"argument":{{"name":"evidence","value":"{prefix}"}}}}}}"#
+                    ),
+                }
+            }
+            3 => {
+                let id = fresh(&mut next_id);
+                Step::Request {
+                    id,
+                    line: format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"prompts/get","params":{{"name":"trace_crash","arguments":{{"symptom":"{prefix}"}}}}}}"#
+                    ),
+                }
+            }
+            4 => {
+                let id = fresh(&mut next_id);
+                let tool = [
+                    "list_evidence",
+                    "list_unknowns",
+                    "list_providers",
+                    "open_binary",
+                ][usize::from(parameter) % 4];
+                Step::Request {
+                    id,
+                    line: format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+                    ),
+                }
+            }
+            5 => {
+                let id = fresh(&mut next_id);
+                let path = ["/dev/stdin", "/proc/self/fd/1", "/", "/proc/kmsg"]
+                    [usize::from(parameter) % 4];
+                Step::Request {
+                    id,
+                    line: format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"open_binary","arguments":{{"path":"{path}"}}}}}}"#
+                    ),
+                }
+            }
+            // A second request with an id that may still be in flight.
+            6 => {
+                let id = earlier(next_id);
+                Step::Request {
+                    id,
+                    line: format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+                }
+            }
+            7 => {
+                let id = fresh(&mut next_id);
+                Step::Request {
+                    id,
+                    line: format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"no/such"}}"#),
+                }
+            }
+            _ => Step::Junk(vec![parameter; usize::from(parameter % 4) + 1]),
+        };
+        steps.push(step);
+    }
+    steps
+}
+
+/// Drives a server with requests, cancellations, duplicate ids and junk decoded from `bytes`,
+/// then end of input, and checks: every output line is JSON, no id is answered more often than
+/// it was sent, and every request that was neither cancelled nor sent with a repeated id is
+/// answered exactly once.
+pub fn check_session(bytes: &[u8]) {
+    let steps = steps(bytes);
+    let mut input = String::from(
+        r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"0"}}}"#,
+    );
+    input.push_str("\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    let mut sent: HashMap<u64, usize> = HashMap::new();
+    let mut cancelled = std::collections::HashSet::new();
+    for step in &steps {
+        match step {
+            Step::Request { id, line } => {
+                *sent.entry(*id).or_default() += 1;
+                input.push_str(line);
+            }
+            Step::Cancel(id) => {
+                cancelled.insert(*id);
+                input.push_str(&format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+                ));
+            }
+            Step::Junk(bytes) => input.push_str(&String::from_utf8_lossy(bytes).replace('\n', " ")),
+        }
+        input.push('\n');
+    }
+    let output = serve_in_memory(input.into_bytes());
+    let mut answers: HashMap<String, usize> = HashMap::new();
+    for line in &output {
+        let message: Value = serde_json::from_str(line).expect("every output line is JSON");
+        if message.get("method").is_none() {
+            *answers.entry(message["id"].to_string()).or_default() += 1;
+        }
+    }
+    assert_eq!(
+        answers.get("\"init\""),
+        Some(&1),
+        "initialize answered once"
+    );
+    for (id, times) in &sent {
+        let answered = answers.get(&id.to_string()).copied().unwrap_or(0);
+        assert!(
+            answered <= *times,
+            "request {id} sent {times} times, answered {answered}"
+        );
+        if *times == 1 && !cancelled.contains(id) {
+            assert_eq!(answered, 1, "request {id} answered exactly once");
+        }
+    }
+}
+
+/// The fuzzing server: one per process (building one per input would dominate the run time),
+/// confined to an empty directory so no input reaches the file system, with short bounds.
+fn fuzz_server() -> &'static Server {
+    static SERVER: std::sync::OnceLock<Server> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| {
+        let empty = std::env::temp_dir().join(format!("rea-fuzz-empty-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&empty);
+        let session = std::sync::Arc::new(crate::session::Session::new());
+        if let Ok(confinement) = crate::session::files::Confinement::to_roots([&empty]) {
+            session.set_confinement(confinement);
+        }
+        Server::with_session(
+            ServerConfig {
+                shell: ShellConfig {
+                    max_line_bytes: MAX_LINE_BYTES,
+                    shutdown_grace: std::time::Duration::from_secs(2),
+                    ..ShellConfig::default()
+                },
+                sources: crate::session::SourceConfig {
+                    provider_timeout: std::time::Duration::from_millis(100),
+                },
+            },
+            session,
+        )
+    })
+}
+
+/// Serves `input` on the fuzzing server over in-memory pipes and returns the output lines.
+fn serve_in_memory(input: Vec<u8>) -> Vec<String> {
+    thread_local! {
+        static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+    }
+    RUNTIME.with(|runtime| {
+        runtime.block_on(async move {
+            let (server_out, client_out) = tokio::io::duplex(1 << 16);
+            let serve = fuzz_server().serve(&input[..], server_out);
+            let collect = async move {
+                let mut lines = tokio::io::BufReader::new(client_out).lines();
+                let mut all = Vec::new();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    all.push(line);
+                }
+                all
+            };
+            let (served, lines) = tokio::join!(serve, collect);
+            served.expect("serving in-memory input cannot fail");
+            lines
+        })
+    })
 }
