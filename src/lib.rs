@@ -103,3 +103,5 @@ pub mod prompts;
 pub mod providers;
 pub mod session;
 pub mod tools;
+
+mod text;

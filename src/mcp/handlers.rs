@@ -180,7 +180,7 @@ fn list_tools(params: &Params<'_>, connection: &Connection) -> MethodResult {
     if let Some(cursor) = params::optional_str(&params, "params", "cursor")? {
         return Err(WireError::invalid_params(format!(
             "Invalid params: invalid tools/list cursor {}",
-            Value::String(super::message::short_text(cursor))
+            Value::String(crate::text::cut(cursor))
         ))
         .into());
     }
@@ -295,7 +295,7 @@ pub(crate) fn complete_with(
         other => {
             return Err(WireError::invalid_params(format!(
                 "Invalid params: params.ref.type must be \"ref/prompt\", not {}",
-                Value::String(super::message::short_text(other))
+                Value::String(crate::text::cut(other))
             )));
         }
     }
@@ -319,8 +319,8 @@ pub(crate) fn complete_with(
     let prefix = Prefix::new(value).map_err(|e| {
         WireError::invalid_params(format!(
             "Invalid params: the value of argument {} of prompt {} is {} characters long; the limit is {MAX_VALUE_CHARS}",
-            Value::String(super::message::short_text(argument_name)),
-            Value::String(super::message::short_text(prompt)),
+            Value::String(crate::text::cut(argument_name)),
+            Value::String(crate::text::cut(prompt)),
             e.chars
         ))
     })?;

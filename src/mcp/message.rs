@@ -210,7 +210,7 @@ pub fn classify_message(value: Value) -> Message {
             id: Value::Null,
             error: WireError::invalid_request(format!(
                 "Invalid request: a message must be a JSON object, not {}",
-                json_kind(&value)
+                crate::text::json_kind(&value)
             )),
         };
     };
@@ -241,7 +241,7 @@ pub fn classify_message(value: Value) -> Message {
         Some(other) => {
             return invalid(format!(
                 "Invalid request: field \"method\" must be a string, not {}",
-                json_kind(&other)
+                crate::text::json_kind(&other)
             ));
         }
         None => None,
@@ -273,27 +273,9 @@ fn is_response(object: &Map<String, Value>) -> bool {
     object.contains_key("result") || object.contains_key("error")
 }
 
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// A short rendering of a value for error messages (never echoes long input).
 fn short(value: &Value) -> String {
-    short_text(&value.to_string())
+    crate::text::cut(&value.to_string())
 }
 
-/// `text`, cut to 60 characters with an ellipsis, so error messages never echo long input.
-pub(crate) fn short_text(text: &str) -> String {
-    if text.chars().count() <= 60 {
-        text.to_owned()
-    } else {
-        format!("{}...", text.chars().take(60).collect::<String>())
-    }
-}

@@ -79,7 +79,7 @@ pub(crate) fn string_map(
                 Value::String(text) => Ok((key.clone(), text.clone())),
                 _ => Err(WireError::invalid_params(format!(
                     "Invalid params: {path}.{field}[{}] must be a string",
-                    Value::String(super::message::short_text(key))
+                    Value::String(crate::text::cut(key))
                 ))),
             })
             .collect(),

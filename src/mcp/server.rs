@@ -23,7 +23,7 @@ use tokio::task::JoinSet;
 use super::error::{ErrorCode, WireError};
 use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use super::handlers::{self, Shared};
-use super::message::{Line, Message, Notification, Request, RequestKey, classify_line, short_text};
+use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
 use super::outlet::Outlet;
 use super::protocol::ProtocolVersion;
 use super::roots;
@@ -343,7 +343,7 @@ impl ConnectionLoop {
         let Some(serial) = self.in_flight.insert(request.key.clone(), cancel.clone()) else {
             let error = WireError::invalid_request(format!(
                 "Invalid request: a request with id {} is already in flight; ids must be unique among in-flight requests",
-                short_text(&request.id.to_string())
+                crate::text::cut(&request.id.to_string())
             ));
             self.send(error.to_response(&request.id)).await;
             return;
@@ -458,7 +458,7 @@ impl Dispatcher {
         let Some(callback) = self.module.method(&request.method) else {
             return WireError::new(
                 ErrorCode::MethodNotFound,
-                format!("Method not found: {}", short_text(&request.method)),
+                format!("Method not found: {}", crate::text::cut(&request.method)),
             )
             .to_response(&request.id)
             .to_string();

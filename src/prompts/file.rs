@@ -66,35 +66,7 @@ struct ArgumentEntry {
     #[serde(default)]
     required: bool,
     #[serde(default)]
-    family: Option<FamilyName>,
-}
-
-#[derive(Clone, Copy, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum FamilyName {
-    Document,
-    Procedure,
-    Provider,
-    Evidence,
-    ProcessCapture,
-    ArtifactManifest,
-    ArtifactOccurrence,
-    ResidualUnknown,
-}
-
-impl From<FamilyName> for Family {
-    fn from(name: FamilyName) -> Family {
-        match name {
-            FamilyName::Document => Family::Document,
-            FamilyName::Procedure => Family::Procedure,
-            FamilyName::Provider => Family::Provider,
-            FamilyName::Evidence => Family::Evidence,
-            FamilyName::ProcessCapture => Family::ProcessCapture,
-            FamilyName::ArtifactManifest => Family::ArtifactManifest,
-            FamilyName::ArtifactOccurrence => Family::ArtifactOccurrence,
-            FamilyName::ResidualUnknown => Family::ResidualUnknown,
-        }
-    }
+    family: Option<Family>,
 }
 
 /// Parses a prompt file into validated definitions, in file order.
@@ -113,7 +85,7 @@ pub fn parse_prompt_file(text: &str) -> Result<Vec<PromptDefinition>, PromptFile
                     name: argument.name,
                     description: argument.description,
                     required: argument.required,
-                    family: argument.family.map(Family::from),
+                    family: argument.family,
                 })
                 .collect(),
             workflow: entry.workflow,

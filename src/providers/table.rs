@@ -220,7 +220,7 @@ impl ProcedureTable {
             .and_then(|digits| digits.parse::<usize>().ok())
             .filter(|&start| start < self.records.len())
             .ok_or_else(|| ProviderError::InvalidCursor {
-                cursor: text.chars().take(64).collect(),
+                cursor: crate::text::cut(text),
             })
     }
 

@@ -44,7 +44,7 @@ impl Address {
     /// Parses `0x` followed by 1 to 16 lowercase hexadecimal digits.
     pub fn parse(text: &str) -> Result<Address, AddressError> {
         let invalid = || AddressError {
-            text: text.chars().take(64).collect(),
+            text: crate::text::cut(text),
         };
         let digits = text.strip_prefix("0x").ok_or_else(invalid)?;
         let lowercase_hex = digits

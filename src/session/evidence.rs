@@ -60,7 +60,7 @@ impl EvidenceId {
             Ok(EvidenceId(text.to_owned()))
         } else {
             Err(EvidenceIdError {
-                text: text.chars().take(64).collect(),
+                text: crate::text::cut(text),
             })
         }
     }

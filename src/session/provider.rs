@@ -175,7 +175,7 @@ impl DocumentNames {
             return Err(ProviderError::Malformed {
                 reason: format!(
                     "document name {} is empty or repeated",
-                    serde_json::Value::String(name.chars().take(64).collect())
+                    serde_json::Value::String(crate::text::cut(name))
                 ),
             });
         }

@@ -447,7 +447,7 @@ impl State {
 fn check_provider_id(id: &str) -> Result<(), SessionError> {
     if id.is_empty() || id.chars().nth(MAX_VALUE_CHARS).is_some() {
         return Err(SessionError::InvalidProviderId {
-            id: id.chars().take(64).collect(),
+            id: crate::text::cut(id),
         });
     }
     Ok(())

@@ -62,7 +62,6 @@ static NEXT_UNKNOWN_NUMBER: AtomicU64 = AtomicU64::new(1);
 const UNKNOWN_DIGITS: usize = 12;
 
 /// Longest piece of caller text quoted back in an error message.
-const QUOTED_CHARS: usize = 64;
 
 /// A residual-unknown ID: `unk-` and twelve decimal digits, e.g. `unk-000000000007`.
 ///
@@ -298,9 +297,6 @@ fn quote_all(ids: &[String]) -> String {
         .join(", ")
 }
 
-fn cut(text: &str) -> String {
-    text.chars().take(QUOTED_CHARS).collect()
-}
 
 /// The residual unknowns of one binary session, in creation order.
 #[derive(Clone, Debug, Default)]
@@ -370,7 +366,7 @@ impl UnknownRegistry {
         let missing: Vec<String> = evidence
             .iter()
             .filter(|cited| !ledger.contains_evidence(cited))
-            .map(|cited| cut(cited))
+            .map(|cited| crate::text::cut(cited))
             .collect();
         if !missing.is_empty() {
             return Err(UnknownError::MissingEvidence { id: head, missing });
@@ -393,7 +389,7 @@ impl UnknownRegistry {
     pub fn history(&self, id: &str) -> Result<Vec<&Unknown>, UnknownError> {
         let mut record = self
             .get(id)
-            .ok_or_else(|| UnknownError::NotFound { id: cut(id) })?;
+            .ok_or_else(|| UnknownError::NotFound { id: crate::text::cut(id) })?;
         let mut chain = vec![record];
         while let Some(previous) = record.revises.as_ref().and_then(|p| self.records.get(p)) {
             chain.push(previous);
@@ -407,7 +403,7 @@ impl UnknownRegistry {
     pub fn head_of(&self, id: &str) -> Result<&Unknown, UnknownError> {
         let mut record = self
             .get(id)
-            .ok_or_else(|| UnknownError::NotFound { id: cut(id) })?;
+            .ok_or_else(|| UnknownError::NotFound { id: crate::text::cut(id) })?;
         while let Some(next) = record
             .superseded_by
             .as_ref()
@@ -469,7 +465,7 @@ impl UnknownRegistry {
     fn open_head(&self, id: &str) -> Result<UnknownId, UnknownError> {
         let record = self
             .get(id)
-            .ok_or_else(|| UnknownError::NotFound { id: cut(id) })?;
+            .ok_or_else(|| UnknownError::NotFound { id: crate::text::cut(id) })?;
         match record.status {
             UnknownStatus::Open => Ok(record.id.clone()),
             UnknownStatus::Resolved => Err(UnknownError::AlreadyResolved {

@@ -158,7 +158,7 @@ fn inventory_artifacts(
         (Some(kept), _) => kept,
         (None, Some(manifest_id)) if index > 0 => {
             return Err(ToolError::InventoryNotKept {
-                manifest_id: manifest_id.chars().take(64).collect(),
+                manifest_id: crate::text::cut(manifest_id),
             });
         }
         (None, _) => {
@@ -198,7 +198,7 @@ fn pages_of(pages: &[InventoryPage], manifest_id: &str) -> Result<Vec<InventoryP
         .collect();
     if selected.is_empty() {
         return Err(ToolError::NoInventory {
-            manifest_id: manifest_id.chars().take(64).collect(),
+            manifest_id: crate::text::cut(manifest_id),
             retained: manifest_ids(pages).into_iter().map(str::to_owned).collect(),
         });
     }
@@ -219,7 +219,7 @@ fn list_artifact_occurrences(
                     argument: "format",
                     reason: format!(
                         "{:?} is not an inventory format",
-                        name.chars().take(64).collect::<String>()
+                        crate::text::cut(name)
                     ),
                 }
             })

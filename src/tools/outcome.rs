@@ -12,9 +12,6 @@ use crate::session::{Operation, SessionError};
 /// The key of the Evidence ID in the structured result of an observing tool.
 pub const EVIDENCE_ID_FIELD: &str = "evidence_id";
 
-/// Most characters of a tool name quoted back in [`UnknownTool`].
-const QUOTED_NAME_CHARS: usize = 64;
-
 /// The only error [`crate::tools::ToolBox::call`] returns: no tool has this name. The mcp layer
 /// answers it with JSON-RPC `-32602`; every other failure is a [`ToolOutcome`] with
 /// `isError: true`.
@@ -28,7 +25,7 @@ pub struct UnknownTool {
 impl UnknownTool {
     pub(crate) fn new(name: &str) -> UnknownTool {
         UnknownTool {
-            name: name.chars().take(QUOTED_NAME_CHARS).collect(),
+            name: crate::text::cut(name),
         }
     }
 }

@@ -9,7 +9,6 @@ use crate::core::MAX_VALUE_CHARS;
 use crate::session::{Address, EvidenceId};
 
 /// Most characters of a caller's text quoted back in an error message.
-const QUOTED_CHARS: usize = 64;
 
 /// One parameter of a tool.
 pub(crate) struct Parameter {
@@ -194,20 +193,7 @@ fn quoted_list(options: &[&str]) -> String {
     quoted.join(", ")
 }
 
-fn cut(text: &str) -> String {
-    text.chars().take(QUOTED_CHARS).collect()
-}
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// The value of a JSON number if it is an integer (JSON Schema counts `5.0` as one).
 fn integer_value(number: &Number) -> Option<i128> {
@@ -251,7 +237,7 @@ impl<'a> Arguments<'a> {
         {
             return Err(ArgumentError::Unknown {
                 tool,
-                argument: cut(unknown),
+                argument: crate::text::cut(unknown),
                 accepted: parameters.iter().map(|p| p.name).collect(),
             });
         }
@@ -374,7 +360,7 @@ fn check_value(
         tool,
         argument,
         expected,
-        found: type_name(value),
+        found: crate::text::json_kind(value),
         omissible: value.is_null() && !parameter.required,
     };
     let syntax = |reason: String| ArgumentError::Syntax {
@@ -420,7 +406,7 @@ fn check_value(
                     let Value::String(text) = item else {
                         return Err(syntax(format!(
                             "item {index} must be a string, not {}",
-                            type_name(item)
+                            crate::text::json_kind(item)
                         )));
                     };
                     EvidenceId::parse(text).map_err(|e| syntax(format!("item {index}: {e}")))?;
@@ -443,7 +429,7 @@ fn check_value(
                         tool,
                         argument,
                         options,
-                        found: cut(text),
+                        found: crate::text::cut(text),
                     });
                 }
                 Kind::Text => {

@@ -208,7 +208,7 @@ fn list(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError
                     argument: "cursor",
                     reason: format!(
                         "{:?} is not an unknown ID: pass the next_cursor of the previous page",
-                        cursor.chars().take(64).collect::<String>()
+                        crate::text::cut(cursor)
                     ),
                 }
                 .into());

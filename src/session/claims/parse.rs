@@ -8,9 +8,6 @@ use crate::core::discovery::is_valid_address;
 use crate::session::capture::integer;
 use crate::session::inventory::ExecutableFormat;
 
-/// Longest field name quoted back in an error.
-const QUOTED_CHARS: usize = 64;
-
 /// Every claim kind with its fields besides `kind`.
 const KINDS: [(&str, &[&str]); 8] = [
     ("procedure_exists", &["document", "address"]),
@@ -52,7 +49,7 @@ impl Fields<'_> {
         let kind = self.string("kind")?;
         let Some((kind, fields)) = KINDS.iter().find(|(name, _)| *name == kind) else {
             let known: Vec<&str> = KINDS.iter().map(|(name, _)| *name).collect();
-            let given: String = kind.chars().take(QUOTED_CHARS).collect();
+            let given: String = crate::text::cut(kind);
             return Err(self.malformed(
                 "kind",
                 format!(
@@ -109,7 +106,7 @@ impl Fields<'_> {
     fn malformed(&self, field: &str, problem: impl Into<String>) -> ClaimError {
         ClaimError::Malformed {
             index: self.index,
-            field: field.chars().take(QUOTED_CHARS).collect(),
+            field: crate::text::cut(field),
             problem: problem.into(),
         }
     }

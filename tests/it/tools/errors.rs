@@ -31,7 +31,11 @@ fn an_unknown_tool_is_the_only_err() {
     snapshot("tools_errors__unknown_tool", &error.to_string(), None);
     let hostile = format!("evil\n\u{202e}{}", "x".repeat(10_000));
     let error = tools.call(&hostile, &Map::new()).unwrap_err();
-    assert_eq!(error.name.chars().count(), 64);
+    // Cut by the one rule for quoted caller text: 64 characters and an ellipsis.
+    assert_eq!(
+        error.name,
+        format!("{}...", hostile.chars().take(64).collect::<String>())
+    );
     snapshot(
         "tools_errors__unknown_tool_hostile_name",
         &error.to_string(),
