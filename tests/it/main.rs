@@ -38,7 +38,10 @@ mod prompts {
 mod session {
     mod address;
     mod evidence;
+    mod files_checked_open;
+    mod ledger_bounds;
     mod lifecycle;
+    mod path_confinement;
     mod stores;
 }
 
@@ -72,6 +75,7 @@ mod inventory {
     mod compare;
     mod directory;
     mod properties;
+    mod races;
     mod schema;
     mod zip;
 }

@@ -2,22 +2,18 @@
 //! nesting depth of retained JSON, the size of one tool result; captures are stored once and
 //! `list_unknowns` pages.
 
-mod capture_support;
-mod fixtures;
-mod support;
-mod tools_support;
-
-use capture_support::valid_capture;
 use rea::session::{
     LedgerError, MAX_JSON_DEPTH, MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation, Session,
     SessionError,
 };
 use serde_json::{Value, json};
-use tools_support::{closed, failure, success};
+
+use crate::support::capture::valid_capture;
+use crate::support::tools::{closed, failure, success};
 
 fn snapshot(name: &str, text: &str) {
-    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => true }, {
-        insta::assert_snapshot!(name, text);
+    crate::support::snapshots::settings().bind(|| {
+        insta::assert_snapshot!(format!("ledger_bounds__{name}"), text);
     });
 }
 

@@ -2,27 +2,23 @@
 //! while the walk runs), walks stop when cancelled, later pages come from the same walk, and
 //! zip entries sharing a name are all reported.
 
-mod fixtures;
-mod inventory_support;
-mod support;
-mod tools_support;
-
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use inventory_support::{app_v1, sha256_hex, write_file, write_tree};
 use rea::session::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
 use rea::session::{Cancel, Confinement};
 use serde_json::json;
-use tools_support::{closed, failure, success};
+
+use crate::support::inventory::{app_v1, sha256_hex, write_file, write_tree};
+use crate::support::tools::{closed, failure, success};
 
 const SECRET: &[u8] = b"a secret outside the root";
 
 fn snapshot(name: &str, text: &str) {
-    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => true }, {
-        insta::assert_snapshot!(name, text);
+    crate::support::snapshots::settings().bind(|| {
+        insta::assert_snapshot!(format!("inventory_races__{name}"), text);
     });
 }
 
@@ -131,12 +127,9 @@ fn a_cancelled_walk_stops_and_retains_nothing() {
     )
     .unwrap_err();
     assert!(matches!(error, InventoryError::Cancelled { .. }));
-    snapshot(
-        "cancelled",
-        &error
-            .to_string()
-            .replace(&dir.path().display().to_string(), "[dir]"),
-    );
+    let mut settings = crate::support::snapshots::settings();
+    crate::support::snapshots::filter_path(&mut settings, dir.path(), "[dir]");
+    settings.bind(|| snapshot("cancelled", &error.to_string()));
 }
 
 #[test]

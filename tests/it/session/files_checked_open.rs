@@ -2,27 +2,31 @@
 //! streams are refused with a clear error (never a hang), sizes are bounded before reading, and
 //! a binary rewritten on disk while it is open never crashes the tools.
 
-mod fixtures;
-mod support;
-mod tools_support;
-
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use fixtures::{Format, Spec, build};
 use rea::providers::load_path;
 use rea::session::files::{
     CheckedFile, Confinement, FileError, FileKind, FileLimit, MAX_BINARY_BYTES,
     MAX_CATALOG_FILE_BYTES,
 };
 use serde_json::json;
-use tools_support::{closed, failure, success};
+
+use crate::support::fixtures::{Format, Spec, build};
+use crate::support::tools::{closed, failure, success};
 
 fn snapshot(name: &str, text: &str) {
-    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => true }, {
-        insta::assert_snapshot!(name, text);
+    crate::support::snapshots::settings().bind(|| {
+        insta::assert_snapshot!(format!("files_checked_open__{name}"), text);
     });
+}
+
+/// [`snapshot`], with the temporary directory `dir` filtered out as `[dir]`.
+fn snapshot_in(dir: &Path, name: &str, text: &str) {
+    let mut settings = crate::support::snapshots::settings();
+    crate::support::snapshots::filter_path(&mut settings, dir, "[dir]");
+    settings.bind(|| snapshot(name, text));
 }
 
 fn open(path: &Path) -> Result<CheckedFile, FileError> {
@@ -63,9 +67,9 @@ fn special_files_are_refused_without_blocking() {
             json!({"path": path.display().to_string()}),
         );
         assert!(message.contains(&path.display().to_string()), "{message}");
-        messages.push(message.replace(&dir.path().display().to_string(), "[dir]"));
+        messages.push(message);
     }
-    snapshot("special_files", &messages.join("\n"));
+    snapshot_in(dir.path(), "special_files", &messages.join("\n"));
 }
 
 #[test]
@@ -142,12 +146,7 @@ fn sizes_are_bounded_before_reading() {
         .unwrap_err()
         .to_string(),
     ];
-    snapshot(
-        "too_large",
-        &messages
-            .join("\n")
-            .replace(&dir.path().display().to_string(), "[dir]"),
-    );
+    snapshot_in(dir.path(), "too_large", &messages.join("\n"));
 }
 
 #[test]
@@ -285,10 +284,5 @@ fn a_prompt_file_that_is_a_fifo_is_refused() {
     let error = PromptFileState::default()
         .refresh(&server, &fifo)
         .unwrap_err();
-    snapshot(
-        "prompt_fifo",
-        &error
-            .to_string()
-            .replace(&dir.path().display().to_string(), "[dir]"),
-    );
+    snapshot_in(dir.path(), "prompt_fifo", &error.to_string());
 }

@@ -1,21 +1,18 @@
 //! Confinement: with allowed roots (`--root`, or `Session::set_confinement`), paths inside are
 //! opened, paths outside and links escaping the roots are refused, on the opened descriptor.
 
-mod fixtures;
-mod support;
-mod tools_support;
-
 use std::os::unix::fs::symlink;
 use std::process::{Command, Stdio};
 
-use fixtures::{Format, Spec, build};
 use rea::session::Confinement;
 use serde_json::json;
-use tools_support::{closed, failure, success};
+
+use crate::support::fixtures::{Format, Spec, build};
+use crate::support::tools::{closed, failure, success};
 
 fn snapshot(name: &str, text: &str) {
-    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => true }, {
-        insta::assert_snapshot!(name, text);
+    crate::support::snapshots::settings().bind(|| {
+        insta::assert_snapshot!(format!("path_confinement__{name}"), text);
     });
 }
 
@@ -46,16 +43,15 @@ impl Tree {
         self.inside.path().join(relative).display().to_string()
     }
 
-    fn redact(&self, text: &str) -> String {
-        text.replace(&self.inside.path().display().to_string(), "[inside]")
-            .replace(&self.outside.path().display().to_string(), "[outside]")
-            .replace(
-                &std::fs::canonicalize(self.inside.path())
-                    .unwrap()
-                    .display()
-                    .to_string(),
-                "[inside]",
-            )
+    /// [`snapshot`], with the two directories filtered out as `[inside]` and `[outside]`.
+    fn snapshot(&self, name: &str, text: &str) {
+        use crate::support::snapshots::filter_path;
+        let mut settings = crate::support::snapshots::settings();
+        filter_path(&mut settings, self.inside.path(), "[inside]");
+        filter_path(&mut settings, self.outside.path(), "[outside]");
+        let canonical = std::fs::canonicalize(self.inside.path()).unwrap();
+        filter_path(&mut settings, &canonical, "[inside]");
+        settings.bind(|| snapshot(name, text));
     }
 }
 
@@ -87,7 +83,7 @@ fn tools_open_inside_the_roots_and_refuse_the_rest() {
     for message in &messages {
         assert!(message.contains("outside the allowed roots"), "{message}");
     }
-    snapshot("refused", &tree.redact(&messages.join("\n")));
+    tree.snapshot("refused", &messages.join("\n"));
 
     // Unrestricted again: today's behaviour.
     session.set_confinement(Confinement::unrestricted());
@@ -117,7 +113,7 @@ fn the_root_flag_confines_the_command_line() {
     assert!(!escaping.status.success());
     let stderr = String::from_utf8(escaping.stderr).unwrap();
     assert!(stderr.contains("outside the allowed roots"), "{stderr}");
-    snapshot("root_flag", &tree.redact(stderr.trim()));
+    tree.snapshot("root_flag", stderr.trim());
 }
 
 proptest::proptest! {
