@@ -33,9 +33,10 @@ pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
 pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};
 pub use provider::{
-    DocumentInfo, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, Permissions,
-    ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
-    ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches, StringQuery,
+    DocumentInfo, Import, ImportPage, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation,
+    Permissions, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource,
+    Provider, ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches,
+    StringQuery,
 };
 pub use sources::{SessionView, SourceConfig, complete_argument};
 pub use state::{Closed, INVENTORY_OPERATION, Opened, ProviderSummary, Session};

@@ -31,7 +31,11 @@
 
 mod demangle;
 mod eh_frame;
+mod elf;
 mod image;
+mod imports;
+mod macho;
+mod pe;
 mod starts;
 mod strings;
 
@@ -47,8 +51,8 @@ use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
 use crate::core::ProcedurePage;
 use crate::session::{
-    Address, DocumentInfo, Operation, ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider,
-    ProviderError, ReadLength, Segment, StringMatches, StringQuery,
+    Address, DocumentInfo, ImportPage, Operation, ProcedureInfo, ProcedureMatches, ProcedureQuery,
+    Provider, ProviderError, ReadLength, Segment, StringMatches, StringQuery,
 };
 
 /// The identity of the native provider.
@@ -336,6 +340,15 @@ impl Provider for NativeProvider {
                 bytes: region.bytes(image),
             });
         Ok(strings::search(regions, query))
+    }
+
+    fn list_imports(
+        &self,
+        document: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ImportPage, ProviderError> {
+        imports::page(&self.document(document)?.image.imports, cursor, limit)
     }
 
     fn read_bytes(
