@@ -11,7 +11,7 @@ use serde_json::Value;
 use support::assert_schema_valid;
 use tools_support::{MCP_VERSIONS, closed};
 
-const CATALOG: [&str; 23] = [
+const CATALOG: [&str; 24] = [
     "open_binary",
     "close_binary",
     "list_providers",
@@ -24,6 +24,7 @@ const CATALOG: [&str; 23] = [
     "list_segments",
     "search_strings",
     "read_bytes",
+    "list_imports",
     "list_evidence",
     "get_evidence",
     "register_unknown",
