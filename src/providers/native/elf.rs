@@ -59,21 +59,42 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
     let is_mips64el = file.elf_header().is_mips64el(endian);
 
     // GOT slots of the dynamic symbols, from the JUMP_SLOT and GLOB_DAT relocations.
-    let (jump_slot, glob_dat) = match machine {
-        EM_X86_64 => (elf::R_X86_64_JUMP_SLOT.0, elf::R_X86_64_GLOB_DAT.0),
-        EM_386 => (elf::R_386_JMP_SLOT.0, elf::R_386_GLOB_DAT.0),
-        EM_AARCH64 => (elf::R_AARCH64_JUMP_SLOT.0, elf::R_AARCH64_GLOB_DAT.0),
-        _ => (u32::MAX, u32::MAX),
+    let (jump_slot, glob_dat, irelative) = match machine {
+        EM_X86_64 => (
+            elf::R_X86_64_JUMP_SLOT.0,
+            elf::R_X86_64_GLOB_DAT.0,
+            elf::R_X86_64_IRELATIVE.0,
+        ),
+        EM_386 => (
+            elf::R_386_JMP_SLOT.0,
+            elf::R_386_GLOB_DAT.0,
+            elf::R_386_IRELATIVE.0,
+        ),
+        EM_AARCH64 => (
+            elf::R_AARCH64_JUMP_SLOT.0,
+            elf::R_AARCH64_GLOB_DAT.0,
+            elf::R_AARCH64_IRELATIVE.0,
+        ),
+        _ => (u32::MAX, u32::MAX, u32::MAX),
     };
     let mut jump_slots: HashMap<usize, u64> = HashMap::new();
     let mut data_slots: HashMap<usize, u64> = HashMap::new();
     let mut slot_symbols: HashMap<u64, usize> = HashMap::new();
+    // Slots of IRELATIVE relocations (local IFUNCs): objdump names their PLT entries after
+    // the resolver's address, `*ABS*+0x9f550@plt`.
+    let mut slot_resolvers: HashMap<u64, u64> = HashMap::new();
     let dynsym_index = dynamic.section().0;
     for section in sections.iter() {
         if dynsym_index == 0 || section.sh_link(endian) as usize != dynsym_index {
             continue;
         }
-        let mut note = |offset: u64, symbol: u32, kind: u32| {
+        let mut note = |offset: u64, symbol: u32, kind: u32, addend: Option<i64>| {
+            if kind == irelative {
+                if let Some(addend) = addend {
+                    slot_resolvers.entry(offset).or_insert(addend as u64);
+                }
+                return;
+            }
             let symbol = symbol as usize;
             if symbol == 0 {
                 return;
@@ -98,6 +119,7 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
                         relocation.r_offset(endian).into(),
                         relocation.r_sym(endian, is_mips64el),
                         relocation.r_type(endian, is_mips64el).0,
+                        Some(relocation.r_addend(endian).into()),
                     );
                 }
             }
@@ -110,6 +132,7 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
                         relocation.r_offset(endian).into(),
                         relocation.r_sym(endian),
                         relocation.r_type(endian).0,
+                        None,
                     );
                 }
             }
@@ -125,6 +148,7 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
 
     // PLT stubs: each entry jumps through a GOT slot; the slot's relocation names it.
     let mut stubs: Vec<(u64, usize)> = Vec::new();
+    let mut resolver_stubs: Vec<(u64, String)> = Vec::new();
     for section in sections.iter() {
         let Ok(name) = sections.section_name(endian, section) else {
             continue;
@@ -139,6 +163,8 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
         for (offset, slot) in plt_jumps(machine, bytes, address) {
             if let Some(&symbol) = slot_symbols.get(&slot) {
                 stubs.push((address + offset, symbol));
+            } else if let Some(&resolver) = slot_resolvers.get(&slot) {
+                resolver_stubs.push((address + offset, format!("*ABS*+{resolver:#x}")));
             }
         }
     }
@@ -149,11 +175,15 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
         stub_of.entry(symbol).or_insert(address);
     }
 
+    let mut named_stubs: Vec<(u64, String)> = stubs
+        .iter()
+        .filter_map(|&(address, symbol)| Some((address, name_of(symbol)?)))
+        .chain(resolver_stubs)
+        .collect();
+    named_stubs.sort();
+    named_stubs.dedup_by_key(|(address, _)| *address);
     let mut details = ElfDetails {
-        stubs: stubs
-            .iter()
-            .filter_map(|&(address, symbol)| Some((address, name_of(symbol)?)))
-            .collect(),
+        stubs: named_stubs,
         ..ElfDetails::default()
     };
     for (index, symbol) in dynamic.enumerate() {
