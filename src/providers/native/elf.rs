@@ -32,6 +32,9 @@ pub(crate) struct ElfDetails {
     /// Dynamic symbol index to the versioned name of a defined symbol whose version is not
     /// the default one (`memcpy@GLIBC_2.2.5`), as `nm -D` shows it.
     pub(crate) compat_names: HashMap<usize, String>,
+    /// `(address, name)` of the same symbols, to rename the exports `object` derives from
+    /// the dynamic symbol table (unless a default version has the same address and name).
+    pub(crate) compat_exports: HashMap<(u64, String), String>,
     /// PLT stubs: address and raw name of the target symbol.
     pub(crate) stubs: Vec<(u64, String)>,
     /// Undefined dynamic symbols in symbol-table order.
@@ -186,6 +189,7 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
         stubs: named_stubs,
         ..ElfDetails::default()
     };
+    let mut defaults: Vec<(u64, String)> = Vec::new();
     for (index, symbol) in dynamic.enumerate() {
         let index = index.0;
         let Some(name) = name_of(index) else { continue };
@@ -217,10 +221,16 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
                 slot,
             });
         } else if let Some((version, _, true)) = version {
-            details
-                .compat_names
-                .insert(index, format!("{name}@{version}"));
+            let versioned = format!("{name}@{version}");
+            let address: u64 = symbol.st_value(endian).into();
+            details.compat_names.insert(index, versioned.clone());
+            details.compat_exports.insert((address, name), versioned);
+        } else {
+            defaults.push((symbol.st_value(endian).into(), name));
         }
+    }
+    for key in defaults {
+        details.compat_exports.remove(&key);
     }
     Some(details)
 }

@@ -84,7 +84,7 @@ pub(crate) fn read_image(data: &[u8]) -> Result<Image, ProviderError> {
             .is_some_and(|segment| segment.permissions.execute)
     };
     collect_symbols(&file, &elf, &mut builder, &executable);
-    collect_exports(&file, data, kind, &mut builder, &executable);
+    collect_exports(&file, data, kind, &elf, &mut builder, &executable);
     collect_unwind_starts(&file, data, kind, &mut builder, &executable);
     for (address, raw) in &elf.stubs {
         if executable(*address) {
@@ -313,6 +313,7 @@ fn collect_exports(
     file: &object::File<'_>,
     data: &[u8],
     kind: FileKind,
+    elf: &ElfDetails,
     builder: &mut TableBuilder,
     executable: &dyn Fn(u64) -> bool,
 ) {
@@ -338,7 +339,12 @@ fn collect_exports(
         }
         let name = match export.name() {
             object::NameOrOrdinal::Name(bytes) => {
-                found_name(String::from_utf8_lossy(bytes), RANK_EXPORT)
+                let raw = String::from_utf8_lossy(bytes);
+                let raw = match elf.compat_exports.get(&(address, raw.clone().into_owned())) {
+                    Some(versioned) => Cow::Owned(versioned.clone()),
+                    None => raw,
+                };
+                found_name(raw, RANK_EXPORT)
             }
             object::NameOrOrdinal::Ordinal(_) => None,
         };

@@ -1,0 +1,282 @@
+//! Fidelity of the native provider to binutils on generated fixtures (and system binaries when
+//! present): GNU IFUNC symbols and symbol versions, C++ names as `c++filt` prints them, Mach-O
+//! permissions from `initprot`, and PE exports after a malformed forwarder.
+
+mod fixtures;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use fixtures::spec::{Binding, Function};
+use fixtures::{Format, Spec, build};
+use rea::providers::native::NativeProvider;
+use rea::session::{Address, NameMatch, ProcedureQuery, Provider};
+
+/// Output of `program args` fed `input`, or `None` (with a message) when it cannot run.
+fn run(program: &str, args: &[&str], input: &str) -> Option<String> {
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(error) => {
+            println!("skipped: {program} is not available: {error}");
+            return None;
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    if !output.status.success() {
+        println!(
+            "skipped: {program} {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        return None;
+    }
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn document(provider: &NativeProvider) -> String {
+    provider.list_documents().unwrap()[0].name.clone()
+}
+
+fn exact(provider: &NativeProvider, name: &str) -> Vec<u64> {
+    provider
+        .search_procedures(
+            &document(provider),
+            &ProcedureQuery::new(name, NameMatch::Exact),
+        )
+        .unwrap()
+        .procedures
+        .iter()
+        .map(|p| p.address.value())
+        .collect()
+}
+
+/// Every (raw, display) name the provider knows, primary names and aliases.
+fn all_names(provider: &NativeProvider) -> BTreeMap<String, String> {
+    let name = document(provider);
+    let mut names = BTreeMap::new();
+    for (address, _) in fixtures::support::list_all(provider, &name) {
+        let info = provider
+            .procedure_info(&name, Address::parse(&address).unwrap())
+            .unwrap();
+        for n in info.name.iter().chain(&info.aliases) {
+            names.insert(n.raw_name.clone(), n.name.clone());
+        }
+    }
+    names
+}
+
+const IFUNC_LIBRARY: &str = r#"
+int impl_old(void) { return 1; }
+int impl_new(void) { return 2; }
+__asm__(".symver impl_old,versioned@VER_1");
+__asm__(".symver impl_new,versioned@@VER_2");
+static int chosen(void) { return 3; }
+static void *resolve_chooser(void) { return (void *)chosen; }
+int chooser(void) __attribute__((ifunc("resolve_chooser")));
+"#;
+
+const VERSION_SCRIPT: &str = "VER_1 { global: versioned; chooser; local: *; };\n\
+    VER_2 { global: versioned; } VER_1;\n";
+
+/// A shared library with an IFUNC and a symbol in two versions, stripped of `.symtab` so that
+/// only the dynamic symbol table names them (as in libc).
+fn ifunc_library(directory: &Path) -> Option<PathBuf> {
+    std::fs::write(directory.join("lib.c"), IFUNC_LIBRARY).unwrap();
+    std::fs::write(directory.join("lib.map"), VERSION_SCRIPT).unwrap();
+    let output = directory.join("libifunc.so");
+    let script = format!(
+        "-Wl,--version-script={}",
+        directory.join("lib.map").display()
+    );
+    run(
+        "cc",
+        &[
+            "-shared",
+            "-fPIC",
+            "-O1",
+            &script,
+            "-o",
+            output.to_str()?,
+            directory.join("lib.c").to_str()?,
+        ],
+        "",
+    )?;
+    run("strip", &["--strip-all", output.to_str()?], "")?;
+    Some(output)
+}
+
+/// `nm -D --defined-only` addresses of `name` (as nm prints it, with version).
+fn nm_dynamic(path: &Path, name: &str) -> Option<u64> {
+    let text = run("nm", &["-D", "--defined-only", path.to_str()?], "")?;
+    text.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.len() == 3 && fields[2] == name)
+            .then(|| u64::from_str_radix(fields[0], 16).ok())
+            .flatten()
+    })
+}
+
+#[test]
+fn ifunc_symbols_are_procedures_and_names_pick_the_default_version() {
+    let scratch = tempfile::tempdir().unwrap();
+    let Some(path) = ifunc_library(scratch.path()) else {
+        return;
+    };
+    let provider = NativeProvider::open(&path).unwrap();
+    // `nm -D` types the IFUNC `i` and prints `versioned@VER_1` and `versioned@@VER_2`.
+    let chooser = nm_dynamic(&path, "chooser@@VER_1").unwrap();
+    assert_eq!(exact(&provider, "chooser"), [chooser]);
+    let default = nm_dynamic(&path, "versioned@@VER_2").unwrap();
+    let compat = nm_dynamic(&path, "versioned@VER_1").unwrap();
+    assert_ne!(default, compat);
+    assert_eq!(exact(&provider, "versioned"), [default]);
+    assert_eq!(exact(&provider, "versioned@VER_1"), [compat]);
+}
+
+#[test]
+fn libc_ifuncs_are_named_and_memcpy_is_the_default_version() {
+    let path = Path::new("/usr/lib/x86_64-linux-gnu/libc.so.6");
+    if !path.exists() {
+        println!("skipped: {} is not present", path.display());
+        return;
+    }
+    let provider = NativeProvider::open(path).unwrap();
+    for name in ["strlen", "memchr", "memcpy"] {
+        assert_eq!(exact(&provider, name).len(), 1, "{name}");
+    }
+    let Some(default) = nm_dynamic(path, "memcpy@@GLIBC_2.14") else {
+        return;
+    };
+    assert_eq!(exact(&provider, "memcpy"), [default]);
+    if let Some(compat) = nm_dynamic(path, "memcpy@GLIBC_2.2.5") {
+        assert_eq!(exact(&provider, "memcpy@GLIBC_2.2.5"), [compat]);
+    }
+}
+
+/// C++ names of each form the demangler adjusts to `c++filt`'s: thunks, the standard
+/// abbreviations and their constructors, integer literals, `decltype(nullptr)`, and a class
+/// really named `std::string`.
+fn cpp_spec() -> Spec {
+    let names = [
+        "_ZN3foo3barEi",
+        "_ZThn8_N3foo3barEv",
+        "_ZTv0_n24_N3foo3barEv",
+        "_ZTchn8_h16_N3foo3bazEv",
+        "_ZNSs4sizeEv",
+        "_ZNSsC1Ev",
+        "_ZNSoD0Ev",
+        "_Z1fSt5ratioILl1ELl1000EE",
+        "_Z1fDn",
+        "_ZNSt6string3fooEv",
+        "_ZNKSt4hashISsEclESs",
+    ];
+    Spec {
+        functions: names
+            .iter()
+            .map(|raw| Function::mangled(raw, raw, Binding::Global))
+            .collect(),
+        stripped: false,
+    }
+}
+
+/// Raw names whose display differs from `c++filt`'s, with both renderings.
+fn demangling_differences(provider: &NativeProvider) -> Vec<(String, String, String)> {
+    let names: Vec<(String, String)> = all_names(provider)
+        .into_iter()
+        .filter(|(raw, _)| raw.starts_with("_Z"))
+        .collect();
+    println!("comparing {} C++ names with c++filt", names.len());
+    let input: String = names.iter().map(|(raw, _)| format!("{raw}\n")).collect();
+    let Some(output) = run("c++filt", &[], &input) else {
+        return Vec::new();
+    };
+    let expected: Vec<&str> = output.lines().collect();
+    assert_eq!(expected.len(), names.len());
+    names
+        .iter()
+        .zip(expected)
+        .filter(|((_, ours), theirs)| ours != theirs)
+        .map(|((raw, ours), theirs)| (raw.clone(), ours.clone(), theirs.to_owned()))
+        .collect()
+}
+
+/// FIXME: `cpp_demangle` 0.5.1 still differs from `c++filt` in meaning on these libstdc++ names:
+/// it drops the second parameter of the `basic_string` iterator-range constructor templates
+/// (`_ZNSsC1IPcEET_S1_RKSaIcE` is `basic_string<char*>(char*, char*, allocator const&)`) and
+/// puts the `&` of `__do_upcast`'s last parameter on its prefix. Fixing them needs a change
+/// in the demangler's substitution handling; until then the test pins the exact list.
+const KNOWN_DIFFERENCES: [&str; 26] = [
+    "_ZNK10__cxxabiv120__si_class_type_info11__do_upcastEPKNS_17__class_type_infoEPKvRNS1_15__upcast_resultE",
+    "_ZNK10__cxxabiv121__vmi_class_type_info11__do_upcastEPKNS_17__class_type_infoEPKvRNS1_15__upcast_resultE",
+    "_ZNSbIwSt11char_traitsIwESaIwEEC1IN9__gnu_cxx17__normal_iteratorIPwS2_EEEET_S8_RKS1_",
+    "_ZNSbIwSt11char_traitsIwESaIwEEC1IPKwEET_S6_RKS1_",
+    "_ZNSbIwSt11char_traitsIwESaIwEEC1IPwEET_S5_RKS1_",
+    "_ZNSbIwSt11char_traitsIwESaIwEEC2IN9__gnu_cxx17__normal_iteratorIPwS2_EEEET_S8_RKS1_",
+    "_ZNSbIwSt11char_traitsIwESaIwEEC2IPKwEET_S6_RKS1_",
+    "_ZNSbIwSt11char_traitsIwESaIwEEC2IPwEET_S5_RKS1_",
+    "_ZNSsC1IN9__gnu_cxx17__normal_iteratorIPcSsEEEET_S4_RKSaIcE",
+    "_ZNSsC1IPKcEET_S2_RKSaIcE",
+    "_ZNSsC1IPcEET_S1_RKSaIcE",
+    "_ZNSsC2IN9__gnu_cxx17__normal_iteratorIPcSsEEEET_S4_RKSaIcE",
+    "_ZNSsC2IPKcEET_S2_RKSaIcE",
+    "_ZNSsC2IPcEET_S1_RKSaIcE",
+    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC1IN9__gnu_cxx17__normal_iteratorIPcS4_EEvEET_SA_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC1IPKcvEET_S8_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC1IPcvEET_S7_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2IN9__gnu_cxx17__normal_iteratorIPcS4_EEvEET_SA_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2IPKcvEET_S8_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2IPcvEET_S7_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC1IN9__gnu_cxx17__normal_iteratorIPwS4_EEvEET_SA_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC1IPKwvEET_S8_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC1IPwvEET_S7_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC2IN9__gnu_cxx17__normal_iteratorIPwS4_EEvEET_SA_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC2IPKwvEET_S8_RKS3_",
+    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC2IPwvEET_S7_RKS3_",
+];
+
+#[test]
+fn cpp_names_match_cxxfilt_on_the_system_libstdcxx() {
+    let path = Path::new("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
+    if !path.exists() {
+        println!(
+            "skipped: {} is not present; checking the fixture only",
+            path.display()
+        );
+    } else {
+        let provider = NativeProvider::open(path).unwrap();
+        let differences = demangling_differences(&provider);
+        println!(
+            "{} C++ names of {} differ from c++filt",
+            differences.len(),
+            path.display()
+        );
+        for (raw, ours, theirs) in &differences {
+            println!("{raw}\n  ours:     {ours}\n  c++filt:  {theirs}");
+        }
+        let raw: Vec<&str> = differences.iter().map(|(raw, _, _)| raw.as_str()).collect();
+        assert_eq!(raw, KNOWN_DIFFERENCES);
+    }
+    let provider =
+        NativeProvider::from_bytes("fixture", build(&cpp_spec(), Format::Elf).bytes).unwrap();
+    assert_eq!(demangling_differences(&provider), []);
+    // A c++filt-style name finds the procedure.
+    for name in [
+        "foo::bar(int)",
+        "virtual thunk to foo::bar()",
+        "std::basic_string<char, std::char_traits<char>, std::allocator<char> >::size()",
+        "f(std::ratio<1l, 1000l>)",
+    ] {
+        assert_eq!(exact(&provider, name).len(), 1, "{name}");
+    }
+}
