@@ -280,3 +280,97 @@ fn cpp_names_match_cxxfilt_on_the_system_libstdcxx() {
         assert_eq!(exact(&provider, name).len(), 1, "{name}");
     }
 }
+
+/// The file offset of the `LC_SEGMENT_64` command of `segment` in a thin 64-bit Mach-O.
+fn macho_segment_command(bytes: &[u8], segment: &[u8]) -> usize {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let count = word(16) as usize;
+    let mut at = 32;
+    for _ in 0..count {
+        let (command, size) = (word(at), word(at + 4) as usize);
+        let name = &bytes[at + 8..at + 24];
+        if command == 0x19 && name.starts_with(segment) && name[segment.len()] == 0 {
+            return at;
+        }
+        at += size;
+    }
+    panic!("no segment command");
+}
+
+fn permissions_of(provider: &NativeProvider, section: &str) -> String {
+    provider
+        .list_segments(&document(provider))
+        .unwrap()
+        .into_iter()
+        .find(|s| s.name == section)
+        .unwrap()
+        .permissions
+        .to_string()
+}
+
+#[test]
+fn macho_section_permissions_come_from_initprot() {
+    let built = build(&Spec::sample(), Format::MachO);
+    let command = macho_segment_command(&built.bytes, b"__TEXT");
+    let provider = NativeProvider::from_bytes("tool", built.bytes.clone()).unwrap();
+    assert_eq!(permissions_of(&provider, "__TEXT,__text"), "r-x");
+    let procedures = fixtures::support::list_all(&provider, "tool").len();
+    // A ceiling (`maxprot`) of rwx leaves what is mapped (`initprot`, r-x) unchanged.
+    let mut widened = built.bytes.clone();
+    widened[command + 56..command + 60].copy_from_slice(&7u32.to_le_bytes());
+    let provider = NativeProvider::from_bytes("tool", widened).unwrap();
+    assert_eq!(permissions_of(&provider, "__TEXT,__text"), "r-x");
+    // Mapped read-only, the section holds no procedures even with an r-x ceiling.
+    let mut read_only = built.bytes.clone();
+    read_only[command + 56..command + 60].copy_from_slice(&5u32.to_le_bytes());
+    read_only[command + 60..command + 64].copy_from_slice(&1u32.to_le_bytes());
+    let provider = NativeProvider::from_bytes("tool", read_only).unwrap();
+    assert_eq!(permissions_of(&provider, "__TEXT,__text"), "r--");
+    assert!(fixtures::support::list_all(&provider, "tool").len() < procedures);
+}
+
+#[test]
+fn a_malformed_pe_forwarder_drops_only_itself() {
+    use object::read::pe::PeFile64;
+    use object::{LittleEndian as LE, pe};
+
+    // Stripped: the exports are the only names.
+    let built = build(&Spec::sample().stripped(), Format::Pe);
+    let mut bytes = built.bytes.clone();
+    let (functions, first_name) = {
+        let file = PeFile64::parse(&*bytes).unwrap();
+        let directory = file
+            .data_directory(pe::IMAGE_DIRECTORY_ENTRY_EXPORT)
+            .unwrap();
+        let sections = file.section_table();
+        let offset_of = |rva: u32| sections.pe_file_range_at(rva).unwrap().0 as usize;
+        let table = file.export_table().unwrap().unwrap();
+        let directory_offset = offset_of(directory.virtual_address.get(LE));
+        let functions = offset_of(table.directory().address_of_functions.get(LE));
+        let first_name = table.name_pointers()[0].get(LE);
+        assert!(directory_offset <= functions);
+        (functions, first_name)
+    };
+    let provider = NativeProvider::from_bytes("lib.dll", bytes.clone()).unwrap();
+    let before = fixtures::support::list_all(&provider, "lib.dll");
+    // The first function entry now points at a name inside the export directory: a forwarder
+    // string without the `DLL.name` separator.
+    bytes[functions..functions + 4].copy_from_slice(&first_name.to_le_bytes());
+    let object_file = PeFile64::parse(&*bytes).unwrap();
+    // `object` reports the forwarder as an error in the middle of its export iterator.
+    assert!(
+        object::Object::exports(&object_file)
+            .unwrap()
+            .any(|export| export.is_err())
+    );
+    let provider = NativeProvider::from_bytes("lib.dll", bytes).unwrap();
+    let after = fixtures::support::list_all(&provider, "lib.dll");
+    let names = |listed: &[(String, Option<String>)]| -> Vec<String> {
+        listed.iter().filter_map(|(_, n)| n.clone()).collect()
+    };
+    // The forwarded entry was `main` (the first function); the exports after it stay.
+    let mut expected = names(&before);
+    expected.retain(|name| name != "main");
+    assert_eq!(names(&after), expected);
+    assert!(expected.iter().any(|n| n == "api_open") && expected.iter().any(|n| n == "api_close"));
+}
