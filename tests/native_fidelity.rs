@@ -374,3 +374,118 @@ fn a_malformed_pe_forwarder_drops_only_itself() {
     assert_eq!(names(&after), expected);
     assert!(expected.iter().any(|n| n == "api_open") && expected.iter().any(|n| n == "api_close"));
 }
+
+/// `bytes` (a 64-bit little-endian ELF) without its section headers: `e_shoff`, `e_shnum`
+/// and `e_shstrndx` cleared, as some packers and loaders leave files.
+fn without_section_headers(mut bytes: Vec<u8>) -> Vec<u8> {
+    bytes[0x28..0x30].fill(0);
+    bytes[0x3c..0x40].fill(0);
+    bytes
+}
+
+/// Addresses of a source, and (address, raw name) of every name, of a provider's procedures.
+fn procedures_by_source(
+    provider: &NativeProvider,
+    source: rea::session::ProcedureSource,
+) -> std::collections::BTreeSet<u64> {
+    let name = document(provider);
+    fixtures::support::list_all(provider, &name)
+        .into_iter()
+        .filter_map(|(address, _)| {
+            let info = provider
+                .procedure_info(&name, Address::parse(&address).unwrap())
+                .unwrap();
+            info.sources
+                .contains(&source)
+                .then_some(info.address.value())
+        })
+        .collect()
+}
+
+#[test]
+fn elf_without_section_headers_uses_pt_dynamic_and_pt_gnu_eh_frame() {
+    use rea::session::ProcedureSource;
+
+    let scratch = tempfile::tempdir().unwrap();
+    let mut paths: Vec<PathBuf> = ifunc_library(scratch.path()).into_iter().collect();
+    for system in ["/bin/ls", "/usr/lib/x86_64-linux-gnu/libc.so.6"] {
+        if Path::new(system).exists() {
+            paths.push(PathBuf::from(system));
+        } else {
+            println!("skipped: {system} is not present");
+        }
+    }
+    for path in paths {
+        let bytes = std::fs::read(&path).unwrap();
+        if bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
+            println!(
+                "skipped: {} is not a 64-bit little-endian ELF",
+                path.display()
+            );
+            continue;
+        }
+        let whole = NativeProvider::from_bytes("whole", bytes.clone()).unwrap();
+        let bare = NativeProvider::from_bytes("bare", without_section_headers(bytes)).unwrap();
+        assert!(
+            bare.list_segments("bare")
+                .unwrap()
+                .iter()
+                .all(|s| !s.name.starts_with('.')),
+            "no sections are left"
+        );
+        // The same unwind-table starts.
+        let unwind = procedures_by_source(&whole, ProcedureSource::UnwindTable);
+        assert!(!unwind.is_empty());
+        assert_eq!(
+            procedures_by_source(&bare, ProcedureSource::UnwindTable),
+            unwind,
+            "{}",
+            path.display()
+        );
+        // The same dynamic function symbols, by name.
+        let names = all_names(&whole);
+        let bare_names = all_names(&bare);
+        let dynamic = procedures_by_source(&whole, ProcedureSource::DynamicSymbols);
+        assert_eq!(
+            procedures_by_source(&bare, ProcedureSource::DynamicSymbols),
+            dynamic,
+            "{}",
+            path.display()
+        );
+        let missing: Vec<&String> = names
+            .keys()
+            .filter(|raw| !raw.ends_with("@plt") && !bare_names.contains_key(*raw))
+            .filter(|raw| !raw.contains('@'))
+            .collect();
+        println!(
+            "{}: {} unwind starts, {} dynamic functions without section headers",
+            path.display(),
+            unwind.len(),
+            dynamic.len()
+        );
+        // Only names of the static symbol table (gone with the section headers) are missing.
+        for raw in missing {
+            assert!(
+                exact(&whole, raw).iter().all(|address| {
+                    whole
+                        .procedure_info("whole", Address::new(*address))
+                        .unwrap()
+                        .sources
+                        .iter()
+                        .all(|s| *s != ProcedureSource::DynamicSymbols)
+                }),
+                "{raw}"
+            );
+        }
+        // The undefined dynamic symbols are still the imports.
+        let imports = |p: &NativeProvider| -> std::collections::BTreeSet<String> {
+            p.list_imports(&document(p), None, 500)
+                .unwrap()
+                .imports
+                .into_iter()
+                .map(|i| i.symbol.raw_name)
+                .collect()
+        };
+        assert_eq!(imports(&bare), imports(&whole), "{}", path.display());
+    }
+}

@@ -3,9 +3,10 @@
 //! (`printf@plt`, as `objdump -d` labels them) and the imported symbols with their GOT slots.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use object::elf;
-use object::read::elf::{ElfFile, FileHeader, Rel, Rela, SectionHeader, Sym};
+use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader, Rel, Rela, SectionHeader, Sym};
 use object::{Endianness, FileKind};
 
 const EM_386: u16 = elf::EM_386.0;
@@ -300,4 +301,206 @@ fn plt_jumps(machine: u16, bytes: &[u8], address: u64) -> Vec<(u64, u64)> {
         _ => {}
     }
     jumps
+}
+
+/// What an ELF image without section headers yields through its program headers.
+#[derive(Default)]
+pub(crate) struct Sectionless {
+    /// Defined function symbols of the dynamic symbol table: address, size, raw name.
+    pub(crate) functions: Vec<(u64, u64, String)>,
+    /// Names of the undefined dynamic symbols, in table order.
+    pub(crate) undefined: Vec<String>,
+    /// The `.eh_frame` bytes found through `PT_GNU_EH_FRAME`, with their address.
+    pub(crate) eh_frame: Option<(u64, Range<usize>)>,
+}
+
+/// Most dynamic symbols read through `PT_DYNAMIC` (a bound on a corrupt hash table's count).
+const MAX_DYNAMIC_SYMBOLS: usize = 1 << 20;
+
+/// Reads the dynamic symbol table through `PT_DYNAMIC` (`DT_SYMTAB`, `DT_STRTAB`, and
+/// `DT_HASH` or `DT_GNU_HASH` for the count) and locates `.eh_frame` through
+/// `PT_GNU_EH_FRAME`, for an ELF image whose section headers are gone.
+pub(crate) fn sectionless(data: &[u8], kind: FileKind) -> Sectionless {
+    match kind {
+        FileKind::Elf32 => read_sectionless::<elf::FileHeader32<Endianness>>(data),
+        FileKind::Elf64 => read_sectionless::<elf::FileHeader64<Endianness>>(data),
+        _ => None,
+    }
+    .unwrap_or_default()
+}
+
+fn read_sectionless<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Sectionless> {
+    let header = Elf::parse(data).ok()?;
+    let endian = header.endian().ok()?;
+    let segments = header.program_headers(endian, data).ok()?;
+    // File offset of a virtual address, and the file bytes left in its segment.
+    let offset_of = |address: u64| -> Option<Range<usize>> {
+        segments.iter().find_map(|segment| {
+            if segment.p_type(endian) != elf::PT_LOAD {
+                return None;
+            }
+            let start: u64 = segment.p_vaddr(endian).into();
+            let file_size: u64 = segment.p_filesz(endian).into();
+            let delta = address.checked_sub(start).filter(|&d| d < file_size)?;
+            let offset: u64 = segment.p_offset(endian).into();
+            let begin = usize::try_from(offset.checked_add(delta)?).ok()?;
+            let end = usize::try_from(offset.checked_add(file_size)?).ok()?;
+            (begin <= end && end <= data.len()).then_some(begin..end)
+        })
+    };
+    let mut found = Sectionless::default();
+
+    if let Some(header) = segments
+        .iter()
+        .find(|segment| segment.p_type(endian) == elf::PT_GNU_EH_FRAME)
+    {
+        let address: u64 = header.p_vaddr(endian).into();
+        if let Some(range) = offset_of(address) {
+            let bytes = &data[range];
+            // version, eh_frame_ptr encoding, then the encoded pointer at offset 4.
+            if bytes.len() >= 8 && bytes[0] == 1 {
+                let field = bytes.get(4..12).unwrap_or(&bytes[4..8]);
+                let pointer = match bytes[1] {
+                    // DW_EH_PE_pcrel | DW_EH_PE_sdata4, what linkers write.
+                    0x1b => {
+                        let raw = read_u32(field, header_little_endian(data))?;
+                        Some((address + 4).wrapping_add_signed(i64::from(raw as i32)))
+                    }
+                    // DW_EH_PE_udata4 / DW_EH_PE_udata8 (absolute).
+                    0x03 => read_u32(field, header_little_endian(data)).map(u64::from),
+                    0x04 => read_u64(field, header_little_endian(data)),
+                    _ => None,
+                };
+                if let Some(eh_frame) = pointer {
+                    found.eh_frame = offset_of(eh_frame).map(|range| (eh_frame, range));
+                }
+            }
+        }
+    }
+
+    let dynamic = segments
+        .iter()
+        .find_map(|segment| segment.dynamic(endian, data).ok().flatten());
+    let Some(dynamic) = dynamic else {
+        return Some(found);
+    };
+    let mut symtab = None;
+    let mut strtab = None;
+    let mut strsz = None;
+    let mut hash = None;
+    let mut gnu_hash = None;
+    for entry in dynamic {
+        let value: u64 = entry.d_val(endian).into();
+        match entry.d_tag(endian) {
+            elf::DT_NULL => break,
+            elf::DT_SYMTAB => symtab = Some(value),
+            elf::DT_STRTAB => strtab = Some(value),
+            elf::DT_STRSZ => strsz = Some(value),
+            elf::DT_HASH => hash = Some(value),
+            elf::DT_GNU_HASH => gnu_hash = Some(value),
+            _ => {}
+        }
+    }
+    let (Some(symtab), Some(strtab)) = (symtab, strtab) else {
+        return Some(found);
+    };
+    let little = header_little_endian(data);
+    let word_size = if header.is_type_64() { 8 } else { 4 };
+    let count = match (hash, gnu_hash) {
+        (Some(hash), _) => {
+            let range = offset_of(hash)?;
+            read_u32(data.get(range.start + 4..range.end)?, little).map(|n| n as usize)
+        }
+        (None, Some(gnu_hash)) => {
+            let range = offset_of(gnu_hash)?;
+            gnu_hash_count(&data[range], little, word_size)
+        }
+        (None, None) => None,
+    }?
+    .min(MAX_DYNAMIC_SYMBOLS);
+    let symbols_range = offset_of(symtab)?;
+    let strings_range = offset_of(strtab)?;
+    let strings_end = match strsz.and_then(|size| usize::try_from(size).ok()) {
+        Some(size) => strings_range
+            .end
+            .min(strings_range.start.saturating_add(size)),
+        None => strings_range.end,
+    };
+    let strings = &data[strings_range.start..strings_end];
+    let available = (symbols_range.end - symbols_range.start) / std::mem::size_of::<Elf::Sym>();
+    let symbols: &[Elf::Sym] =
+        object::pod::slice_from_bytes(&data[symbols_range], count.min(available))
+            .ok()?
+            .0;
+    for symbol in symbols.iter().skip(1) {
+        let start = symbol.st_name(endian) as usize;
+        let Some(name) = strings
+            .get(start..)
+            .and_then(|rest| rest.split(|&b| b == 0).next())
+            .filter(|name| !name.is_empty())
+        else {
+            continue;
+        };
+        let name = String::from_utf8_lossy(name).into_owned();
+        if symbol.st_shndx(endian) == elf::SHN_UNDEF {
+            found.undefined.push(name);
+        } else if matches!(symbol.st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC) {
+            found.functions.push((
+                symbol.st_value(endian).into(),
+                symbol.st_size(endian).into(),
+                name,
+            ));
+        }
+    }
+    Some(found)
+}
+
+fn header_little_endian(data: &[u8]) -> bool {
+    // `e_ident[EI_DATA]`.
+    data.get(5) != Some(&elf::ELFDATA2MSB.0)
+}
+
+fn read_u32(bytes: &[u8], little: bool) -> Option<u32> {
+    let bytes: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
+    Some(if little {
+        u32::from_le_bytes(bytes)
+    } else {
+        u32::from_be_bytes(bytes)
+    })
+}
+
+fn read_u64(bytes: &[u8], little: bool) -> Option<u64> {
+    let bytes: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+    Some(if little {
+        u64::from_le_bytes(bytes)
+    } else {
+        u64::from_be_bytes(bytes)
+    })
+}
+
+/// The number of dynamic symbols a `DT_GNU_HASH` table covers: one past the last symbol of
+/// the longest-indexed chain.
+fn gnu_hash_count(table: &[u8], little: bool, word_size: usize) -> Option<usize> {
+    let word = |index: usize| read_u32(table.get(index * 4..)?, little);
+    let buckets = word(0)? as usize;
+    let symbol_offset = word(1)? as usize;
+    let bloom_words = word(2)? as usize;
+    let buckets_start = 16usize.checked_add(bloom_words.checked_mul(word_size)?)?;
+    let chains_start = buckets_start.checked_add(buckets.checked_mul(4)?)?;
+    let at = |offset: usize| read_u32(table.get(offset..)?, little);
+    let mut last = 0usize;
+    for bucket in 0..buckets {
+        last = last.max(at(buckets_start + bucket * 4)? as usize);
+    }
+    if last < symbol_offset {
+        return Some(symbol_offset);
+    }
+    for _ in 0..MAX_DYNAMIC_SYMBOLS {
+        let chain = at(chains_start.checked_add((last - symbol_offset).checked_mul(4)?)?)?;
+        if chain & 1 != 0 {
+            return Some(last + 1);
+        }
+        last += 1;
+    }
+    None
 }

@@ -76,7 +76,7 @@ pub(crate) fn read_image(data: &[u8]) -> Result<Image, ProviderError> {
         reason: error.to_string(),
     })?;
     let regions = regions(&file, data, kind);
-    let elf = super::elf::read(data, kind);
+    let mut elf = super::elf::read(data, kind);
     let segments: Vec<Segment> = regions.iter().map(|r| r.segment.clone()).collect();
     let mut builder = TableBuilder::default();
     let executable = |address: u64| {
@@ -86,6 +86,9 @@ pub(crate) fn read_image(data: &[u8]) -> Result<Image, ProviderError> {
     collect_symbols(&file, &elf, &mut builder, &executable);
     collect_exports(&file, data, kind, &elf, &mut builder, &executable);
     collect_unwind_starts(&file, data, kind, &mut builder, &executable);
+    if file.format() == BinaryFormat::Elf && file.sections().all(|section| section.size() == 0) {
+        collect_sectionless(&file, data, kind, &mut elf, &mut builder, &executable);
+    }
     for (address, raw) in &elf.stubs {
         if executable(*address) {
             let display = demangle(raw).unwrap_or_else(|| raw.clone());
@@ -350,6 +353,54 @@ fn collect_exports(
         };
         builder.add(address, ProcedureSource::Exports, name, None);
     }
+}
+
+/// An ELF image without section headers: the dynamic symbols through `PT_DYNAMIC`, the
+/// unwind table through `PT_GNU_EH_FRAME`, and the undefined dynamic symbols as imports.
+fn collect_sectionless(
+    file: &object::File<'_>,
+    data: &[u8],
+    kind: FileKind,
+    elf: &mut ElfDetails,
+    builder: &mut TableBuilder,
+    executable: &dyn Fn(u64) -> bool,
+) {
+    let found = super::elf::sectionless(data, kind);
+    for (address, size, raw) in found.functions {
+        if executable(address) {
+            let name = found_name(Cow::Owned(raw), RANK_DYNAMIC);
+            builder.add(address, ProcedureSource::DynamicSymbols, name, Some(size));
+        }
+    }
+    if let Some((address, range)) = found.eh_frame {
+        let layout = FrameLayout {
+            section_address: address,
+            little_endian: file.is_little_endian(),
+            address_size: if file.is_64() { 8 } else { 4 },
+        };
+        for start in fde_starts(&data[range], layout) {
+            if executable(start.address) {
+                builder.add(
+                    start.address,
+                    ProcedureSource::UnwindTable,
+                    None,
+                    start.size,
+                );
+            }
+        }
+    }
+    elf.imports.extend(
+        found
+            .undefined
+            .into_iter()
+            .map(|name| super::elf::ElfImport {
+                name,
+                version: None,
+                library: None,
+                stub: None,
+                slot: None,
+            }),
+    );
 }
 
 fn collect_unwind_starts(
