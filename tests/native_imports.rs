@@ -457,3 +457,26 @@ fn pe_imports_match_objdump_with_dll_ordinal_thunk_and_iat_slot() {
         assert_eq!(ours, listed, "{text}");
     }
 }
+
+proptest::proptest! {
+    /// Pages of any size concatenate to the whole list, each within its limit.
+    #[test]
+    fn import_pages_concatenate_to_the_whole_list(limit in 1usize..=5) {
+        let (bytes, _, _) = pe_fixture::build();
+        let provider = NativeProvider::from_bytes("app.exe", bytes).unwrap();
+        let whole = provider.list_imports("app.exe", None, 500).unwrap();
+        proptest::prop_assert!(whole.next_cursor.is_none());
+        let mut paged = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = provider.list_imports("app.exe", cursor.as_deref(), limit).unwrap();
+            proptest::prop_assert!(page.imports.len() <= limit && !page.imports.is_empty());
+            paged.extend(page.imports);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        proptest::prop_assert_eq!(paged, whole.imports);
+    }
+}

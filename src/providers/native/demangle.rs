@@ -269,10 +269,70 @@ mod tests {
         worker.join().unwrap();
     }
 
+    /// The forms `c++filt` (binutils 2.40) prints differently from `cpp_demangle`.
+    #[test]
+    fn itanium_names_read_as_cxxfilt_prints_them() {
+        let string = "std::basic_string<char, std::char_traits<char>, std::allocator<char> >";
+        for (raw, expected) in [
+            (
+                "_ZThn8_N3foo3barEv",
+                "non-virtual thunk to foo::bar()".to_owned(),
+            ),
+            (
+                "_ZTv0_n24_N3foo3barEv",
+                "virtual thunk to foo::bar()".to_owned(),
+            ),
+            (
+                "_ZTchn8_h16_N3foo3bazEv",
+                "covariant return thunk to foo::baz()".to_owned(),
+            ),
+            ("_ZNSs4sizeEv", format!("{string}::size()")),
+            ("_ZNSsC1Ev", format!("{string}::basic_string()")),
+            (
+                "_ZNKSt4hashISsEclESs",
+                format!("std::hash<{string} >::operator()({string}) const"),
+            ),
+            (
+                "_Z1fSt5ratioILl1ELl1000EE",
+                "f(std::ratio<1l, 1000l>)".to_owned(),
+            ),
+            ("_Z1fDn", "f(decltype(nullptr))".to_owned()),
+            ("_ZNSt6string3fooEv", "std::string::foo()".to_owned()),
+            (
+                "_ZNSs4sizeEv@GLIBCXX_3.4",
+                format!("{string}::size()@GLIBCXX_3.4"),
+            ),
+        ] {
+            assert_eq!(demangle(raw), Some(expected), "{raw}");
+        }
+    }
+
     #[test]
     fn plain_and_broken_names_are_left_alone() {
         for raw in ["main", "_start", "_Z", "?", "_ZN3foo", "__Z"] {
             assert_eq!(demangle(raw), None, "{raw}");
+        }
+    }
+
+    proptest::proptest! {
+        /// A version or stub suffix never changes how the name before it is demangled, and
+        /// arbitrary text never panics.
+        #[test]
+        fn suffixes_follow_the_demangled_name(
+            raw in "_Z[0-9A-Za-z_]{0,24}",
+            suffix in "@{1,2}[A-Z0-9_.]{0,12}",
+        ) {
+            let with_suffix = demangle(&format!("{raw}{suffix}"));
+            match demangle(&raw) {
+                Some(name) => proptest::prop_assert_eq!(with_suffix, Some(format!("{name}{suffix}"))),
+                None => proptest::prop_assert_eq!(with_suffix, None),
+            }
+        }
+
+        /// Thunk prefixes over any text never panic.
+        #[test]
+        fn any_thunk_text_is_handled(rest in "[0-9hvcn_A-Za-z]{0,32}") {
+            let _ = demangle(&format!("_ZT{rest}"));
         }
     }
 }
