@@ -291,106 +291,9 @@ fn import_pages_are_bounded_and_cursors_checked() {
     assert!(provider.supports(Operation::ListImports));
 }
 
-/// A PE32+ image importing two functions of `KERNEL32.dll` (one by ordinal) and one of
-/// `msvcrt.dll`, with an import thunk `jmp [rip+IAT]` for the first.
-mod pe_fixture {
-    use object::pe;
-    use object::write::pe::{NtHeaders, Writer};
-
-    pub const IMAGE_BASE: u64 = 0x1_4000_0000;
-
-    /// The bytes, the thunk address and the IAT address of `ExitProcess`.
-    pub fn build() -> (Vec<u8>, u64, u64) {
-        let mut bytes = Vec::new();
-        let mut writer = Writer::new(true, 0x1000, 0x200, &mut bytes);
-        writer.reserve_dos_header_and_stub();
-        writer.reserve_nt_headers(16);
-        writer.reserve_section_headers(2);
-        let text = writer.reserve_text_section(16);
-        // .idata: descriptors (3 x 20), lookup tables and IATs (2 x (3 + 2) x 8), hint/names,
-        // DLL names.
-        let idata_len = 0x200;
-        let idata = writer.reserve_idata_section(idata_len);
-        writer.write_dos_header_and_stub().unwrap();
-        let rva = idata.virtual_address;
-        let ilt1 = rva + 60;
-        let ilt2 = ilt1 + 24;
-        let iat1 = ilt2 + 16;
-        let iat2 = iat1 + 24;
-        let names = iat2 + 16;
-        let exit_name = names;
-        let sleep_name = names + 16;
-        let kernel32 = names + 32;
-        let msvcrt = names + 48;
-        let mut table = Vec::new();
-        for (lookup, name, iat) in [(ilt1, kernel32, iat1), (ilt2, msvcrt, iat2)] {
-            for field in [lookup, 0, 0, name, iat] {
-                table.extend(field.to_le_bytes());
-            }
-        }
-        table.extend([0u8; 20]);
-        let thunks1 = [u64::from(exit_name), (1u64 << 63) | 17, 0];
-        let thunks2 = [u64::from(sleep_name), 0];
-        let mut lists = Vec::new();
-        for thunk in thunks1.iter().chain(&thunks2) {
-            lists.extend(thunk.to_le_bytes());
-        }
-        // The lookup tables, then the IATs with the same contents before binding.
-        table.extend(&lists);
-        table.extend(&lists);
-        let mut strings = Vec::new();
-        for (hint, text) in [(0x15u16, &b"ExitProcess"[..]), (3, b"puts")] {
-            let mut entry = hint.to_le_bytes().to_vec();
-            entry.extend(text);
-            entry.resize(16, 0);
-            strings.extend(entry);
-        }
-        for dll in [&b"KERNEL32.dll"[..], b"msvcrt.dll"] {
-            let mut entry = dll.to_vec();
-            entry.resize(16, 0);
-            strings.extend(entry);
-        }
-        table.extend(strings);
-        table.resize(idata_len as usize, 0);
-        // jmp qword ptr [rip + disp] to the IAT entry of ExitProcess, then int3 padding.
-        let thunk = IMAGE_BASE + u64::from(text.virtual_address);
-        let slot = IMAGE_BASE + u64::from(iat1);
-        let displacement = (iat1 as i64 - (text.virtual_address as i64 + 6)) as i32;
-        let mut code = vec![0xff, 0x25];
-        code.extend(displacement.to_le_bytes());
-        code.resize(16, 0xcc);
-        writer.set_data_directory(pe::IMAGE_DIRECTORY_ENTRY_IAT, iat1, 40);
-        writer.write_nt_headers(NtHeaders {
-            machine: pe::IMAGE_FILE_MACHINE_AMD64,
-            time_date_stamp: 0,
-            characteristics: pe::IMAGE_FILE_EXECUTABLE_IMAGE | pe::IMAGE_FILE_LARGE_ADDRESS_AWARE,
-            major_linker_version: 14,
-            minor_linker_version: 0,
-            address_of_entry_point: text.virtual_address,
-            image_base: IMAGE_BASE,
-            major_operating_system_version: 6,
-            minor_operating_system_version: 0,
-            major_image_version: 0,
-            minor_image_version: 0,
-            major_subsystem_version: 6,
-            minor_subsystem_version: 0,
-            subsystem: pe::IMAGE_SUBSYSTEM_WINDOWS_CUI,
-            dll_characteristics: pe::DllFlags(0),
-            size_of_stack_reserve: 0x100000,
-            size_of_stack_commit: 0x1000,
-            size_of_heap_reserve: 0x100000,
-            size_of_heap_commit: 0x1000,
-        });
-        writer.write_section_headers();
-        writer.write_section(text.file_offset, &code);
-        writer.write_section(idata.file_offset, &table);
-        (bytes, thunk, slot)
-    }
-}
-
 #[test]
 fn pe_imports_match_objdump_with_dll_ordinal_thunk_and_iat_slot() {
-    let (bytes, thunk, slot) = pe_fixture::build();
+    let (bytes, thunk, slot) = fixtures::pe_imports::build();
     let provider = NativeProvider::from_bytes("app.exe", bytes.clone()).unwrap();
     let imports = all_imports(&provider);
     let summary: Vec<(String, Option<String>, Option<u32>)> = imports
@@ -462,7 +365,7 @@ proptest::proptest! {
     /// Pages of any size concatenate to the whole list, each within its limit.
     #[test]
     fn import_pages_concatenate_to_the_whole_list(limit in 1usize..=5) {
-        let (bytes, _, _) = pe_fixture::build();
+        let (bytes, _, _) = fixtures::pe_imports::build();
         let provider = NativeProvider::from_bytes("app.exe", bytes).unwrap();
         let whole = provider.list_imports("app.exe", None, 500).unwrap();
         proptest::prop_assert!(whole.next_cursor.is_none());
