@@ -134,13 +134,13 @@ fn macho_imports_match_llvm_objdump_bind_tables_and_stubs() {
             continue;
         }
         let fields: Vec<&str> = line.split_whitespace().collect();
-        if in_stubs && fields.len() == 3 {
-            if let Some(address) = fields[0]
+        if in_stubs
+            && fields.len() == 3
+            && let Some(address) = fields[0]
                 .strip_prefix("0x")
                 .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-            {
-                stubs.insert(fields[2].to_owned(), address);
-            }
+        {
+            stubs.insert(fields[2].to_owned(), address);
         }
     }
     let provider = NativeProvider::open(&path).unwrap();
