@@ -389,6 +389,9 @@ fn read_sectionless<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option
     let mut strsz = None;
     let mut hash = None;
     let mut gnu_hash = None;
+    let mut versym = None;
+    let mut verdef = None;
+    let mut verdef_count = 0u64;
     for entry in dynamic {
         let value: u64 = entry.d_val(endian).into();
         match entry.d_tag(endian) {
@@ -398,6 +401,9 @@ fn read_sectionless<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option
             elf::DT_STRSZ => strsz = Some(value),
             elf::DT_HASH => hash = Some(value),
             elf::DT_GNU_HASH => gnu_hash = Some(value),
+            elf::DT_VERSYM => versym = Some(value),
+            elf::DT_VERDEF => verdef = Some(value),
+            elf::DT_VERDEFNUM => verdef_count = value,
             _ => {}
         }
     }
@@ -432,7 +438,53 @@ fn read_sectionless<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option
         object::pod::slice_from_bytes(&data[symbols_range], count.min(available))
             .ok()?
             .0;
-    for symbol in symbols.iter().skip(1) {
+    // Version definitions by index, for the names of non-default versions.
+    let mut definitions: HashMap<u16, String> = HashMap::new();
+    if let Some(range) = verdef.and_then(|address| offset_of(address)) {
+        let table = &data[range];
+        let half = |at: usize| {
+            let bytes: [u8; 2] = table.get(at..at + 2)?.try_into().ok()?;
+            Some(if little {
+                u16::from_le_bytes(bytes)
+            } else {
+                u16::from_be_bytes(bytes)
+            })
+        };
+        let word = |at: usize| read_u32(table.get(at..)?, little);
+        let mut at = 0usize;
+        for _ in 0..verdef_count.min(u64::from(u16::MAX)) {
+            let (Some(index), Some(aux), Some(next)) = (half(at + 4), word(at + 12), word(at + 16))
+            else {
+                break;
+            };
+            if let Some(name) = word(at + aux as usize)
+                .and_then(|name| strings.get(name as usize..))
+                .and_then(|rest| rest.split(|&b| b == 0).next())
+            {
+                definitions.insert(index, String::from_utf8_lossy(name).into_owned());
+            }
+            if next == 0 {
+                break;
+            }
+            at = at.saturating_add(next as usize);
+        }
+    }
+    let versions = versym
+        .and_then(|address| offset_of(address))
+        .map(|range| &data[range]);
+    let hidden_version = |index: usize| -> Option<&String> {
+        let bytes: [u8; 2] = versions?.get(index * 2..index * 2 + 2)?.try_into().ok()?;
+        let value = if little {
+            u16::from_le_bytes(bytes)
+        } else {
+            u16::from_be_bytes(bytes)
+        };
+        // VERSYM_HIDDEN, then the version index.
+        (value & 0x8000 != 0)
+            .then(|| definitions.get(&(value & 0x7fff)))
+            .flatten()
+    };
+    for (index, symbol) in symbols.iter().enumerate().skip(1) {
         let start = symbol.st_name(endian) as usize;
         let Some(name) = strings
             .get(start..)
@@ -445,6 +497,10 @@ fn read_sectionless<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option
         if symbol.st_shndx(endian) == elf::SHN_UNDEF {
             found.undefined.push(name);
         } else if matches!(symbol.st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC) {
+            let name = match hidden_version(index) {
+                Some(version) => format!("{name}@{version}"),
+                None => name,
+            };
             found.functions.push((
                 symbol.st_value(endian).into(),
                 symbol.st_size(endian).into(),
