@@ -180,6 +180,15 @@ fn plt_stubs_are_procedures_named_as_objdump_labels_them() {
     let scratch = tempfile::tempdir().unwrap();
     let mut paths = generated(scratch.path());
     let compiled = paths.len();
+    // A 32-bit x86 PIC library (`jmp *slot(%ebx)` entries), when the compiler can target it.
+    let library = "int puts(const char *);\nint helper(const char *);\n\
+        int f(const char *s) { puts(s); return helper(s); }\n";
+    paths.extend(compile(
+        scratch.path(),
+        "pic32.so",
+        library,
+        &["-m32", "-shared", "-fPIC", "-nostdlib"],
+    ));
     paths.extend(system_elves());
     for path in paths {
         let Some(expected) = objdump_plt(&path) else {

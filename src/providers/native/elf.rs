@@ -150,6 +150,14 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
         (!name.is_empty()).then(|| String::from_utf8_lossy(name).into_owned())
     };
 
+    // x86 PIC entries jump relative to the GOT base in %ebx: `.got.plt`, else `.got`.
+    let section_address = |wanted: &[u8]| {
+        sections.iter().find_map(|section| {
+            (sections.section_name(endian, section).ok()? == wanted)
+                .then(|| section.sh_addr(endian).into())
+        })
+    };
+    let got_base: Option<u64> = section_address(b".got.plt").or_else(|| section_address(b".got"));
     // PLT stubs: each entry jumps through a GOT slot; the slot's relocation names it.
     let mut stubs: Vec<(u64, usize)> = Vec::new();
     let mut resolver_stubs: Vec<(u64, String)> = Vec::new();
@@ -164,7 +172,7 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
             continue;
         };
         let address: u64 = section.sh_addr(endian).into();
-        for (offset, slot) in plt_jumps(machine, bytes, address) {
+        for (offset, slot) in plt_jumps(machine, bytes, address, got_base) {
             if let Some(&symbol) = slot_symbols.get(&slot) {
                 stubs.push((address + offset, symbol));
             } else if let Some(&resolver) = slot_resolvers.get(&slot) {
@@ -236,13 +244,15 @@ fn read_elf<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<ElfDeta
     Some(details)
 }
 
-/// `(offset, slot)` of each PLT entry of `bytes` (at `address`) that jumps through a slot.
-fn plt_jumps(machine: u16, bytes: &[u8], address: u64) -> Vec<(u64, u64)> {
+/// `(offset, slot)` of each PLT entry of `bytes` (at `address`) that jumps through a slot;
+/// `got_base` is what x86 PIC entries address relative to.
+fn plt_jumps(machine: u16, bytes: &[u8], address: u64, got_base: Option<u64>) -> Vec<(u64, u64)> {
     let mut jumps = Vec::new();
     match machine {
         EM_X86_64 | EM_386 => {
             // Entries are 8 or 16 bytes; a jump through memory may follow `endbr64`/`endbr32`
-            // and a `bnd` prefix: `ff 25 <disp32>` (RIP-relative on x86-64, absolute on x86).
+            // and a `bnd` prefix: `ff 25 <disp32>` (RIP-relative on x86-64, absolute on x86)
+            // or, in x86 PIC code, `ff a3 <disp32>` (relative to the GOT base in %ebx).
             for start in (0..bytes.len()).step_by(8) {
                 let mut at = start;
                 if bytes.get(at..at + 3) == Some(&[0xf3, 0x0f, 0x1e][..]) {
@@ -251,14 +261,19 @@ fn plt_jumps(machine: u16, bytes: &[u8], address: u64) -> Vec<(u64, u64)> {
                 if bytes.get(at) == Some(&0xf2) {
                     at += 1;
                 }
-                if bytes.get(at..at + 2) != Some(&[0xff, 0x25][..]) {
-                    continue;
-                }
+                let relative_to_got = match bytes.get(at..at + 2) {
+                    Some([0xff, 0x25]) => false,
+                    Some([0xff, 0xa3]) if machine == EM_386 => true,
+                    _ => continue,
+                };
                 let Some(field) = bytes.get(at + 2..at + 6) else {
                     continue;
                 };
                 let field = i32::from_le_bytes([field[0], field[1], field[2], field[3]]);
-                let slot = if machine == EM_X86_64 {
+                let slot = if relative_to_got {
+                    let Some(base) = got_base else { continue };
+                    base.wrapping_add_signed(i64::from(field))
+                } else if machine == EM_X86_64 {
                     address
                         .wrapping_add((at + 6) as u64)
                         .wrapping_add_signed(i64::from(field))
