@@ -455,7 +455,7 @@ fn read_sectionless<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option
             .0;
     // Version definitions by index, for the names of non-default versions.
     let mut definitions: HashMap<u16, String> = HashMap::new();
-    if let Some(range) = verdef.and_then(|address| offset_of(address)) {
+    if let Some(range) = verdef.and_then(&offset_of) {
         let table = &data[range];
         let half = |at: usize| {
             let bytes: [u8; 2] = table.get(at..at + 2)?.try_into().ok()?;
@@ -484,9 +484,7 @@ fn read_sectionless<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option
             at = at.saturating_add(next as usize);
         }
     }
-    let versions = versym
-        .and_then(|address| offset_of(address))
-        .map(|range| &data[range]);
+    let versions = versym.and_then(&offset_of).map(|range| &data[range]);
     let hidden_version = |index: usize| -> Option<&String> {
         let bytes: [u8; 2] = versions?.get(index * 2..index * 2 + 2)?.try_into().ok()?;
         let value = if little {
