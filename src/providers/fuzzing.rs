@@ -29,6 +29,33 @@ pub fn check_native(bytes: &[u8]) {
         check_lookups(&provider, &document, &listed);
         check_segments_and_bytes(&provider, &document);
         check_strings(&provider, &document);
+        check_imports(&provider, &document);
+    }
+}
+
+/// Import pages: bounded, and concatenating small pages gives the whole list.
+fn check_imports(provider: &dyn Provider, document: &str) {
+    let whole = provider
+        .list_imports(document, None, PROCEDURE_PAGE_SIZE)
+        .expect("listing imports of a loaded document");
+    assert!(whole.imports.len() <= PROCEDURE_PAGE_SIZE);
+    let mut paged = Vec::new();
+    let mut cursor: Option<String> = None;
+    while paged.len() < whole.imports.len() {
+        let page = provider
+            .list_imports(document, cursor.as_deref(), 7)
+            .expect("a cursor the provider issued");
+        assert!(!page.imports.is_empty() && page.imports.len() <= 7);
+        paged.extend(page.imports);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    let compared = paged.len().min(whole.imports.len());
+    assert_eq!(paged[..compared], whole.imports[..compared]);
+    for import in &whole.imports {
+        assert!(!import.symbol.raw_name.is_empty());
     }
 }
 

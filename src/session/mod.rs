@@ -40,7 +40,8 @@ pub use evidence::{
 };
 pub use files::{Confinement, FileError};
 pub use provider::{
-    DocumentInfo, DocumentNames, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation,
+    DocumentInfo, DocumentNames, Import, ImportPage, MAX_READ_BYTES, MAX_SEARCH_RESULTS,
+    NameMatch, Operation,
     Permissions, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource,
     Provider, ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches,
     StringQuery,

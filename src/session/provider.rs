@@ -112,11 +112,13 @@ pub enum Operation {
     SearchStrings,
     /// [`Provider::read_bytes`].
     ReadBytes,
+    /// [`Provider::list_imports`].
+    ListImports,
 }
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Operation; 7] = [
+    pub const ALL: [Operation; 8] = [
         Operation::ListDocuments,
         Operation::ListProcedures,
         Operation::ProcedureInfo,
@@ -124,6 +126,7 @@ impl Operation {
         Operation::ListSegments,
         Operation::SearchStrings,
         Operation::ReadBytes,
+        Operation::ListImports,
     ];
 
     /// The operation's name, which is also the name of the tool that performs it.
@@ -136,6 +139,7 @@ impl Operation {
             Operation::ListSegments => "list_segments",
             Operation::SearchStrings => "search_strings",
             Operation::ReadBytes => "read_bytes",
+            Operation::ListImports => "list_imports",
         }
     }
 
@@ -225,6 +229,8 @@ pub enum ProcedureSource {
     UnwindTable,
     /// Mach-O `LC_FUNCTION_STARTS` (addresses only).
     FunctionStarts,
+    /// Import stubs named after the imported symbol (ELF PLT entries such as `printf@plt`).
+    ImportStubs,
     /// A loaded catalog file.
     Catalog,
 }
@@ -433,6 +439,36 @@ pub struct StringMatches {
     pub truncated: bool,
 }
 
+/// One imported symbol of a document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Import {
+    /// The symbol: display name (demangled) and raw name; a PE import by ordinal is named
+    /// `#<ordinal>`.
+    pub symbol: ProcedureName,
+    /// The library the format binds the symbol to, when it says: the ELF file of the symbol's
+    /// version requirement, the PE import descriptor's DLL, the Mach-O dylib of the ordinal.
+    pub library: Option<String>,
+    /// The ELF symbol version, e.g. `GLIBC_2.2.5`, when the symbol has one.
+    pub version: Option<String>,
+    /// The PE import ordinal or the Mach-O library ordinal, when the format records one.
+    pub ordinal: Option<u32>,
+    /// The stub the code calls (ELF PLT entry, PE import thunk, Mach-O `__stubs` entry), when
+    /// known.
+    pub stub: Option<Address>,
+    /// The slot the stub or the code reads the target from (ELF GOT entry, PE IAT entry,
+    /// Mach-O lazy or non-lazy pointer), when known.
+    pub slot: Option<Address>,
+}
+
+/// One page of [`Provider::list_imports`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ImportPage {
+    /// This page's imports, in the provider's stable order.
+    pub imports: Vec<Import>,
+    /// The cursor of the next page; `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
 /// A byte count for [`Provider::read_bytes`]: 1 to [`MAX_READ_BYTES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ReadLength(usize);
@@ -618,5 +654,17 @@ pub trait Provider: Send + Sync + 'static {
     ) -> Result<Vec<u8>, ProviderError> {
         let _ = (document, address, length);
         Err(ProviderError::Unsupported(Operation::ReadBytes))
+    }
+
+    /// One page of the imported symbols of `document`, at most `limit` of them, in a stable
+    /// order; `cursor` works as in [`Provider::list_procedures`].
+    fn list_imports(
+        &self,
+        document: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ImportPage, ProviderError> {
+        let _ = (document, cursor, limit);
+        Err(ProviderError::Unsupported(Operation::ListImports))
     }
 }

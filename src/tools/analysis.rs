@@ -28,6 +28,17 @@ const LIMIT_PAGE: Parameter = Parameter {
     required: false,
 };
 
+const LIMIT_IMPORTS: Parameter = Parameter {
+    name: "limit",
+    description: "Most imports in the page (1 to 500, default 500).",
+    kind: Kind::Integer {
+        min: 1,
+        max: PROCEDURE_PAGE_SIZE as u64,
+        default: PROCEDURE_PAGE_SIZE as u64,
+    },
+    required: false,
+};
+
 const LIMIT_SEARCH: Parameter = Parameter {
     name: "limit",
     description: "Most results (1 to 500, default 100).",
@@ -201,7 +212,46 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             run: read_bytes,
         },
     },
+    ToolSpec {
+        name: "list_imports",
+        title: "List imports",
+        description: "One page of the imported symbols of a document, in the format's order: \
+            name (display and raw), the library where the format says it (ELF version \
+            requirement, PE import descriptor, Mach-O dylib ordinal), the ELF symbol version, \
+            and the stub the code calls (PLT entry, import thunk, Mach-O stub) and the slot it \
+            reads (GOT, IAT, lazy pointer) when known. Pass `next_cursor` back as `cursor` for \
+            the next page; it is null on the last page. Records Evidence.",
+        parameters: &[
+            DOCUMENT,
+            Parameter {
+                name: "cursor",
+                description: "The `next_cursor` of the previous page; omit for the first page.",
+                kind: Kind::Text,
+                required: false,
+            },
+            LIMIT_IMPORTS,
+            PROVIDER,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: imports_schema,
+        handler: Handler::Observe {
+            operation: Operation::ListImports,
+            run: list_imports,
+        },
+    },
 ];
+
+fn list_imports(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let limit = usize::try_from(arguments.integer("limit")).unwrap_or(PROCEDURE_PAGE_SIZE);
+    let cursor = arguments.text("cursor");
+    let page = target
+        .query_document(|provider, document| provider.list_imports(document, cursor, limit))?;
+    Ok(json!({
+        "document": target.document()?,
+        "imports": encode("list_imports", &page.imports)?,
+        "next_cursor": page.next_cursor,
+    }))
+}
 
 fn list_procedures(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
     let limit = usize::try_from(arguments.integer("limit")).unwrap_or(PROCEDURE_PAGE_SIZE);
@@ -309,7 +359,7 @@ fn procedure_properties() -> Value {
         "size": nullable_count("Size in bytes, when known."),
         "segment": nullable_string("The segment containing the start address, when known."),
         "sources": array(
-            json!({"type": "string", "enum": ["symbol_table", "dynamic_symbols", "exports", "unwind_table", "function_starts", "catalog"]}),
+            json!({"type": "string", "enum": ["symbol_table", "dynamic_symbols", "exports", "unwind_table", "function_starts", "import_stubs", "catalog"]}),
             "Where the procedure was found.",
         ),
     })
@@ -367,6 +417,26 @@ fn strings_schema() -> Value {
         "document": string("The document searched."),
         "strings": array(found, "Matching strings, in address order."),
         "truncated": flag("Whether the search stopped early (limit or scan bound reached)."),
+    }))
+}
+
+fn imports_schema() -> Value {
+    let symbol = object(json!({
+        "name": string("Display name (demangled when the raw name is mangled)."),
+        "raw_name": string("The name exactly as the binary stores it; `#<ordinal>` for a PE import by ordinal."),
+    }));
+    let import = object(json!({
+        "symbol": symbol,
+        "library": nullable_string("The library the format binds the symbol to, when it says."),
+        "version": nullable_string("The ELF symbol version, e.g. `GLIBC_2.2.5`, when it has one."),
+        "ordinal": nullable_count("The PE import ordinal (or hint) or the Mach-O library ordinal."),
+        "stub": nullable_string("Address of the stub the code calls (PLT entry, import thunk, Mach-O stub), when known."),
+        "slot": nullable_string("Address of the slot holding the target (GOT, IAT, lazy pointer), when known."),
+    }));
+    object(json!({
+        "document": string("The document listed."),
+        "imports": array(import, "This page's imports, in the format's order."),
+        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
     }))
 }
 

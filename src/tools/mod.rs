@@ -115,7 +115,8 @@
 //! - `procedure_info`: `{document, address, name: {name, raw_name} | null, aliases: [{name,
 //!   raw_name}], size, segment, sources: [source], evidence_id}`; `name` and `aliases` are
 //!   every name the provider knows at the address; `source` is one of `symbol_table`,
-//!   `dynamic_symbols`, `exports`, `unwind_table`, `function_starts`, `catalog`.
+//!   `dynamic_symbols`, `exports`, `unwind_table`, `function_starts`, `import_stubs`,
+//!   `catalog`.
 //! - `search_procedures`: `{document, procedures: [procedure], truncated, evidence_id}`, each
 //!   *procedure* shaped as `procedure_info` without `document` and `evidence_id`.
 //! - `list_segments`: `{document, segments: [{name, address, size, file_offset, file_size,
@@ -125,6 +126,10 @@
 //! - `read_bytes`: `{document, address, length, hex, evidence_id}`; `address` is canonical
 //!   (`0x` + lowercase hex, no leading zeros), `length` is the number of bytes read (fewer than
 //!   asked when the file-backed region ends), `hex` is two lowercase digits per byte.
+//! - `list_imports`: `{document, imports: [{symbol: {name, raw_name}, library, version,
+//!   ordinal, stub, slot}], next_cursor, evidence_id}`; `library`, `version`, `ordinal`,
+//!   `stub` and `slot` are null when the format does not say; `next_cursor` is null on the
+//!   last page.
 //! - `list_evidence`: `{evidence: [{id, sequence, operation, arguments, provider, document}],
 //!   next_cursor, total}`.
 //! - `get_evidence`: `{id, sequence, operation, arguments, result, provider, document}`.

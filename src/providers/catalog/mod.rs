@@ -158,7 +158,10 @@ impl Provider for CatalogProvider {
     }
 
     fn supports(&self, operation: Operation) -> bool {
-        !matches!(operation, Operation::SearchStrings | Operation::ReadBytes)
+        !matches!(
+            operation,
+            Operation::SearchStrings | Operation::ReadBytes | Operation::ListImports
+        )
     }
 
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {

@@ -10,10 +10,12 @@ use object::{
 
 use super::demangle::demangle;
 use super::eh_frame::{FrameLayout, fde_starts};
+use super::elf::ElfDetails;
 use super::starts::{macho_function_starts, pe_runtime_functions};
 use crate::providers::table::{FoundName, ProcedureTable, TableBuilder};
 use crate::session::{
-    Address, DocumentInfo, Permissions, ProcedureName, ProcedureSource, ProviderError, Segment,
+    Address, DocumentInfo, Import, Permissions, ProcedureName, ProcedureSource, ProviderError,
+    Segment,
 };
 
 /// Preference of names at one address: globals of the symbol table first, then dynamic
@@ -22,6 +24,7 @@ const RANK_GLOBAL: u8 = 0;
 const RANK_DYNAMIC: u8 = 1;
 const RANK_EXPORT: u8 = 2;
 const RANK_LOCAL: u8 = 3;
+const RANK_STUB: u8 = 4;
 
 /// A mapped region of an image.
 pub(crate) struct Region {
@@ -51,6 +54,8 @@ pub(crate) struct Image {
     pub(crate) architecture: String,
     pub(crate) regions: Vec<Region>,
     pub(crate) procedures: ProcedureTable,
+    /// The imported symbols, in the format's order.
+    pub(crate) imports: Vec<Import>,
 }
 
 impl Image {
@@ -70,20 +75,38 @@ pub(crate) fn read_image(data: &[u8]) -> Result<Image, ProviderError> {
     let file = object::File::parse(data).map_err(|error| ProviderError::Malformed {
         reason: error.to_string(),
     })?;
-    let regions = regions(&file, data);
+    let regions = regions(&file, data, kind);
+    let mut elf = super::elf::read(data, kind);
     let segments: Vec<Segment> = regions.iter().map(|r| r.segment.clone()).collect();
     let mut builder = TableBuilder::default();
     let executable = |address: u64| {
         crate::providers::table::segment_containing(&segments, address)
             .is_some_and(|segment| segment.permissions.execute)
     };
-    collect_symbols(&file, &mut builder, &executable);
-    collect_exports(&file, &mut builder, &executable);
+    collect_symbols(&file, &elf, &mut builder, &executable);
+    collect_exports(&file, data, kind, &elf, &mut builder, &executable);
     collect_unwind_starts(&file, data, kind, &mut builder, &executable);
+    if file.format() == BinaryFormat::Elf && file.sections().all(|section| section.size() == 0) {
+        collect_sectionless(&file, data, kind, &mut elf, &mut builder, &executable);
+    }
+    for (address, raw) in &elf.stubs {
+        if executable(*address) {
+            let display = demangle(raw).unwrap_or_else(|| raw.clone());
+            let name = FoundName {
+                rank: RANK_STUB,
+                name: ProcedureName {
+                    name: format!("{display}@plt"),
+                    raw_name: format!("{raw}@plt"),
+                },
+            };
+            builder.add(*address, ProcedureSource::ImportStubs, Some(name), None);
+        }
+    }
     Ok(Image {
         format: format_name(file.format()),
         architecture: format!("{:?}", file.architecture()).to_lowercase(),
         procedures: builder.finish(&segments),
+        imports: super::imports::collect(data, kind, elf),
         regions,
     })
 }
@@ -106,14 +129,9 @@ fn format_name(format: BinaryFormat) -> &'static str {
 }
 
 /// Allocated sections in address order; the segments when there are no section headers.
-fn regions(file: &object::File<'_>, data: &[u8]) -> Vec<Region> {
-    let segment_permissions: Vec<(String, Permissions)> = file
-        .segments()
-        .filter_map(|segment| {
-            let name = segment.name().ok().flatten()?.to_owned();
-            Some((name, permissions(segment.permissions())))
-        })
-        .collect();
+fn regions(file: &object::File<'_>, data: &[u8], kind: FileKind) -> Vec<Region> {
+    // Mach-O sections take the permissions their segment is mapped with (`initprot`).
+    let segment_permissions = super::macho::segment_permissions(data, kind);
     let mut regions: Vec<Region> = file
         .sections()
         .filter_map(|section| {
@@ -254,6 +272,7 @@ fn found_name(raw: Cow<'_, str>, rank: u8) -> Option<FoundName> {
 
 fn collect_symbols(
     file: &object::File<'_>,
+    elf: &ElfDetails,
     builder: &mut TableBuilder,
     executable: &dyn Fn(u64) -> bool,
 ) {
@@ -263,10 +282,13 @@ fn collect_symbols(
     ];
     for (symbols, source) in tables {
         for symbol in symbols {
-            if symbol.kind() != SymbolKind::Text
-                || !symbol.is_definition()
-                || !executable(symbol.address())
-            {
+            // `is_definition` leaves out ELF `STT_GNU_IFUNC` symbols, which are functions
+            // (glibc's `strlen`, `memcpy`); any defined text symbol is one.
+            let defined = symbol.is_definition()
+                || (file.format() == BinaryFormat::Elf
+                    && !symbol.is_undefined()
+                    && !symbol.is_common());
+            if symbol.kind() != SymbolKind::Text || !defined || !executable(symbol.address()) {
                 continue;
             }
             let rank = match source {
@@ -274,7 +296,16 @@ fn collect_symbols(
                 _ if symbol.is_global() => RANK_GLOBAL,
                 _ => RANK_LOCAL,
             };
-            let raw = String::from_utf8_lossy(symbol.name_bytes().unwrap_or(b""));
+            // A symbol of a non-default version is named with it (`memcpy@GLIBC_2.2.5`), so
+            // that the bare name designates the default version, as the linker binds it.
+            let compat = match source {
+                ProcedureSource::DynamicSymbols => elf.compat_names.get(&symbol.index().0),
+                _ => None,
+            };
+            let raw = match compat {
+                Some(name) => Cow::Borrowed(name.as_str()),
+                None => String::from_utf8_lossy(symbol.name_bytes().unwrap_or(b"")),
+            };
             let size = Some(symbol.size());
             builder.add(symbol.address(), source, found_name(raw, rank), size);
         }
@@ -283,9 +314,24 @@ fn collect_symbols(
 
 fn collect_exports(
     file: &object::File<'_>,
+    data: &[u8],
+    kind: FileKind,
+    elf: &ElfDetails,
     builder: &mut TableBuilder,
     executable: &dyn Fn(u64) -> bool,
 ) {
+    if matches!(kind, FileKind::Pe32 | FileKind::Pe64) {
+        // Entry by entry: a malformed forwarder drops only itself.
+        for export in super::pe::exports(data, kind) {
+            if executable(export.address) {
+                let name = export
+                    .name
+                    .and_then(|name| found_name(Cow::Owned(name), RANK_EXPORT));
+                builder.add(export.address, ProcedureSource::Exports, name, None);
+            }
+        }
+        return;
+    }
     let Ok(exports) = file.exports() else { return };
     for export in exports.map_while(Result::ok) {
         let object::ExportTarget::Address { address } = export.target() else {
@@ -296,12 +342,65 @@ fn collect_exports(
         }
         let name = match export.name() {
             object::NameOrOrdinal::Name(bytes) => {
-                found_name(String::from_utf8_lossy(bytes), RANK_EXPORT)
+                let raw = String::from_utf8_lossy(bytes);
+                let raw = match elf.compat_exports.get(&(address, raw.clone().into_owned())) {
+                    Some(versioned) => Cow::Owned(versioned.clone()),
+                    None => raw,
+                };
+                found_name(raw, RANK_EXPORT)
             }
             object::NameOrOrdinal::Ordinal(_) => None,
         };
         builder.add(address, ProcedureSource::Exports, name, None);
     }
+}
+
+/// An ELF image without section headers: the dynamic symbols through `PT_DYNAMIC`, the
+/// unwind table through `PT_GNU_EH_FRAME`, and the undefined dynamic symbols as imports.
+fn collect_sectionless(
+    file: &object::File<'_>,
+    data: &[u8],
+    kind: FileKind,
+    elf: &mut ElfDetails,
+    builder: &mut TableBuilder,
+    executable: &dyn Fn(u64) -> bool,
+) {
+    let found = super::elf::sectionless(data, kind);
+    for (address, size, raw) in found.functions {
+        if executable(address) {
+            let name = found_name(Cow::Owned(raw), RANK_DYNAMIC);
+            builder.add(address, ProcedureSource::DynamicSymbols, name, Some(size));
+        }
+    }
+    if let Some((address, range)) = found.eh_frame {
+        let layout = FrameLayout {
+            section_address: address,
+            little_endian: file.is_little_endian(),
+            address_size: if file.is_64() { 8 } else { 4 },
+        };
+        for start in fde_starts(&data[range], layout) {
+            if executable(start.address) {
+                builder.add(
+                    start.address,
+                    ProcedureSource::UnwindTable,
+                    None,
+                    start.size,
+                );
+            }
+        }
+    }
+    elf.imports.extend(
+        found
+            .undefined
+            .into_iter()
+            .map(|name| super::elf::ElfImport {
+                name,
+                version: None,
+                library: None,
+                stub: None,
+                slot: None,
+            }),
+    );
 }
 
 fn collect_unwind_starts(

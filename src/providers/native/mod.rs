@@ -13,16 +13,28 @@
 //! - **Procedures**, one per address in address order: defined function symbols of the symbol
 //!   table and the dynamic symbol table, exports, and the function starts of unwind and
 //!   function-start tables (ELF/Mach-O `.eh_frame`, Mach-O `LC_FUNCTION_STARTS`, PE `.pdata`),
-//!   which give addresses without names. Only addresses inside executable regions are kept.
-//!   Names are demangled (Rust, Itanium C++, MSVC) with the raw name kept; when several names
-//!   share an address, global symbols win over dynamic symbols, exports and local symbols, and
-//!   the others are aliases. A listed name longer than [`crate::core::MAX_VALUE_CHARS`]
+//!   which give addresses without names, and the ELF PLT entries named after their target as
+//!   `objdump -d` labels them (`printf@plt`). ELF `STT_GNU_IFUNC` symbols are functions; a
+//!   dynamic symbol of a non-default version is named with it (`memcpy@GLIBC_2.2.5`), so the
+//!   bare name is the default version. An ELF file without section headers is read through
+//!   `PT_DYNAMIC` (dynamic symbols) and `PT_GNU_EH_FRAME` (unwind table). PE exports are read
+//!   entry by entry (a malformed forwarder drops only itself). Only addresses inside
+//!   executable regions are kept. Names are demangled (Rust, Itanium C++ as `c++filt` prints
+//!   it, MSVC) with the raw name kept; when several names share an address, global symbols
+//!   win over dynamic symbols, exports, local symbols and PLT names, and the others are
+//!   aliases. A listed name longer than [`crate::core::MAX_VALUE_CHARS`]
 //!   characters is replaced by the raw name, or left out.
-//! - **Segments**: allocated sections (Mach-O as `__SEGMENT,__section`), or the segments when
-//!   the file has no section headers. Relocatable objects keep their section-relative
+//! - **Segments**: allocated sections (Mach-O as `__SEGMENT,__section`, with the permissions
+//!   its segment is mapped with, `initprot`), or the segments when the file has no section
+//!   headers. Relocatable objects keep their section-relative
 //!   addresses.
 //! - **Strings**: runs of printable ASCII or UTF-8 in file-backed, non-code regions.
 //! - **Bytes**: at most [`crate::session::MAX_READ_BYTES`] from a file-backed region.
+//! - **Imports**: ELF undefined dynamic symbols (library and version from the version
+//!   requirements, PLT stub and GOT slot from the `JUMP_SLOT`/`GLOB_DAT` relocations), PE
+//!   import descriptors (DLL, hint or ordinal, IAT slot, `jmp [slot]` thunk), Mach-O undefined
+//!   external symbols (dylib ordinal and install name, `__stubs` entry and lazy or non-lazy
+//!   pointer through the indirect symbol table).
 //!
 //! Parsing happens once, at open; every operation afterwards reads the parsed tables. Arbitrary
 //! bytes never panic: malformed files are rejected or yield what can be read.
@@ -37,7 +49,11 @@
 
 mod demangle;
 mod eh_frame;
+mod elf;
 mod image;
+mod imports;
+mod macho;
+mod pe;
 mod starts;
 mod strings;
 
@@ -53,7 +69,7 @@ use self::strings::ScanRegion;
 use crate::core::{Outcome, ProcedurePage};
 use crate::session::files::{CheckedFile, Confinement, FileLimit};
 use crate::session::{
-    Address, DocumentInfo, DocumentNames, Operation, ProcedureInfo, ProcedureMatches,
+    Address, DocumentInfo, DocumentNames, ImportPage, Operation, ProcedureInfo, ProcedureMatches,
     ProcedureQuery, Provider, ProviderError, ReadLength, Segment, StringMatches, StringQuery,
 };
 
@@ -339,6 +355,15 @@ impl Provider for NativeProvider {
                 bytes: region.bytes(image),
             });
         Ok(strings::search(regions, query))
+    }
+
+    fn list_imports(
+        &self,
+        document: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ImportPage, ProviderError> {
+        imports::page(&self.document(document)?.image.imports, cursor, limit)
     }
 
     fn read_bytes(

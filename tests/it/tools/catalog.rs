@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 23] = [
+const CATALOG: [&str; 24] = [
     "open_binary",
     "close_binary",
     "list_providers",
@@ -20,6 +20,7 @@ const CATALOG: [&str; 23] = [
     "list_segments",
     "search_strings",
     "read_bytes",
+    "list_imports",
     "list_evidence",
     "get_evidence",
     "register_unknown",
