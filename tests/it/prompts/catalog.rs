@@ -70,6 +70,7 @@ const ARGUMENT_TABLE: &[Row] = &[
     ),
 ];
 
+/// SPEC section 7, "Workflows", as written there.
 const WORKFLOW_TABLE: &[(&str, &[&str])] = &[
     (
         "investigate_feature",
@@ -77,9 +78,13 @@ const WORKFLOW_TABLE: &[(&str, &[&str])] = &[
             "list_documents",
             "set_current_document",
             "search_strings",
+            "xrefs_to",
             "search_procedures",
             "list_procedures",
             "procedure_info",
+            "disassemble",
+            "callees",
+            "callers",
             "read_bytes",
             "get_evidence",
             "register_unknown",
@@ -92,6 +97,7 @@ const WORKFLOW_TABLE: &[(&str, &[&str])] = &[
             "list_artifact_occurrences",
             "compare_inventories",
             "open_binary",
+            "list_imports",
             "list_procedures",
             "procedure_info",
             "search_strings",
@@ -105,6 +111,8 @@ const WORKFLOW_TABLE: &[(&str, &[&str])] = &[
             "list_evidence",
             "get_evidence",
             "procedure_info",
+            "disassemble",
+            "callees",
             "read_bytes",
             "verify_reconstruction",
             "register_unknown",
@@ -118,6 +126,9 @@ const WORKFLOW_TABLE: &[(&str, &[&str])] = &[
             "set_current_document",
             "search_procedures",
             "procedure_info",
+            "disassemble",
+            "callers",
+            "xrefs_to",
             "read_bytes",
             "get_evidence",
             "register_unknown",
@@ -138,7 +149,9 @@ const WORKFLOW_TABLE: &[(&str, &[&str])] = &[
         &[
             "list_artifact_occurrences",
             "open_binary",
+            "list_imports",
             "procedure_info",
+            "callers",
             "search_strings",
             "get_evidence",
             "register_unknown",
