@@ -18,6 +18,7 @@ mod bounded;
 mod cancel;
 pub mod capture;
 pub mod claims;
+mod code;
 pub mod error;
 pub mod evidence;
 pub mod inventory;
@@ -33,9 +34,12 @@ pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
 pub use evidence::{EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, Observation};
 pub use provider::{
-    DocumentInfo, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, Permissions,
-    ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
-    ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches, StringQuery,
+    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CodeScope, Disassembly, DocumentInfo,
+    Instruction, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, MAX_READ_BYTES, MAX_SEARCH_RESULTS,
+    NameMatch, NamedAddress, Operation, Permissions, ProcedureInfo, ProcedureMatches,
+    ProcedureName, ProcedureQuery, ProcedureSource, Provider, ProviderError, ReadLength,
+    ReadLengthError, Reference, ReferenceKind, References, Segment, StringMatch, StringMatches,
+    StringQuery,
 };
 pub use sources::{SessionView, SourceConfig, complete_argument};
 pub use state::{Closed, INVENTORY_OPERATION, Opened, ProviderSummary, Session};

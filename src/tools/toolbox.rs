@@ -28,7 +28,7 @@ const CATALOG: [&[ToolSpec]; 6] = [
 /// What the built-in native provider supports: every operation. With no binary open,
 /// provider-backed tools are offered when this includes their operation, since `open_binary`
 /// on a binary opens the native provider. (A test checks this against the provider.)
-const NATIVE_OPERATIONS: [Operation; 7] = Operation::ALL;
+const NATIVE_OPERATIONS: [Operation; 11] = Operation::ALL;
 
 /// Runs one tool. The variant fixes the tool's [`ToolKind`], so a tool cannot observe without
 /// recording Evidence, nor record Evidence without observing.

@@ -157,7 +157,15 @@ impl Provider for CatalogProvider {
     }
 
     fn supports(&self, operation: Operation) -> bool {
-        !matches!(operation, Operation::SearchStrings | Operation::ReadBytes)
+        !matches!(
+            operation,
+            Operation::SearchStrings
+                | Operation::ReadBytes
+                | Operation::Disassemble
+                | Operation::XrefsTo
+                | Operation::Callers
+                | Operation::Callees
+        )
     }
 
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
