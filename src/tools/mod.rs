@@ -145,6 +145,7 @@
 mod analysis;
 mod artifacts;
 mod captures;
+mod code;
 mod definition;
 mod ledger;
 mod outcome;

@@ -45,6 +45,7 @@ use memmap2::Mmap;
 use object::FileKind;
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
 
+pub use self::analysis::{MAX_ANALYSIS_TIME, MAX_INSTRUCTIONS, MAX_REFERENCES};
 use self::analysis::{Analysis, Input};
 use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
