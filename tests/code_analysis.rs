@@ -231,53 +231,58 @@ fn objdump_calls(path: &Path) -> Option<Vec<(u64, u64, String)>> {
     Some(calls)
 }
 
-/// Checks every direct call objdump shows inside an analysed procedure: the analysis has the
-/// call reference, and names `@plt` targets as objdump does. Returns (checked, plt named).
-fn compare_calls_with_objdump(path: &Path) -> Option<(usize, usize)> {
+/// Direct calls objdump shows, how many of them the analysis has as call references, and how
+/// many `@plt` targets it names exactly as objdump does (every one must be).
+struct Agreement {
+    calls: usize,
+    found: usize,
+    plt_named: usize,
+}
+
+fn compare_calls_with_objdump(path: &Path) -> Option<Agreement> {
     let calls = objdump_calls(path)?;
     let provider = NativeProvider::open(path).unwrap();
     let document = provider.list_documents().unwrap()[0].name.clone();
     let mut by_target: HashMap<u64, Vec<(u64, u64, String)>> = HashMap::new();
+    let total = calls.len();
     for call in calls {
         by_target.entry(call.1).or_default().push(call);
     }
-    let (mut checked, mut plt) = (0, 0);
+    let (mut found, mut plt_named) = (0, 0);
     for (target, calls) in by_target {
         let references = provider.xrefs_to(&document, Address::new(target), None, 1_000).unwrap();
         assert!(references.next_cursor.is_none());
         for (address, _, label) in calls {
-            let found = references
-                .references
-                .iter()
-                .any(|r| r.from == Address::new(address) && r.kind == ReferenceKind::Call);
-            let inside = provider.disassemble(&document, rea::session::CodeScope::Range { start: Address::new(address), length: 1 }, None, 1).is_ok();
-            if !found && inside && references.references.iter().any(|r| r.procedure.is_some()) {
-                panic!("call at {address:#x} to {target:#x} <{label}> is missing");
-            }
-            if found {
-                checked += 1;
-            }
+            found += usize::from(
+                references
+                    .references
+                    .iter()
+                    .any(|r| r.from == Address::new(address) && r.kind == ReferenceKind::Call),
+            );
             if label.ends_with("@plt") && !label.contains('+') {
                 assert_eq!(references.target.name.as_deref(), Some(label.as_str()), "{target:#x}");
-                plt += 1;
+                plt_named += 1;
             }
         }
     }
-    Some((checked, plt))
+    Some(Agreement { calls: total, found, plt_named })
 }
 
 #[test]
 fn direct_calls_and_plt_names_agree_with_objdump() {
     let program = code_support::x86_64();
     let (_dir, path) = written(&program, "app");
-    if let Some((checked, plt)) = compare_calls_with_objdump(&path) {
-        assert_eq!((checked, plt), (2, 1));
+    if let Some(agreement) = compare_calls_with_objdump(&path) {
+        assert_eq!((agreement.calls, agreement.found, agreement.plt_named), (2, 2, 1));
     }
-    if let Some(ls) = stripped_system_binary() {
-        if let Some((checked, plt)) = compare_calls_with_objdump(&ls) {
-            println!("{}: {checked} direct calls checked, {plt} named @plt", ls.display());
-            assert!(checked > 100 && plt > 100, "{checked} {plt}");
-        }
+    if let Some(ls) = stripped_system_binary()
+        && let Some(agreement) = compare_calls_with_objdump(&ls)
+    {
+        let Agreement { calls, found, plt_named } = agreement;
+        println!("{}: {found} of {calls} direct calls found, {plt_named} named @plt", ls.display());
+        // Calls in code no unwind entry covers are not decoded: at most 1% of them.
+        assert!(calls > 100 && found * 100 >= calls * 99, "{found} of {calls}");
+        assert!(plt_named > 100, "{plt_named}");
     }
 }
 

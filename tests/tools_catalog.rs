@@ -11,7 +11,7 @@ use serde_json::Value;
 use support::assert_schema_valid;
 use tools_support::{MCP_VERSIONS, closed};
 
-const CATALOG: [&str; 23] = [
+const CATALOG: [&str; 27] = [
     "open_binary",
     "close_binary",
     "list_providers",
@@ -24,6 +24,10 @@ const CATALOG: [&str; 23] = [
     "list_segments",
     "search_strings",
     "read_bytes",
+    "disassemble",
+    "xrefs_to",
+    "callers",
+    "callees",
     "list_evidence",
     "get_evidence",
     "register_unknown",
@@ -135,7 +139,7 @@ fn output_schemas_are_closed_object_schemas_and_observations_return_an_evidence_
 #[test]
 fn kinds_operations_and_annotations_follow_the_documented_table() {
     let (_, tools) = closed();
-    let table: [(&str, ToolKind, Option<Operation>); 14] = [
+    let table: [(&str, ToolKind, Option<Operation>); 18] = [
         ("open_binary", ToolKind::SessionChange, None),
         ("close_binary", ToolKind::SessionChange, None),
         ("list_providers", ToolKind::Read, None),
@@ -176,6 +180,14 @@ fn kinds_operations_and_annotations_follow_the_documented_table() {
             ToolKind::Observation,
             Some(Operation::ReadBytes),
         ),
+        (
+            "disassemble",
+            ToolKind::Observation,
+            Some(Operation::Disassemble),
+        ),
+        ("xrefs_to", ToolKind::Observation, Some(Operation::XrefsTo)),
+        ("callers", ToolKind::Observation, Some(Operation::Callers)),
+        ("callees", ToolKind::Observation, Some(Operation::Callees)),
         ("list_evidence", ToolKind::Read, None),
         ("get_evidence", ToolKind::Read, None),
     ];
