@@ -38,7 +38,11 @@ fn bench_analysis(c: &mut Criterion, name: &str, bytes: &[u8]) {
         b.iter_batched(
             || NativeProvider::from_bytes("binary", bytes.to_vec()).expect("opens"),
             |provider| {
-                black_box(provider.xrefs_to("binary", Address::new(0), None, 1).expect("analyses"))
+                black_box(
+                    provider
+                        .xrefs_to("binary", Address::new(0), None, 1)
+                        .expect("analyses"),
+                )
             },
             BatchSize::LargeInput,
         )

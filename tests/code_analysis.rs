@@ -18,7 +18,9 @@ use rea::providers::fuzzing::check_code_analysis;
 use rea::providers::native::NativeProvider;
 use rea::session::{Address, Provider, ReferenceKind};
 use serde_json::{Map, Value, json};
-use tools_support::{Files, failure, snapshot, stripped_system_binary, success, with_binary, with_catalog};
+use tools_support::{
+    Files, failure, snapshot, stripped_system_binary, success, with_binary, with_catalog,
+};
 
 /// Writes `program` into a temporary directory as `name`.
 fn written(program: &Program, name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -41,7 +43,13 @@ fn froms(result: &Map<String, Value>) -> Vec<(String, String, Value)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["from"].as_str().unwrap().to_owned(), r["kind"].as_str().unwrap().to_owned(), r["procedure"]["name"].clone()))
+        .map(|r| {
+            (
+                r["from"].as_str().unwrap().to_owned(),
+                r["kind"].as_str().unwrap().to_owned(),
+                r["procedure"]["name"].clone(),
+            )
+        })
         .collect()
 }
 
@@ -75,16 +83,35 @@ fn a_string_address_leads_to_the_procedures_that_use_it() {
     let program = code_support::x86_64();
     let (_dir, path) = written(&program, "app");
     let (_, tools) = with_binary(&path);
-    let strings = success(&tools, "search_strings", json!({"contains": "analysis fixture"}));
+    let strings = success(
+        &tools,
+        "search_strings",
+        json!({"contains": "analysis fixture"}),
+    );
     let address = strings["strings"][0]["address"].clone();
     assert_eq!(address, json!(hex(program.greeting)));
     let references = success(&tools, "xrefs_to", json!({"address": address}));
     snapshot("code_xrefs_to_x86_64_greeting", &pretty(&references), None);
     let found = froms(&references);
-    assert!(found.contains(&(hex(program.helper), "data".to_owned(), json!("helper"))), "{found:?}");
-    assert!(found.iter().any(|(_, kind, name)| kind == "data" && name == "main"), "{found:?}");
+    assert!(
+        found.contains(&(hex(program.helper), "data".to_owned(), json!("helper"))),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|(_, kind, name)| kind == "data" && name == "main"),
+        "{found:?}"
+    );
     // The RELATIVE-relocated pointer in .data.rel.ro, outside any procedure.
-    assert!(found.contains(&(hex(program.relocated_pointer), "data".to_owned(), Value::Null)), "{found:?}");
+    assert!(
+        found.contains(&(
+            hex(program.relocated_pointer),
+            "data".to_owned(),
+            Value::Null
+        )),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -94,19 +121,37 @@ fn callers_and_callees_form_the_direct_call_graph() {
     let (_, tools) = with_binary(&path);
     let callees = success(&tools, "callees", json!({"procedure": "main"}));
     snapshot("code_callees_x86_64_main", &pretty(&callees), None);
-    let imports: Vec<Value> = callees["callees"].as_array().unwrap().iter().map(|e| e["import"].clone()).collect();
+    let imports: Vec<Value> = callees["callees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["import"].clone())
+        .collect();
     assert_eq!(imports, [Value::Null, json!("printf"), json!("printf")]);
     let callers = success(&tools, "callers", json!({"procedure": "helper"}));
     snapshot("code_callers_x86_64_helper", &pretty(&callers), None);
     assert_eq!(callers["callers"][0]["procedure"]["name"], "main");
-    let stub = success(&tools, "callers", json!({"procedure": hex(program.printf_stub)}));
+    let stub = success(
+        &tools,
+        "callers",
+        json!({"procedure": hex(program.printf_stub)}),
+    );
     assert_eq!(stub["procedure"]["name"], "printf@plt");
-    assert_eq!(stub["callers"][0]["call_sites"], json!([hex(program.calls[1].0)]));
+    assert_eq!(
+        stub["callers"][0]["call_sites"],
+        json!([hex(program.calls[1].0)])
+    );
     // The data pointer in .data refers to helper too.
     let references = success(&tools, "xrefs_to", json!({"address": hex(program.helper)}));
     let found = froms(&references);
-    assert!(found.contains(&(hex(program.data_pointer), "data".to_owned(), Value::Null)), "{found:?}");
-    assert!(found.contains(&(hex(program.calls[0].0), "call".to_owned(), json!("main"))), "{found:?}");
+    assert!(
+        found.contains(&(hex(program.data_pointer), "data".to_owned(), Value::Null)),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&(hex(program.calls[0].0), "call".to_owned(), json!("main"))),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -130,11 +175,19 @@ fn pages_of_instructions_and_references_join_up() {
         }
     }
     assert_eq!(&joined, whole["instructions"].as_array().unwrap());
-    let first = success(&tools, "xrefs_to", json!({"address": hex(program.greeting), "limit": 1}));
+    let first = success(
+        &tools,
+        "xrefs_to",
+        json!({"address": hex(program.greeting), "limit": 1}),
+    );
     assert_eq!(first["references"].as_array().unwrap().len(), 1);
     assert_eq!(first["next_cursor"], "at:1");
     assert_eq!(first["total"], 3);
-    let range = success(&tools, "disassemble", json!({"address": hex(program.main), "length": 6}));
+    let range = success(
+        &tools,
+        "disassemble",
+        json!({"address": hex(program.main), "length": 6}),
+    );
     assert_eq!(range["procedure"], Value::Null);
     assert_eq!(range["end"], json!(hex(program.main + 6)));
     assert_eq!(range["instructions"].as_array().unwrap().len(), 2);
@@ -147,13 +200,22 @@ fn code_tool_errors_say_what_is_wrong() {
     let (_, tools) = with_binary(&path);
     let cases = [
         ("disassemble", json!({})),
-        ("disassemble", json!({"procedure": "main", "address": "0x1"})),
+        (
+            "disassemble",
+            json!({"procedure": "main", "address": "0x1"}),
+        ),
         ("disassemble", json!({"procedure": "main", "length": 4})),
         ("disassemble", json!({"address": "0x1", "length": 70000})),
         ("disassemble", json!({"address": "0x1"})),
-        ("disassemble", json!({"procedure": "main", "cursor": "ip:0x1"})),
+        (
+            "disassemble",
+            json!({"procedure": "main", "cursor": "ip:0x1"}),
+        ),
         ("disassemble", json!({"procedure": hex(program.main + 1)})),
-        ("xrefs_to", json!({"address": hex(program.helper), "cursor": "at:99"})),
+        (
+            "xrefs_to",
+            json!({"address": hex(program.helper), "cursor": "at:99"}),
+        ),
         ("callees", json!({"procedure": hex(program.main + 1)})),
         ("callers", json!({"procedure": "no_such_procedure"})),
     ];
@@ -165,8 +227,15 @@ fn code_tool_errors_say_what_is_wrong() {
     let files = Files::new();
     let (_, catalog) = with_catalog(&files);
     for tool in ["disassemble", "xrefs_to", "callers", "callees"] {
-        let arguments = if tool == "xrefs_to" { json!({"address": "0x1000"}) } else { json!({"procedure": "main"}) };
-        text.push_str(&format!("catalog {tool}\n  {}\n", failure(&catalog, tool, arguments)));
+        let arguments = if tool == "xrefs_to" {
+            json!({"address": "0x1000"})
+        } else {
+            json!({"procedure": "main"})
+        };
+        text.push_str(&format!(
+            "catalog {tool}\n  {}\n",
+            failure(&catalog, tool, arguments)
+        ));
     }
     snapshot("code_tool_errors", &text, None);
 }
@@ -184,7 +253,13 @@ fn the_aarch64_program_pairs_adrp_with_add_and_names_bl_targets() {
         .unwrap()
         .iter()
         .filter(|i| !i["target"].is_null())
-        .map(|i| (i["mnemonic"].clone(), i["target"].clone(), i["target_kind"].clone()))
+        .map(|i| {
+            (
+                i["mnemonic"].clone(),
+                i["target"].clone(),
+                i["target_kind"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         targets,
@@ -193,14 +268,30 @@ fn the_aarch64_program_pairs_adrp_with_add_and_names_bl_targets() {
             (json!("add"), json!(hex(program.greeting)), json!("data")),
         ]
     );
-    let references = success(&tools, "xrefs_to", json!({"address": hex(program.greeting)}));
-    assert_eq!(froms(&references), [(hex(program.main + 12), "data".to_owned(), json!("main"))]);
+    let references = success(
+        &tools,
+        "xrefs_to",
+        json!({"address": hex(program.greeting)}),
+    );
+    assert_eq!(
+        froms(&references),
+        [(hex(program.main + 12), "data".to_owned(), json!("main"))]
+    );
     let callers = success(&tools, "callers", json!({"procedure": "helper"}));
-    assert_eq!(callers["callers"][0]["call_sites"], json!([hex(program.calls[0].0)]));
+    assert_eq!(
+        callers["callers"][0]["call_sites"],
+        json!([hex(program.calls[0].0)])
+    );
     // llvm-objdump agrees on the call target and the adrp page, when installed.
     if let Some(listing) = run("llvm-objdump", &["-d", path.to_str().unwrap()]) {
-        assert!(listing.contains(&format!("bl\t{} <helper>", hex(program.helper))), "{listing}");
-        assert!(listing.contains(&format!("adrp\tx0, {}", hex(program.greeting & !0xfff))), "{listing}");
+        assert!(
+            listing.contains(&format!("bl\t{} <helper>", hex(program.helper))),
+            "{listing}"
+        );
+        assert!(
+            listing.contains(&format!("adrp\tx0, {}", hex(program.greeting & !0xfff))),
+            "{listing}"
+        );
         let add_offset = format!("add\tx0, x0, #{}", program.greeting & 0xfff);
         assert!(listing.contains(&add_offset), "{listing}");
     }
@@ -209,21 +300,34 @@ fn the_aarch64_program_pairs_adrp_with_add_and_names_bl_targets() {
 /// The standard output of a tool, if it is installed and succeeds.
 fn run(tool: &str, arguments: &[&str]) -> Option<String> {
     let output = Command::new(tool).args(arguments).output().ok()?;
-    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// Direct calls in `objdump -d` output: (call address, target, label).
 fn objdump_calls(path: &Path) -> Option<Vec<(u64, u64, String)>> {
-    let listing = run("objdump", &["-d", "--no-show-raw-insn", "-w", path.to_str()?])?;
+    let listing = run(
+        "objdump",
+        &["-d", "--no-show-raw-insn", "-w", path.to_str()?],
+    )?;
     let mut calls = Vec::new();
     for line in listing.lines() {
-        let Some((address, rest)) = line.trim_start().split_once(":\t") else { continue };
+        let Some((address, rest)) = line.trim_start().split_once(":\t") else {
+            continue;
+        };
         let mut words = rest.split_whitespace();
         if words.next() != Some("call") {
             continue;
         }
-        let (Some(target), Some(label)) = (words.next(), words.next()) else { continue };
-        let (Ok(address), Ok(target)) = (u64::from_str_radix(address, 16), u64::from_str_radix(target, 16)) else {
+        let (Some(target), Some(label)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let (Ok(address), Ok(target)) = (
+            u64::from_str_radix(address, 16),
+            u64::from_str_radix(target, 16),
+        ) else {
             continue;
         };
         calls.push((address, target, label.trim_matches(['<', '>']).to_owned()));
@@ -250,7 +354,9 @@ fn compare_calls_with_objdump(path: &Path) -> Option<Agreement> {
     }
     let (mut found, mut plt_named) = (0, 0);
     for (target, calls) in by_target {
-        let references = provider.xrefs_to(&document, Address::new(target), None, 1_000).unwrap();
+        let references = provider
+            .xrefs_to(&document, Address::new(target), None, 1_000)
+            .unwrap();
         assert!(references.next_cursor.is_none());
         for (address, _, label) in calls {
             found += usize::from(
@@ -260,12 +366,20 @@ fn compare_calls_with_objdump(path: &Path) -> Option<Agreement> {
                     .any(|r| r.from == Address::new(address) && r.kind == ReferenceKind::Call),
             );
             if label.ends_with("@plt") && !label.contains('+') {
-                assert_eq!(references.target.name.as_deref(), Some(label.as_str()), "{target:#x}");
+                assert_eq!(
+                    references.target.name.as_deref(),
+                    Some(label.as_str()),
+                    "{target:#x}"
+                );
                 plt_named += 1;
             }
         }
     }
-    Some(Agreement { calls: total, found, plt_named })
+    Some(Agreement {
+        calls: total,
+        found,
+        plt_named,
+    })
 }
 
 #[test]
@@ -273,30 +387,58 @@ fn direct_calls_and_plt_names_agree_with_objdump() {
     let program = code_support::x86_64();
     let (_dir, path) = written(&program, "app");
     if let Some(agreement) = compare_calls_with_objdump(&path) {
-        assert_eq!((agreement.calls, agreement.found, agreement.plt_named), (2, 2, 1));
+        assert_eq!(
+            (agreement.calls, agreement.found, agreement.plt_named),
+            (2, 2, 1)
+        );
     }
     if let Some(ls) = stripped_system_binary()
         && let Some(agreement) = compare_calls_with_objdump(&ls)
     {
-        let Agreement { calls, found, plt_named } = agreement;
-        println!("{}: {found} of {calls} direct calls found, {plt_named} named @plt", ls.display());
+        let Agreement {
+            calls,
+            found,
+            plt_named,
+        } = agreement;
+        println!(
+            "{}: {found} of {calls} direct calls found, {plt_named} named @plt",
+            ls.display()
+        );
         // Calls in code no unwind entry covers are not decoded: at most 1% of them.
-        assert!(calls > 100 && found * 100 >= calls * 99, "{found} of {calls}");
+        assert!(
+            calls > 100 && found * 100 >= calls * 99,
+            "{found} of {calls}"
+        );
         assert!(plt_named > 100, "{plt_named}");
     }
 }
 
 #[test]
 fn a_string_of_a_system_binary_leads_to_a_procedure() {
-    let Some(ls) = stripped_system_binary() else { return };
+    let Some(ls) = stripped_system_binary() else {
+        return;
+    };
     let (_, tools) = with_binary(&ls);
-    let strings = success(&tools, "search_strings", json!({"contains": "--help", "limit": 50}));
+    let strings = success(
+        &tools,
+        "search_strings",
+        json!({"contains": "--help", "limit": 50}),
+    );
     let mut used = 0;
     for string in strings["strings"].as_array().unwrap() {
         let references = success(&tools, "xrefs_to", json!({"address": string["address"]}));
-        used += references["references"].as_array().unwrap().iter().filter(|r| !r["procedure"].is_null()).count();
+        used += references["references"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| !r["procedure"].is_null())
+            .count();
     }
-    assert!(used > 0, "some --help string is used by a procedure of {}", ls.display());
+    assert!(
+        used > 0,
+        "some --help string is used by a procedure of {}",
+        ls.display()
+    );
 }
 
 #[test]

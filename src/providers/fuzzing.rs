@@ -60,7 +60,10 @@ pub fn check_code_analysis(bytes: &[u8]) {
             check_call_graph(&provider, &document, address);
         }
         let limit = super::native::MAX_ANALYSIS_TIME + std::time::Duration::from_secs(5);
-        assert!(started.elapsed() < limit, "analysis stays within its time bound");
+        assert!(
+            started.elapsed() < limit,
+            "analysis stays within its time bound"
+        );
     }
 }
 
@@ -83,7 +86,10 @@ fn check_disassembly(provider: &NativeProvider, document: &str, address: Address
             assert_eq!(instruction.address, expected, "contiguous instructions");
             assert!(instruction.address >= page.start && instruction.address < page.end);
             assert!(!instruction.bytes.is_empty() && instruction.bytes.len() % 2 == 0);
-            assert_eq!(instruction.target.is_some(), instruction.target_kind.is_some());
+            assert_eq!(
+                instruction.target.is_some(),
+                instruction.target_kind.is_some()
+            );
             let length = instruction.bytes.len() as u64 / 2;
             expected = Address::new(instruction.address.value() + length);
         }
@@ -120,7 +126,12 @@ fn check_call_graph(provider: &NativeProvider, document: &str, address: Address)
         assert!(references.references.len() <= references.total);
         if references.next_cursor.is_none() {
             for site in &edge.call_sites {
-                assert!(references.references.iter().any(|r| r.from == *site && r.kind == ReferenceKind::Call));
+                assert!(
+                    references
+                        .references
+                        .iter()
+                        .any(|r| r.from == *site && r.kind == ReferenceKind::Call)
+                );
             }
         }
     }

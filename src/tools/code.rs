@@ -257,9 +257,8 @@ fn analysis_schema() -> Value {
         "instructions": count("Instructions the analysis decoded."),
         "references": count("References the analysis kept."),
     }));
-    schema["description"] = json!(
-        "The document's code analysis: when it is not complete, lists may miss entries."
-    );
+    schema["description"] =
+        json!("The document's code analysis: when it is not complete, lists may miss entries.");
     schema
 }
 

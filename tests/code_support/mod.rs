@@ -49,6 +49,7 @@ struct Layout {
 
 /// Lays out the sections (and symbol tables) and writes the file; `fill` gets each section's
 /// address by name and returns the contents of every section, in order.
+#[allow(clippy::type_complexity)] // the callbacks take the address lookup; aliases lose its lifetime
 fn write_elf(
     machine: elf::Machine,
     layouts: &[Layout],
@@ -70,7 +71,7 @@ fn write_elf(
     for layout in layouts {
         let index = writer.reserve_section_index();
         let offset = writer.reserve(layout.size as u64, layout.align);
-        placed.push((index, offset as u64));
+        placed.push((index, offset));
     }
     let text_index = placed[0].0;
     let symbol_names: Vec<_> = functions
@@ -100,7 +101,7 @@ fn write_elf(
     writer.reserve_shstrtab_section_index();
     writer.reserve_shstrtab().unwrap();
     writer.reserve_section_headers();
-    let file_len = writer.reserved_len() as u64;
+    let file_len = writer.reserved_len();
 
     let address = |name: &str| -> u64 {
         let index = layouts.iter().position(|l| l.name == name).unwrap();
@@ -170,12 +171,17 @@ fn write_elf(
             Kind::Code => (elf::SHT_PROGBITS, alloc | elf::SHF_EXECINSTR.0, 0, 0),
             Kind::ReadOnly => (elf::SHT_PROGBITS, alloc, 0, 0),
             Kind::Data => (elf::SHT_PROGBITS, alloc | elf::SHF_WRITE.0, 0, 0),
-            Kind::Rela => (elf::SHT_RELA, alloc | elf::SHF_INFO_LINK.0, dynsym_index.0, 0),
+            Kind::Rela => (
+                elf::SHT_RELA,
+                alloc | elf::SHF_INFO_LINK.0,
+                dynsym_index.0,
+                0,
+            ),
         };
         writer.write_section_header(&SectionHeader {
             sh_name: writer.section_name_offset(Some(*name)),
             sh_type: elf::SectionType(sh_type.0),
-            sh_flags: elf::SectionFlags(u64::from(flags)),
+            sh_flags: elf::SectionFlags(flags),
             sh_addr: BASE + offset,
             sh_offset: *offset,
             sh_size: layout.size as u64,
@@ -187,8 +193,8 @@ fn write_elf(
     }
     writer.write_symtab_section_header(1);
     writer.write_strtab_section_header();
-    writer.write_dynsym_section_header(BASE + dynsym_offset as u64, 1);
-    writer.write_dynstr_section_header(BASE + dynstr_offset as u64);
+    writer.write_dynsym_section_header(BASE + dynsym_offset, 1);
+    writer.write_dynstr_section_header(BASE + dynstr_offset);
     writer.write_shstrtab_section_header();
     drop(writer);
     bytes
@@ -214,14 +220,62 @@ const X86_TEXT: usize = 48;
 pub fn x86_64() -> Program {
     let greeting = format!("{GREETING}\0").into_bytes();
     let layouts = [
-        Layout { name: ".text", kind: Kind::Code, size: X86_TEXT, align: 16, entsize: 0 },
-        Layout { name: ".plt", kind: Kind::Code, size: 32, align: 16, entsize: 16 },
-        Layout { name: ".rodata", kind: Kind::ReadOnly, size: greeting.len(), align: 1, entsize: 0 },
-        Layout { name: ".got.plt", kind: Kind::Data, size: 32, align: 8, entsize: 8 },
-        Layout { name: ".data", kind: Kind::Data, size: 8, align: 8, entsize: 0 },
-        Layout { name: ".data.rel.ro", kind: Kind::Data, size: 8, align: 8, entsize: 0 },
-        Layout { name: ".rela.dyn", kind: Kind::Rela, size: 24, align: 8, entsize: 24 },
-        Layout { name: ".rela.plt", kind: Kind::Rela, size: 24, align: 8, entsize: 24 },
+        Layout {
+            name: ".text",
+            kind: Kind::Code,
+            size: X86_TEXT,
+            align: 16,
+            entsize: 0,
+        },
+        Layout {
+            name: ".plt",
+            kind: Kind::Code,
+            size: 32,
+            align: 16,
+            entsize: 16,
+        },
+        Layout {
+            name: ".rodata",
+            kind: Kind::ReadOnly,
+            size: greeting.len(),
+            align: 1,
+            entsize: 0,
+        },
+        Layout {
+            name: ".got.plt",
+            kind: Kind::Data,
+            size: 32,
+            align: 8,
+            entsize: 8,
+        },
+        Layout {
+            name: ".data",
+            kind: Kind::Data,
+            size: 8,
+            align: 8,
+            entsize: 0,
+        },
+        Layout {
+            name: ".data.rel.ro",
+            kind: Kind::Data,
+            size: 8,
+            align: 8,
+            entsize: 0,
+        },
+        Layout {
+            name: ".rela.dyn",
+            kind: Kind::Rela,
+            size: 24,
+            align: 8,
+            entsize: 24,
+        },
+        Layout {
+            name: ".rela.plt",
+            kind: Kind::Rela,
+            size: 24,
+            align: 8,
+            entsize: 24,
+        },
     ];
     let mut program = Program::default();
     let functions_at = |text: u64| [("helper", text, 16u64), ("main", text + 16, 32u64)];
@@ -287,7 +341,12 @@ pub fn x86_64() -> Program {
             got_plt,
             helper.to_le_bytes().to_vec(),
             vec![0; 8],
-            rela(at(".data.rel.ro"), 0, elf::R_X86_64_RELATIVE.0, string as i64),
+            rela(
+                at(".data.rel.ro"),
+                0,
+                elf::R_X86_64_RELATIVE.0,
+                string as i64,
+            ),
             rela(slot, 1, elf::R_X86_64_JUMP_SLOT.0, 0),
         ]
     };
@@ -297,12 +356,26 @@ pub fn x86_64() -> Program {
         let functions_placeholder = functions_at(0);
         // Symbol values need the text address, which the layout fixes: lay out once to learn
         // it (the layout does not depend on the values), then write for real.
-        write_elf(elf::EM_X86_64, &layouts, &functions_placeholder, &["printf"], &mut |at| {
-            text_probe.set(at(".text"));
-            layouts.iter().map(|l| vec![0; l.size]).collect()
-        }, &text_at);
+        write_elf(
+            elf::EM_X86_64,
+            &layouts,
+            &functions_placeholder,
+            &["printf"],
+            &mut |at| {
+                text_probe.set(at(".text"));
+                layouts.iter().map(|l| vec![0; l.size]).collect()
+            },
+            &text_at,
+        );
         let functions = functions_at(text_probe.get());
-        write_elf(elf::EM_X86_64, &layouts, &functions, &["printf"], &mut fill, &text_at)
+        write_elf(
+            elf::EM_X86_64,
+            &layouts,
+            &functions,
+            &["printf"],
+            &mut fill,
+            &text_at,
+        )
     };
     program.bytes = bytes;
     program
@@ -313,8 +386,20 @@ pub fn x86_64() -> Program {
 pub fn aarch64() -> Program {
     let greeting = format!("{GREETING}\0").into_bytes();
     let layouts = [
-        Layout { name: ".text", kind: Kind::Code, size: 32, align: 16, entsize: 0 },
-        Layout { name: ".rodata", kind: Kind::ReadOnly, size: greeting.len(), align: 1, entsize: 0 },
+        Layout {
+            name: ".text",
+            kind: Kind::Code,
+            size: 32,
+            align: 16,
+            entsize: 0,
+        },
+        Layout {
+            name: ".rodata",
+            kind: Kind::ReadOnly,
+            size: greeting.len(),
+            align: 1,
+            entsize: 0,
+        },
     ];
     let functions_at = |text: u64| [("helper", text, 8u64), ("main", text + 8, 24u64)];
     let mut program = Program::default();
@@ -345,15 +430,32 @@ pub fn aarch64() -> Program {
             calls: vec![(bl_at, helper)],
             ..Program::default()
         };
-        vec![words.iter().flat_map(|w| w.to_le_bytes()).collect(), greeting.clone()]
+        vec![
+            words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+            greeting.clone(),
+        ]
     };
     let text_at = |at: &dyn Fn(&str) -> u64| at(".text") + 8;
     let text_probe = std::cell::Cell::new(0);
-    write_elf(elf::EM_AARCH64, &layouts, &functions_at(0), &[], &mut |at| {
-        text_probe.set(at(".text"));
-        layouts.iter().map(|l| vec![0; l.size]).collect()
-    }, &text_at);
-    let bytes = write_elf(elf::EM_AARCH64, &layouts, &functions_at(text_probe.get()), &[], &mut fill, &text_at);
+    write_elf(
+        elf::EM_AARCH64,
+        &layouts,
+        &functions_at(0),
+        &[],
+        &mut |at| {
+            text_probe.set(at(".text"));
+            layouts.iter().map(|l| vec![0; l.size]).collect()
+        },
+        &text_at,
+    );
+    let bytes = write_elf(
+        elf::EM_AARCH64,
+        &layouts,
+        &functions_at(text_probe.get()),
+        &[],
+        &mut fill,
+        &text_at,
+    );
     program.bytes = bytes;
     program
 }

@@ -45,8 +45,8 @@ use memmap2::Mmap;
 use object::FileKind;
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
 
-pub use self::analysis::{MAX_ANALYSIS_TIME, MAX_INSTRUCTIONS, MAX_REFERENCES};
 use self::analysis::{Analysis, Input};
+pub use self::analysis::{MAX_ANALYSIS_TIME, MAX_INSTRUCTIONS, MAX_REFERENCES};
 use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
 use crate::core::ProcedurePage;
@@ -177,7 +177,10 @@ impl NativeProvider {
             regions: &document.image.regions,
             procedures: &document.image.procedures,
         };
-        Ok((document.analysis.get_or_init(|| Analysis::build(&input)), input))
+        Ok((
+            document.analysis.get_or_init(|| Analysis::build(&input)),
+            input,
+        ))
     }
 }
 

@@ -29,7 +29,10 @@ pub(super) fn sweep(
             Some(instruction) => instruction_text(instruction, pc),
             None => Text {
                 mnemonic: ".inst".to_owned(),
-                operands: format!("{:#010x}", u32::from_le_bytes([word[0], word[1], word[2], word[3]])),
+                operands: format!(
+                    "{:#010x}",
+                    u32::from_le_bytes([word[0], word[1], word[2], word[3]])
+                ),
             },
         });
         let step = Step {
@@ -44,10 +47,13 @@ pub(super) fn sweep(
 }
 
 fn pc_offset(instruction: &Instruction) -> Option<i64> {
-    instruction.operands.iter().find_map(|operand| match operand {
-        Operand::PCOffset(offset) => Some(*offset),
-        _ => None,
-    })
+    instruction
+        .operands
+        .iter()
+        .find_map(|operand| match operand {
+            Operand::PCOffset(offset) => Some(*offset),
+            _ => None,
+        })
 }
 
 fn register(operand: &Operand) -> Option<usize> {
@@ -61,7 +67,11 @@ fn page_of(pc: u64, offset: i64) -> u64 {
     (pc & !0xfff).wrapping_add_signed(offset)
 }
 
-fn reference(instruction: &Instruction, pc: u64, pages: &mut Pages) -> Option<(u64, ReferenceKind)> {
+fn reference(
+    instruction: &Instruction,
+    pc: u64,
+    pages: &mut Pages,
+) -> Option<(u64, ReferenceKind)> {
     let operands = &instruction.operands;
     let found = match instruction.opcode {
         Opcode::BL => {
@@ -87,16 +97,18 @@ fn reference(instruction: &Instruction, pc: u64, pages: &mut Pages) -> Option<(u
             return None;
         }
         Opcode::ADD => match (register(&operands[1]), &operands[2]) {
-            (Some(rn), Operand::Immediate(imm)) => pages[rn].map(|page| page.wrapping_add(u64::from(*imm))),
-            (Some(rn), Operand::ImmShift(imm, shift)) => pages[rn]
-                .map(|page| page.wrapping_add(u64::from(*imm).checked_shl(u32::from(*shift)).unwrap_or(0))),
+            (Some(rn), Operand::Immediate(imm)) => {
+                pages[rn].map(|page| page.wrapping_add(u64::from(*imm)))
+            }
+            (Some(rn), Operand::ImmShift(imm, shift)) => pages[rn].map(|page| {
+                page.wrapping_add(u64::from(*imm).checked_shl(u32::from(*shift)).unwrap_or(0))
+            }),
             _ => None,
         },
         _ => {
             let based = operands.iter().find_map(|operand| match operand {
-                Operand::RegPreIndex(rn, offset, false) => {
-                    pages[usize::from(*rn) & 31].map(|page| page.wrapping_add_signed(i64::from(*offset)))
-                }
+                Operand::RegPreIndex(rn, offset, false) => pages[usize::from(*rn) & 31]
+                    .map(|page| page.wrapping_add_signed(i64::from(*offset))),
                 _ => None,
             });
             based.or_else(|| pc_offset(instruction).map(|offset| pc.wrapping_add_signed(offset)))
@@ -104,7 +116,13 @@ fn reference(instruction: &Instruction, pc: u64, pages: &mut Pages) -> Option<(u
     };
     let stores = matches!(
         instruction.opcode,
-        Opcode::STR | Opcode::STRB | Opcode::STRH | Opcode::STP | Opcode::STUR | Opcode::STURB | Opcode::STURH
+        Opcode::STR
+            | Opcode::STRB
+            | Opcode::STRH
+            | Opcode::STP
+            | Opcode::STUR
+            | Opcode::STURB
+            | Opcode::STURH
     );
     if !stores && let Some(rd) = register(&operands[0]) {
         pages[rd] = None;

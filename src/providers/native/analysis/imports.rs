@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use object::read::elf::SectionHeader;
-use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget, elf};
+use object::{
+    Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget, elf,
+};
 
 /// Import slots and loader-written pointers of one image.
 #[derive(Default)]
@@ -16,7 +18,10 @@ pub(super) struct Relocated {
 }
 
 /// The import slots and `RELATIVE` pointers of an ELF file; empty for other formats.
-pub(super) fn relocated(file: &object::File<'_>, read: &dyn Fn(u64, usize) -> Option<u64>) -> Relocated {
+pub(super) fn relocated(
+    file: &object::File<'_>,
+    read: &dyn Fn(u64, usize) -> Option<u64>,
+) -> Relocated {
     let mut found = Relocated::default();
     let Some(relocations) = file.dynamic_relocations() else {
         return found;
@@ -66,7 +71,9 @@ enum Kind {
 fn classify(machine: object::Architecture, r_type: elf::RelocationType) -> Option<Kind> {
     use object::Architecture as A;
     match (machine, r_type) {
-        (A::X86_64 | A::X86_64_X32, elf::R_X86_64_JUMP_SLOT | elf::R_X86_64_GLOB_DAT) => Some(Kind::Slot),
+        (A::X86_64 | A::X86_64_X32, elf::R_X86_64_JUMP_SLOT | elf::R_X86_64_GLOB_DAT) => {
+            Some(Kind::Slot)
+        }
         (A::X86_64 | A::X86_64_X32, elf::R_X86_64_RELATIVE) => Some(Kind::Relative),
         (A::I386, elf::R_386_JMP_SLOT | elf::R_386_GLOB_DAT) => Some(Kind::Slot),
         (A::I386, elf::R_386_RELATIVE) => Some(Kind::Relative),
@@ -100,7 +107,9 @@ pub(super) fn stub_sections(file: &object::File<'_>) -> Vec<(String, u64)> {
             if !matches!(name, ".plt" | ".plt.sec" | ".plt.got") {
                 return None;
             }
-            let size = entry_size(name.as_bytes()).filter(|&size| (4..=64).contains(&size)).unwrap_or(16);
+            let size = entry_size(name.as_bytes())
+                .filter(|&size| (4..=64).contains(&size))
+                .unwrap_or(16);
             Some((name.to_owned(), size))
         })
         .collect()

@@ -50,8 +50,21 @@ const CLOCK_EVERY: u64 = 4_096;
 /// Sections whose words are not program data: symbol, string, hash, relocation, version,
 /// note, dynamic, unwind and debug tables, and the GOT (filled by the loader).
 const NOT_DATA: [&str; 16] = [
-    ".dynsym", ".dynstr", ".symtab", ".strtab", ".eh_frame", ".gnu.hash", ".hash", ".rela.",
-    ".rel.", ".gnu.version", ".note", ".dynamic", ".interp", ".gcc_except_table", ".debug",
+    ".dynsym",
+    ".dynstr",
+    ".symtab",
+    ".strtab",
+    ".eh_frame",
+    ".gnu.hash",
+    ".hash",
+    ".rela.",
+    ".rel.",
+    ".gnu.version",
+    ".note",
+    ".dynamic",
+    ".interp",
+    ".gcc_except_table",
+    ".debug",
     ".got",
 ];
 
@@ -127,13 +140,18 @@ struct Collector {
 }
 
 impl Collector {
-    fn step(&mut self, from: u64, reference: Option<(u64, ReferenceKind)>, mapped: &dyn Fn(u64) -> bool) -> Next {
+    fn step(
+        &mut self,
+        from: u64,
+        reference: Option<(u64, ReferenceKind)>,
+        mapped: &dyn Fn(u64) -> bool,
+    ) -> Next {
         self.instructions += 1;
         if self.instructions > MAX_INSTRUCTIONS {
             self.cut_short_by = Some(AnalysisLimit::Instructions);
             return Next::Stop;
         }
-        if self.instructions % CLOCK_EVERY == 0 && Instant::now() > self.deadline {
+        if self.instructions.is_multiple_of(CLOCK_EVERY) && Instant::now() > self.deadline {
             self.cut_short_by = Some(AnalysisLimit::Time);
             return Next::Stop;
         }
@@ -157,10 +175,13 @@ impl Analysis {
     /// Analyses one image (see the [module documentation](self)).
     pub(crate) fn build(input: &Input<'_>) -> Analysis {
         let file = object::File::parse(input.image).ok();
-        let isa = file.as_ref().and_then(|file| Isa::of(object::Object::architecture(file)));
-        let architecture = file
+        let isa = file
             .as_ref()
-            .map_or_else(|| "unknown".to_owned(), |file| format!("{:?}", object::Object::architecture(file)).to_lowercase());
+            .and_then(|file| Isa::of(object::Object::architecture(file)));
+        let architecture = file.as_ref().map_or_else(
+            || "unknown".to_owned(),
+            |file| format!("{:?}", object::Object::architecture(file)).to_lowercase(),
+        );
         let procedures = procedures(input);
         let mut analysis = Analysis {
             isa,
@@ -180,7 +201,8 @@ impl Analysis {
         let (Some(isa), Some(file)) = (isa, file) else {
             return analysis;
         };
-        let read = |address: u64, size: usize| read_word(input, address, size, file_little_endian(&file));
+        let read =
+            |address: u64, size: usize| read_word(input, address, size, file_little_endian(&file));
         let relocated = imports::relocated(&file, &read);
         analysis.slots = relocated.slots;
         let mut collector = Collector {
@@ -196,14 +218,31 @@ impl Analysis {
                 .regions
                 .iter()
                 .filter(|region| region.code)
-                .map(|region| (region.segment.address.value(), region.segment.address.value().saturating_add(region.segment.file_size)))
+                .map(|region| {
+                    (
+                        region.segment.address.value(),
+                        region
+                            .segment
+                            .address
+                            .value()
+                            .saturating_add(region.segment.file_size),
+                    )
+                })
                 .collect()
         } else {
-            analysis.procedures.iter().map(|p| (p.start, p.end)).collect()
+            analysis
+                .procedures
+                .iter()
+                .map(|p| (p.start, p.end))
+                .collect()
         };
         for (start, end) in extents {
-            let Some((bytes, _)) = input.bytes_at(start) else { continue };
-            let length = usize::try_from(end - start).unwrap_or(usize::MAX).min(bytes.len());
+            let Some((bytes, _)) = input.bytes_at(start) else {
+                continue;
+            };
+            let length = usize::try_from(end - start)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
             sweep(isa, &bytes[..length], start, false, &mut |step, _| {
                 collector.step(step.address, step.reference, &mapped)
             });
@@ -213,19 +252,29 @@ impl Analysis {
         }
         // PLT stubs, named after the slot they go through.
         for (name, entry_size) in imports::stub_sections(&file) {
-            let Some(region) = input.regions.iter().find(|region| region.segment.name == name) else {
+            let Some(region) = input
+                .regions
+                .iter()
+                .find(|region| region.segment.name == name)
+            else {
                 continue;
             };
             let base = region.segment.address.value();
-            sweep(isa, region.bytes(input.image), base, false, &mut |step, _| {
-                if let Some((to, _)) = step.reference
-                    && let Some(symbol) = analysis.slots.get(&to)
-                {
-                    let stub = base + (step.address - base) / entry_size * entry_size;
-                    analysis.stubs.entry(stub).or_insert_with(|| symbol.clone());
-                }
-                Next::Continue
-            });
+            sweep(
+                isa,
+                region.bytes(input.image),
+                base,
+                false,
+                &mut |step, _| {
+                    if let Some((to, _)) = step.reference
+                        && let Some(symbol) = analysis.slots.get(&to)
+                    {
+                        let stub = base + (step.address - base) / entry_size * entry_size;
+                        analysis.stubs.entry(stub).or_insert_with(|| symbol.clone());
+                    }
+                    Next::Continue
+                },
+            );
         }
         // Data: pointers to procedure starts, stubs or strings.
         if collector.cut_short_by.is_none() {
@@ -235,7 +284,12 @@ impl Analysis {
                 let base = region.segment.address.value();
                 let bytes = region.bytes(input.image);
                 let skip = usize::try_from(base.wrapping_neg() % pointer_size as u64).unwrap_or(0);
-                for (index, word) in bytes.get(skip..).unwrap_or(&[]).chunks_exact(pointer_size).enumerate() {
+                for (index, word) in bytes
+                    .get(skip..)
+                    .unwrap_or(&[])
+                    .chunks_exact(pointer_size)
+                    .enumerate()
+                {
                     let value = word_value(word, file_little_endian(&file));
                     if value != 0 {
                         pointers.push((base + (skip + index * pointer_size) as u64, value));
@@ -244,7 +298,11 @@ impl Analysis {
             }
             for (at, value) in pointers {
                 if analysis.is_pointer_target(input, value)
-                    && collector.keep(Ref { to: value, from: at, kind: ReferenceKind::Data }) == Next::Stop
+                    && collector.keep(Ref {
+                        to: value,
+                        from: at,
+                        kind: ReferenceKind::Data,
+                    }) == Next::Stop
                 {
                     break;
                 }
@@ -304,7 +362,11 @@ fn file_little_endian(file: &object::File<'_>) -> bool {
 fn word_value(word: &[u8], little_endian: bool) -> u64 {
     let mut value = 0u64;
     for (index, byte) in word.iter().enumerate() {
-        let shift = if little_endian { index } else { word.len() - 1 - index };
+        let shift = if little_endian {
+            index
+        } else {
+            word.len() - 1 - index
+        };
         value |= u64::from(*byte) << (8 * shift);
     }
     value
@@ -312,14 +374,18 @@ fn word_value(word: &[u8], little_endian: bool) -> u64 {
 
 fn read_word(input: &Input<'_>, address: u64, size: usize, little_endian: bool) -> Option<u64> {
     let (bytes, _) = input.bytes_at(address)?;
-    bytes.get(..size).map(|word| word_value(word, little_endian))
+    bytes
+        .get(..size)
+        .map(|word| word_value(word, little_endian))
 }
 
 /// Whether the words of `region` are program data worth scanning for pointers.
 fn is_data(region: &Region) -> bool {
     !region.code
         && region.segment.file_size > 0
-        && !NOT_DATA.iter().any(|prefix| region.segment.name.starts_with(prefix))
+        && !NOT_DATA
+            .iter()
+            .any(|prefix| region.segment.name.starts_with(prefix))
 }
 
 /// The procedures' extents: from each start to the next start, the end of the code region

@@ -19,10 +19,11 @@ const ADDRESS_CURSOR: &str = "ip:";
 
 impl Analysis {
     fn isa(&self, document: &str) -> Result<Isa, ProviderError> {
-        self.isa.ok_or_else(|| ProviderError::UnsupportedArchitecture {
-            document: document.to_owned(),
-            architecture: self.architecture.clone(),
-        })
+        self.isa
+            .ok_or_else(|| ProviderError::UnsupportedArchitecture {
+                document: document.to_owned(),
+                architecture: self.architecture.clone(),
+            })
     }
 
     /// What is at `address`: a stub, an import slot, a procedure, or a place inside one.
@@ -33,7 +34,9 @@ impl Analysis {
         if let Some(symbol) = self.slots.get(&address) {
             return Some(symbol.clone());
         }
-        let procedure = self.procedure_containing(address).or_else(|| self.procedure_at(address))?;
+        let procedure = self
+            .procedure_containing(address)
+            .or_else(|| self.procedure_at(address))?;
         let name = procedure.name.as_ref()?;
         Some(match address - procedure.start {
             0 => name.clone(),
@@ -49,7 +52,10 @@ impl Analysis {
     }
 
     fn import_of(&self, address: u64) -> Option<String> {
-        self.stubs.get(&address).or_else(|| self.slots.get(&address)).cloned()
+        self.stubs
+            .get(&address)
+            .or_else(|| self.slots.get(&address))
+            .cloned()
     }
 
     /// `disassemble`: one page of the instructions of `scope`.
@@ -64,11 +70,17 @@ impl Analysis {
         let isa = self.isa(document)?;
         let (start, end, procedure) = match scope {
             CodeScope::Procedure(address) => {
-                let procedure = self.procedure_at(address.value()).ok_or_else(|| ProviderError::NoProcedure {
-                    document: document.to_owned(),
-                    address,
+                let procedure = self.procedure_at(address.value()).ok_or_else(|| {
+                    ProviderError::NoProcedure {
+                        document: document.to_owned(),
+                        address,
+                    }
                 })?;
-                (procedure.start, procedure.end, Some(self.named(procedure.start)))
+                (
+                    procedure.start,
+                    procedure.end,
+                    Some(self.named(procedure.start)),
+                )
             }
             CodeScope::Range { start, length } => {
                 if length == 0 || length > MAX_DISASSEMBLY_BYTES {
@@ -80,15 +92,19 @@ impl Analysis {
                 (start.value(), start.value().saturating_add(length), None)
             }
         };
-        let (bytes, _) = input.bytes_at(start).ok_or_else(|| ProviderError::Unmapped {
-            document: document.to_owned(),
-            address: Address::new(start),
-        })?;
+        let (bytes, _) = input
+            .bytes_at(start)
+            .ok_or_else(|| ProviderError::Unmapped {
+                document: document.to_owned(),
+                address: Address::new(start),
+            })?;
         let end = end.min(start.saturating_add(bytes.len() as u64));
         let bytes = &bytes[..usize::try_from(end - start).unwrap_or(bytes.len())];
         let from = match cursor {
             None => start,
-            Some(text) => parse_address_cursor(text).filter(|&at| start < at && at < end).ok_or_else(|| invalid_cursor(text))?,
+            Some(text) => parse_address_cursor(text)
+                .filter(|&at| start < at && at < end)
+                .ok_or_else(|| invalid_cursor(text))?,
         };
         let limit = limit.clamp(1, MAX_CODE_PAGE);
         let mut instructions = Vec::new();
@@ -107,7 +123,9 @@ impl Analysis {
                 return Next::Stop;
             }
             let offset = usize::try_from(step.address - start).unwrap_or(usize::MAX);
-            let raw = bytes.get(offset..offset.saturating_add(step.length)).unwrap_or(&[]);
+            let raw = bytes
+                .get(offset..offset.saturating_add(step.length))
+                .unwrap_or(&[]);
             let text = text.unwrap_or_default();
             let (target, target_kind) = match step.reference {
                 Some((to, kind)) => (Some(Address::new(to)), Some(kind)),
@@ -158,8 +176,12 @@ impl Analysis {
             .map(|reference: &Ref| Reference {
                 from: Address::new(reference.from),
                 kind: reference.kind,
-                procedure: self.procedure_containing(reference.from).map(|p| self.named(p.start)),
-                segment: input.region_at(reference.from).map(|region| region.segment.name.clone()),
+                procedure: self
+                    .procedure_containing(reference.from)
+                    .map(|p| self.named(p.start)),
+                segment: input
+                    .region_at(reference.from)
+                    .map(|region| region.segment.name.clone()),
             })
             .collect();
         Ok(References {
@@ -186,8 +208,13 @@ impl Analysis {
         let mut edges: BTreeMap<u64, Vec<Address>> = BTreeMap::new();
         for reference in &self.references[first..last] {
             if reference.kind == ReferenceKind::Call {
-                let caller = self.procedure_containing(reference.from).map_or(reference.from, |p| p.start);
-                edges.entry(caller).or_default().push(Address::new(reference.from));
+                let caller = self
+                    .procedure_containing(reference.from)
+                    .map_or(reference.from, |p| p.start);
+                edges
+                    .entry(caller)
+                    .or_default()
+                    .push(Address::new(reference.from));
             }
         }
         self.graph(target, edges, cursor, limit)
@@ -202,10 +229,12 @@ impl Analysis {
         limit: usize,
     ) -> Result<CallGraph, ProviderError> {
         self.isa(document)?;
-        let found = self.procedure_at(procedure.value()).ok_or_else(|| ProviderError::NoProcedure {
-            document: document.to_owned(),
-            address: procedure,
-        })?;
+        let found =
+            self.procedure_at(procedure.value())
+                .ok_or_else(|| ProviderError::NoProcedure {
+                    document: document.to_owned(),
+                    address: procedure,
+                })?;
         let origin = |index: &u32| self.references[*index as usize].from;
         let first = self.by_origin.partition_point(|i| origin(i) < found.start);
         let last = self.by_origin.partition_point(|i| origin(i) < found.end);
@@ -213,7 +242,10 @@ impl Analysis {
         for index in &self.by_origin[first..last] {
             let reference = self.references[*index as usize];
             if reference.kind == ReferenceKind::Call {
-                edges.entry(reference.to).or_default().push(Address::new(reference.from));
+                edges
+                    .entry(reference.to)
+                    .or_default()
+                    .push(Address::new(reference.from));
             }
         }
         self.graph(found.start, edges, cursor, limit)
@@ -249,7 +281,11 @@ impl Analysis {
 }
 
 /// One page of `items` from an index cursor.
-fn page<'a, T>(items: &'a [T], cursor: Option<&str>, limit: usize) -> Result<(&'a [T], Option<String>), ProviderError> {
+fn page<'a, T>(
+    items: &'a [T],
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<(&'a [T], Option<String>), ProviderError> {
     let start = match cursor {
         None => 0,
         Some(text) => text
@@ -266,9 +302,14 @@ fn page<'a, T>(items: &'a [T], cursor: Option<&str>, limit: usize) -> Result<(&'
 
 fn parse_address_cursor(text: &str) -> Option<u64> {
     let digits = text.strip_prefix(ADDRESS_CURSOR)?.strip_prefix("0x")?;
-    let canonical = !digits.is_empty() && digits.len() <= 16 && !(digits.len() > 1 && digits.starts_with('0'));
-    let lowercase = digits.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    (canonical && lowercase).then(|| u64::from_str_radix(digits, 16).ok()).flatten()
+    let canonical =
+        !digits.is_empty() && digits.len() <= 16 && !(digits.len() > 1 && digits.starts_with('0'));
+    let lowercase = digits
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    (canonical && lowercase)
+        .then(|| u64::from_str_radix(digits, 16).ok())
+        .flatten()
 }
 
 fn invalid_cursor(text: &str) -> ProviderError {

@@ -2,8 +2,7 @@
 //! memory slots, RIP-relative operands (x86-64) and absolute memory operands (x86).
 
 use iced_x86::{
-    Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, OpKind,
-    Register,
+    Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, OpKind, Register,
 };
 
 use super::decode::{Next, Step, Text};
@@ -94,8 +93,9 @@ fn memory_address(instruction: &Instruction, bitness: u32) -> Option<u64> {
     if instruction.is_ip_rel_memory_operand() {
         return Some(instruction.ip_rel_memory_address());
     }
-    let has_memory = (0..instruction.op_count()).any(|op| instruction.op_kind(op) == OpKind::Memory);
-    let absolute = instruction.memory_base() == Register::None
-        && instruction.memory_index() == Register::None;
+    let has_memory =
+        (0..instruction.op_count()).any(|op| instruction.op_kind(op) == OpKind::Memory);
+    let absolute =
+        instruction.memory_base() == Register::None && instruction.memory_index() == Register::None;
     (bitness == 32 && has_memory && absolute).then(|| instruction.memory_displacement64())
 }
