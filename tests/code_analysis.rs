@@ -237,6 +237,13 @@ fn code_tool_errors_say_what_is_wrong() {
             failure(&catalog, tool, arguments)
         ));
     }
+    // The same program marked as RISC-V: the analysis decodes no RISC-V.
+    let mut riscv = code_support::x86_64();
+    riscv.bytes[18..20].copy_from_slice(&object::elf::EM_RISCV.0.to_le_bytes());
+    let (_riscv_dir, riscv_path) = written(&riscv, "riscv");
+    let (_, riscv_tools) = with_binary(&riscv_path);
+    let message = failure(&riscv_tools, "callees", json!({"procedure": "main"}));
+    text.push_str(&format!("riscv callees\n  {message}\n"));
     snapshot("code_tool_errors", &text, None);
 }
 

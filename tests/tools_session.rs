@@ -132,7 +132,7 @@ fn list_providers_shows_declared_providers_their_operations_and_the_current_one(
                 .as_array()
                 .unwrap()
                 .len(),
-            7
+            rea::session::Operation::ALL.len()
         );
     }
 }
