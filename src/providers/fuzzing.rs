@@ -1,4 +1,5 @@
-//! Invariant checks shared by the `native_provider` and `catalog_parser` fuzz targets and the
+//! Invariant checks shared by the `native_provider`, `catalog_parser` and `code_analysis` fuzz
+//! targets and the
 //! tests that replay their saved inputs. Not part of the supported API: every check panics
 //! when an invariant breaks.
 
@@ -11,7 +12,8 @@ use super::native::NativeProvider;
 use crate::core::discovery::{discover, is_valid_address};
 use crate::core::{MAX_VALUE_CHARS, Outcome, PROCEDURE_PAGE_SIZE};
 use crate::session::{
-    Address, MAX_READ_BYTES, NameMatch, ProcedureQuery, Provider, ReadLength, StringQuery,
+    Address, CodeScope, MAX_READ_BYTES, NameMatch, ProcedureQuery, Provider, ProviderError,
+    ReadLength, ReferenceKind, StringQuery,
 };
 
 /// Procedures per document whose details are checked, to keep each input fast.
@@ -56,6 +58,109 @@ fn check_imports(provider: &dyn Provider, document: &str) {
     assert_eq!(paged[..compared], whole.imports[..compared]);
     for import in &whole.imports {
         assert!(!import.symbol.raw_name.is_empty());
+    }
+}
+
+/// Pages read per disassembly in [`check_code_analysis`].
+const CHECKED_PAGES: usize = 8;
+
+/// Opens `bytes` as a binary; if it opens, runs the code analysis of every document (within
+/// its bounds) and checks, for the first procedures: disassembly pages are contiguous, in
+/// address order and inside the procedure; every callee lists the procedure among its callers
+/// and every call site among the references to it, as a call; reference pages agree with
+/// their totals.
+pub fn check_code_analysis(bytes: &[u8]) {
+    let Ok(provider) = NativeProvider::from_bytes("fuzz", bytes.to_vec()) else {
+        return;
+    };
+    for document in check_documents(&provider) {
+        let started = std::time::Instant::now();
+        let page = provider
+            .list_procedures(&document, None, CHECKED_PROCEDURES)
+            .expect("listing");
+        for entry in &page.entries {
+            let address = Address::parse(&entry.address).expect("valid address");
+            let analysed = check_disassembly(&provider, &document, address);
+            if !analysed {
+                return;
+            }
+            check_call_graph(&provider, &document, address);
+        }
+        let limit = super::native::MAX_ANALYSIS_TIME + std::time::Duration::from_secs(5);
+        assert!(
+            started.elapsed() < limit,
+            "analysis stays within its time bound"
+        );
+    }
+}
+
+/// Pages through the disassembly of one procedure; `false` when the document's architecture
+/// is not decoded.
+fn check_disassembly(provider: &NativeProvider, document: &str, address: Address) -> bool {
+    let mut cursor: Option<String> = None;
+    let mut expected = address;
+    for _ in 0..CHECKED_PAGES {
+        let scope = CodeScope::Procedure(address);
+        let page = match provider.disassemble(document, scope, cursor.as_deref(), 16) {
+            Ok(page) => page,
+            Err(ProviderError::UnsupportedArchitecture { .. }) => return false,
+            Err(ProviderError::NoProcedure { .. } | ProviderError::Unmapped { .. }) => return true,
+            Err(other) => panic!("disassemble {address}: {other}"),
+        };
+        assert!(page.analysis.instructions <= super::native::MAX_INSTRUCTIONS);
+        assert!(page.instructions.len() <= 16);
+        for instruction in &page.instructions {
+            assert_eq!(instruction.address, expected, "contiguous instructions");
+            assert!(instruction.address >= page.start && instruction.address < page.end);
+            assert!(!instruction.bytes.is_empty() && instruction.bytes.len() % 2 == 0);
+            assert_eq!(
+                instruction.target.is_some(),
+                instruction.target_kind.is_some()
+            );
+            let length = instruction.bytes.len() as u64 / 2;
+            expected = Address::new(instruction.address.value() + length);
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    true
+}
+
+/// Callees and callers agree, and call sites are call references.
+fn check_call_graph(provider: &NativeProvider, document: &str, address: Address) {
+    let Ok(callees) = provider.callees(document, address, None, 16) else {
+        return;
+    };
+    assert!(callees.edges.len() <= callees.total);
+    for edge in &callees.edges {
+        assert!(edge.call_sites.windows(2).all(|w| w[0] < w[1]));
+        let callers = provider
+            .callers(document, edge.procedure.address, None, 1_000)
+            .expect("callers of a callee");
+        if callers.next_cursor.is_none() {
+            let back = callers
+                .edges
+                .iter()
+                .find(|caller| caller.procedure.address == address)
+                .expect("the callee lists the procedure among its callers");
+            assert_eq!(back.call_sites, edge.call_sites);
+        }
+        let references = provider
+            .xrefs_to(document, edge.procedure.address, None, 1_000)
+            .expect("references to a callee");
+        assert!(references.references.len() <= references.total);
+        if references.next_cursor.is_none() {
+            for site in &edge.call_sites {
+                assert!(
+                    references
+                        .references
+                        .iter()
+                        .any(|r| r.from == *site && r.kind == ReferenceKind::Call)
+                );
+            }
+        }
     }
 }
 

@@ -224,6 +224,15 @@ impl ProcedureTable {
             })
     }
 
+    /// Every procedure as (start address, known size, display name), in address order; what
+    /// the code analysis decodes.
+    pub(crate) fn outlines(&self) -> impl Iterator<Item = (u64, Option<u64>, Option<&str>)> {
+        self.records.iter().map(|record| {
+            let name = record.name.as_ref().map(|name| name.name.as_str());
+            (record.address.value(), record.size, name)
+        })
+    }
+
     /// The procedure starting at `address`.
     pub(crate) fn info(
         &self,

@@ -19,6 +19,7 @@ pub(crate) mod bounded;
 mod cancel;
 pub mod capture;
 pub mod claims;
+mod code;
 pub mod error;
 pub mod evidence;
 pub mod files;
@@ -40,10 +41,12 @@ pub use evidence::{
 };
 pub use files::{Confinement, FileError};
 pub use provider::{
-    DocumentInfo, DocumentNames, Import, ImportPage, MAX_READ_BYTES, MAX_SEARCH_RESULTS,
-    NameMatch, Operation,
-    Permissions, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource,
-    Provider, ProviderError, ReadLength, ReadLengthError, Segment, StringMatch, StringMatches,
+    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CodeScope, Disassembly, DocumentInfo,
+    DocumentNames, Import, ImportPage, Instruction, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES,
+    MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, NamedAddress, Operation, Permissions,
+    ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
+    ProviderError, ReadLength, ReadLengthError, Reference, ReferenceKind, References, Segment,
+    StringMatch, StringMatches,
     StringQuery,
 };
 pub use sources::{SessionView, SourceConfig, complete_argument};

@@ -87,6 +87,11 @@ use serde::Serialize;
 use super::address::Address;
 use crate::core::ProcedurePage;
 
+pub use super::code::{
+    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CodeScope, Disassembly, Instruction,
+    MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, NamedAddress, Reference, ReferenceKind, References,
+};
+
 /// Most bytes one [`Provider::read_bytes`] call returns (SPEC section 10).
 pub const MAX_READ_BYTES: usize = 4_096;
 
@@ -114,11 +119,19 @@ pub enum Operation {
     ReadBytes,
     /// [`Provider::list_imports`].
     ListImports,
+    /// [`Provider::disassemble`].
+    Disassemble,
+    /// [`Provider::xrefs_to`].
+    XrefsTo,
+    /// [`Provider::callers`].
+    Callers,
+    /// [`Provider::callees`].
+    Callees,
 }
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Operation; 8] = [
+    pub const ALL: [Operation; 12] = [
         Operation::ListDocuments,
         Operation::ListProcedures,
         Operation::ProcedureInfo,
@@ -127,6 +140,10 @@ impl Operation {
         Operation::SearchStrings,
         Operation::ReadBytes,
         Operation::ListImports,
+        Operation::Disassemble,
+        Operation::XrefsTo,
+        Operation::Callers,
+        Operation::Callees,
     ];
 
     /// The operation's name, which is also the name of the tool that performs it.
@@ -140,6 +157,10 @@ impl Operation {
             Operation::SearchStrings => "search_strings",
             Operation::ReadBytes => "read_bytes",
             Operation::ListImports => "list_imports",
+            Operation::Disassemble => "disassemble",
+            Operation::XrefsTo => "xrefs_to",
+            Operation::Callers => "callers",
+            Operation::Callees => "callees",
         }
     }
 
@@ -556,6 +577,17 @@ pub enum ProviderError {
     /// The file was refused or could not be read (see [`crate::session::files`]).
     #[error(transparent)]
     File(#[from] crate::session::files::FileError),
+    /// The document's instruction set is not one the code analysis decodes.
+    #[error(
+        "document {document:?} holds {architecture} code; code analysis decodes x86, x86-64 \
+         and AArch64 only"
+    )]
+    UnsupportedArchitecture {
+        /// The document.
+        document: String,
+        /// Its architecture.
+        architecture: String,
+    },
     /// An integrator provider's own failure.
     #[error("provider failure: {0}")]
     Failed(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -666,5 +698,57 @@ pub trait Provider: Send + Sync + 'static {
     ) -> Result<ImportPage, ProviderError> {
         let _ = (document, cursor, limit);
         Err(ProviderError::Unsupported(Operation::ListImports))
+    }
+
+    /// One page of the instructions of a procedure or of a bounded address range.
+    ///
+    /// `cursor` is `None` for the first page, else the `next_cursor` of the previous page;
+    /// the page holds at most `limit` instructions (clamped to [`MAX_CODE_PAGE`]).
+    fn disassemble(
+        &self,
+        document: &str,
+        scope: CodeScope,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Disassembly, ProviderError> {
+        let _ = (document, scope, cursor, limit);
+        Err(ProviderError::Unsupported(Operation::Disassemble))
+    }
+
+    /// One page of the code and data references to `address`, in referring-address order.
+    fn xrefs_to(
+        &self,
+        document: &str,
+        address: Address,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<References, ProviderError> {
+        let _ = (document, address, cursor, limit);
+        Err(ProviderError::Unsupported(Operation::XrefsTo))
+    }
+
+    /// One page of the procedures that call the procedure at `procedure` directly.
+    fn callers(
+        &self,
+        document: &str,
+        procedure: Address,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<CallGraph, ProviderError> {
+        let _ = (document, procedure, cursor, limit);
+        Err(ProviderError::Unsupported(Operation::Callers))
+    }
+
+    /// One page of what the procedure at `procedure` calls directly (through stubs and
+    /// import slots too, named by the imported symbol).
+    fn callees(
+        &self,
+        document: &str,
+        procedure: Address,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<CallGraph, ProviderError> {
+        let _ = (document, procedure, cursor, limit);
+        Err(ProviderError::Unsupported(Operation::Callees))
     }
 }

@@ -60,6 +60,10 @@
 //! | `list_segments` | mapped regions with permissions | observation | `list_segments` |
 //! | `search_strings` | printable strings (`contains?`, `min_chars`, `limit` ≤ 500) | observation | `search_strings` |
 //! | `read_bytes` | up to 4,096 bytes as hex (`address`, `length`) | observation | `read_bytes` |
+//! | `disassemble` | instructions of a procedure (`procedure`) or a range (`address`, `length` ≤ 65,536), paged (`cursor?`, `limit` ≤ 1,000) | observation | `disassemble` |
+//! | `xrefs_to` | call, jump and data references to an address, each with its procedure, paged | observation | `xrefs_to` |
+//! | `callers` | procedures with a direct call to a procedure, with call sites, paged | observation | `callers` |
+//! | `callees` | what a procedure calls directly, stubs and import slots named by the imported symbol, paged | observation | `callees` |
 //! | `list_evidence` | page through the ledger (`cursor?`, `limit` ≤ 100) | read | none |
 //! | `get_evidence` | one Evidence record in full (`id`) | read | none |
 //! | `register_unknown` | record an open question (`question`, `document?`, `procedure?`) | session change | none |
@@ -130,6 +134,17 @@
 //!   ordinal, stub, slot}], next_cursor, evidence_id}`; `library`, `version`, `ordinal`,
 //!   `stub` and `slot` are null when the format does not say; `next_cursor` is null on the
 //!   last page.
+//! - `disassemble`: `{document, architecture, procedure: {address, name} | null, start, end,
+//!   instructions: [{address, bytes, mnemonic, operands, target, target_kind, target_name}],
+//!   next_cursor, analysis}`; `target_kind` is `call`, `jump` or `data`.
+//! - `xrefs_to`: `{document, target: {address, name}, references: [{from, kind, procedure:
+//!   {address, name} | null, segment}], total, next_cursor, analysis}`.
+//! - `callers` / `callees`: `{document, procedure: {address, name}, callers | callees:
+//!   [{procedure: {address, name}, import, call_sites: [address]}], total, next_cursor,
+//!   analysis}`.
+//! - every code-analysis result's `analysis` is `{complete, cut_short_by: instructions |
+//!   references | time | null, instructions, references}`: when the document's analysis hit a
+//!   bound, lists may miss entries.
 //! - `list_evidence`: `{evidence: [{id, sequence, operation, arguments, provider, document}],
 //!   next_cursor, total}`.
 //! - `get_evidence`: `{id, sequence, operation, arguments, result, provider, document}`.
@@ -147,7 +162,7 @@
 //! # Adding a tool
 //!
 //! A tool is one `ToolSpec` entry in the `TOOLS` list of its group file (`session.rs`,
-//! `analysis.rs`, `ledger.rs`, `unknowns.rs`, `artifacts.rs`, `captures.rs`) plus one handler
+//! `analysis.rs`, `code.rs`, `ledger.rs`, `unknowns.rs`, `artifacts.rs`, `captures.rs`) plus one handler
 //! function beside it. Its parameters declare the input schema and the argument checks at
 //! once; its handler variant (`Observe`, `Retain`, `Change`, `Read`) fixes whether Evidence is
 //! recorded. `Retain` records a document no provider observed (an inventory page, an imported
@@ -159,6 +174,7 @@
 mod analysis;
 mod artifacts;
 mod captures;
+mod code;
 mod definition;
 mod ledger;
 mod outcome;

@@ -168,6 +168,24 @@ pub enum ArgumentError {
         /// The value given, cut to 64 characters.
         found: String,
     },
+    /// None, or more than one, of arguments that exclude each other was given.
+    #[error("{tool} needs exactly one of the arguments {}", quoted_list(arguments))]
+    OneOf {
+        /// The tool.
+        tool: &'static str,
+        /// The arguments of which exactly one must be given.
+        arguments: &'static [&'static str],
+    },
+    /// An argument was given without the argument it qualifies.
+    #[error("argument {argument:?} of {tool} is used only with the argument {requires:?}")]
+    Requires {
+        /// The tool.
+        tool: &'static str,
+        /// The argument given.
+        argument: &'static str,
+        /// The argument it needs.
+        requires: &'static str,
+    },
     /// The argument's text does not have the required syntax.
     #[error("argument {argument:?} of {tool} is invalid: {reason}")]
     Syntax {
@@ -295,6 +313,11 @@ impl<'a> Arguments<'a> {
             argument: name,
             reason: error.to_string(),
         })
+    }
+
+    /// Whether the argument was given.
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.values.contains_key(name)
     }
 
     /// An integer argument, or its default.

@@ -10,15 +10,16 @@ use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKi
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
 use super::parameters::{Arguments, Parameter, input_schema};
 use super::schema::{into_object, string, with_property};
-use super::{analysis, artifacts, captures, ledger, session, unknowns};
+use super::{analysis, artifacts, captures, code, ledger, session, unknowns};
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::session::{Cancel, Observation, Operation, Session, Target};
 
 /// The catalog, in `tools/list` order. A group of tools is one file with a `TOOLS` list; a
 /// new group is one more line.
-const CATALOG: [&[ToolSpec]; 6] = [
+const CATALOG: [&[ToolSpec]; 7] = [
     session::TOOLS,
     analysis::TOOLS,
+    code::TOOLS,
     ledger::TOOLS,
     unknowns::TOOLS,
     artifacts::TOOLS,

@@ -160,7 +160,13 @@ impl Provider for CatalogProvider {
     fn supports(&self, operation: Operation) -> bool {
         !matches!(
             operation,
-            Operation::SearchStrings | Operation::ReadBytes | Operation::ListImports
+            Operation::SearchStrings
+                | Operation::ReadBytes
+                | Operation::ListImports
+                | Operation::Disassemble
+                | Operation::XrefsTo
+                | Operation::Callers
+                | Operation::Callees
         )
     }
 

@@ -47,6 +47,7 @@
 //! assert!(not_a_binary.is_err());
 //! ```
 
+mod analysis;
 mod demangle;
 mod eh_frame;
 mod elf;
@@ -59,18 +60,21 @@ mod strings;
 
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use object::FileKind;
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
 
+use self::analysis::{Analysis, Input};
+pub use self::analysis::{MAX_ANALYSIS_TIME, MAX_INSTRUCTIONS, MAX_REFERENCES};
 use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
 use crate::core::{Outcome, ProcedurePage};
 use crate::session::files::{CheckedFile, Confinement, FileLimit};
 use crate::session::{
-    Address, DocumentInfo, DocumentNames, ImportPage, Operation, ProcedureInfo, ProcedureMatches,
-    ProcedureQuery, Provider, ProviderError, ReadLength, Segment, StringMatches, StringQuery,
+    Address, CallGraph, CodeScope, Disassembly, DocumentInfo, DocumentNames, ImportPage,
+    Operation, ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider, ProviderError,
+    ReadLength, References, Segment, StringMatches, StringQuery,
 };
 
 /// The identity of the native provider.
@@ -82,6 +86,8 @@ struct Document {
     /// The image's bytes within the file.
     range: Range<usize>,
     image: Image,
+    /// The code analysis, computed on first use.
+    analysis: OnceLock<Analysis>,
 }
 
 /// The `native` provider over one file (see the [module documentation](self)).
@@ -137,6 +143,7 @@ impl NativeProvider {
                     info: image.info(&name),
                     range: 0..data.len(),
                     image,
+                    analysis: OnceLock::new(),
                 }]
             }
         };
@@ -159,6 +166,20 @@ impl NativeProvider {
 
     fn image_bytes(&self, document: &Document) -> &[u8] {
         &self.bytes[document.range.clone()]
+    }
+
+    /// The document's code analysis (computed on first use) and what it reads.
+    fn analysed(&self, name: &str) -> Result<(&Analysis, Input<'_>), ProviderError> {
+        let document = self.document(name)?;
+        let input = Input {
+            image: self.image_bytes(document),
+            regions: &document.image.regions,
+            procedures: &document.image.procedures,
+        };
+        Ok((
+            document.analysis.get_or_init(|| Analysis::build(&input)),
+            input,
+        ))
     }
 }
 
@@ -248,6 +269,7 @@ fn fat_documents(
             info: image.info(&document_name),
             range: slice.range,
             image,
+            analysis: OnceLock::new(),
         });
     }
     Ok(documents)
@@ -391,5 +413,49 @@ impl Provider for NativeProvider {
             document: document.to_owned(),
             address,
         })
+    }
+
+    fn disassemble(
+        &self,
+        document: &str,
+        scope: CodeScope,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Disassembly, ProviderError> {
+        let (analysis, input) = self.analysed(document)?;
+        analysis.disassemble(&input, document, scope, cursor, limit)
+    }
+
+    fn xrefs_to(
+        &self,
+        document: &str,
+        address: Address,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<References, ProviderError> {
+        let (analysis, input) = self.analysed(document)?;
+        analysis.xrefs_to(&input, document, address, cursor, limit)
+    }
+
+    fn callers(
+        &self,
+        document: &str,
+        procedure: Address,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<CallGraph, ProviderError> {
+        let (analysis, _) = self.analysed(document)?;
+        analysis.callers(document, procedure, cursor, limit)
+    }
+
+    fn callees(
+        &self,
+        document: &str,
+        procedure: Address,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<CallGraph, ProviderError> {
+        let (analysis, _) = self.analysed(document)?;
+        analysis.callees(document, procedure, cursor, limit)
     }
 }

@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 24] = [
+const CATALOG: [&str; 28] = [
     "open_binary",
     "close_binary",
     "list_providers",
@@ -21,6 +21,10 @@ const CATALOG: [&str; 24] = [
     "search_strings",
     "read_bytes",
     "list_imports",
+    "disassemble",
+    "xrefs_to",
+    "callers",
+    "callees",
     "list_evidence",
     "get_evidence",
     "register_unknown",
@@ -132,7 +136,7 @@ fn output_schemas_are_closed_object_schemas_and_observations_return_an_evidence_
 #[test]
 fn kinds_operations_and_annotations_follow_the_documented_table() {
     let (_, tools) = closed();
-    let table: [(&str, ToolKind, Option<Operation>); 14] = [
+    let table: [(&str, ToolKind, Option<Operation>); 18] = [
         ("open_binary", ToolKind::SessionChange, None),
         ("close_binary", ToolKind::SessionChange, None),
         ("list_providers", ToolKind::Read, None),
@@ -173,6 +177,14 @@ fn kinds_operations_and_annotations_follow_the_documented_table() {
             ToolKind::Observation,
             Some(Operation::ReadBytes),
         ),
+        (
+            "disassemble",
+            ToolKind::Observation,
+            Some(Operation::Disassemble),
+        ),
+        ("xrefs_to", ToolKind::Observation, Some(Operation::XrefsTo)),
+        ("callers", ToolKind::Observation, Some(Operation::Callers)),
+        ("callees", ToolKind::Observation, Some(Operation::Callees)),
         ("list_evidence", ToolKind::Read, None),
         ("get_evidence", ToolKind::Read, None),
     ];

@@ -131,7 +131,10 @@ fn provider_tools_need_an_open_binary() {
         .map(|d| d.name())
         .collect();
     let minimal = |tool: &str| match tool {
-        "procedure_info" => json!({"procedure": "main"}),
+        "procedure_info" | "callers" | "callees" | "disassemble" => {
+            json!({"procedure": "main"})
+        }
+        "xrefs_to" => json!({"address": "0x0"}),
         "search_procedures" => json!({"query": "main"}),
         "read_bytes" => json!({"address": "0x0", "length": 1}),
         _ => json!({}),

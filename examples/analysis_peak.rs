@@ -1,0 +1,47 @@
+//! Opens a binary with the native provider, runs its code analysis once, and prints the time
+//! it took, the analysis status and the process's peak resident memory (`VmHWM`), for the
+//! README's measurements: `cargo run --release --example analysis_peak -- /path/to/binary`.
+
+use std::time::Instant;
+
+use rea::providers::native::NativeProvider;
+use rea::session::{Address, Provider};
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: analysis_peak BINARY");
+        std::process::exit(2);
+    };
+    let opened = Instant::now();
+    let provider = match NativeProvider::open(std::path::Path::new(&path)) {
+        Ok(provider) => provider,
+        Err(error) => {
+            eprintln!("{error}");
+            std::process::exit(1);
+        }
+    };
+    let open_time = opened.elapsed();
+    let documents = provider.list_documents().unwrap_or_default();
+    for document in documents {
+        let started = Instant::now();
+        match provider.xrefs_to(&document.name, Address::new(0), None, 1) {
+            Ok(references) => println!(
+                "{}: analysis {:.3} s, {:?}",
+                document.name,
+                started.elapsed().as_secs_f64(),
+                references.analysis
+            ),
+            Err(error) => println!("{}: {error}", document.name),
+        }
+    }
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|line| line.starts_with("VmHWM"))
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "VmHWM: unknown".to_owned());
+    println!("open {:.3} s; {peak}", open_time.as_secs_f64());
+}

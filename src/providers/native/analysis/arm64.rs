@@ -1,0 +1,155 @@
+//! AArch64 with `yaxpeax-arm`: `bl`, branches, `adr`, PC-relative loads, and `adrp` paired
+//! with a later `add` or load/store on the same register.
+
+use yaxpeax_arch::{Decoder, U8Reader};
+use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand};
+
+use super::decode::{Next, Step, Text};
+use crate::session::ReferenceKind;
+
+/// The page an `adrp` put in each general register, while no later instruction overwrote it.
+type Pages = [Option<u64>; 32];
+
+pub(super) fn sweep(
+    bytes: &[u8],
+    address: u64,
+    text: bool,
+    visit: &mut dyn FnMut(Step, Option<Text>) -> Next,
+) {
+    let decoder = InstDecoder::default();
+    let mut pages: Pages = [None; 32];
+    for (index, word) in bytes.chunks_exact(4).enumerate() {
+        let pc = address.wrapping_add(4 * index as u64);
+        let mut reader = U8Reader::new(word);
+        let decoded = decoder.decode(&mut reader).ok();
+        let reference = decoded
+            .as_ref()
+            .and_then(|instruction| reference(instruction, pc, &mut pages));
+        let text = text.then(|| match &decoded {
+            Some(instruction) => instruction_text(instruction, pc),
+            None => Text {
+                mnemonic: ".inst".to_owned(),
+                operands: format!(
+                    "{:#010x}",
+                    u32::from_le_bytes([word[0], word[1], word[2], word[3]])
+                ),
+            },
+        });
+        let step = Step {
+            address: pc,
+            length: 4,
+            reference,
+        };
+        if visit(step, text) == Next::Stop {
+            return;
+        }
+    }
+}
+
+fn pc_offset(instruction: &Instruction) -> Option<i64> {
+    instruction
+        .operands
+        .iter()
+        .find_map(|operand| match operand {
+            Operand::PCOffset(offset) => Some(*offset),
+            _ => None,
+        })
+}
+
+fn register(operand: &Operand) -> Option<usize> {
+    match operand {
+        Operand::Register(_, n) | Operand::RegisterOrSP(_, n) => Some(usize::from(*n) & 31),
+        _ => None,
+    }
+}
+
+fn page_of(pc: u64, offset: i64) -> u64 {
+    (pc & !0xfff).wrapping_add_signed(offset)
+}
+
+fn reference(
+    instruction: &Instruction,
+    pc: u64,
+    pages: &mut Pages,
+) -> Option<(u64, ReferenceKind)> {
+    let operands = &instruction.operands;
+    let found = match instruction.opcode {
+        Opcode::BL => {
+            let target = pc_offset(instruction).map(|offset| pc.wrapping_add_signed(offset));
+            *pages = [None; 32];
+            return target.map(|target| (target, ReferenceKind::Call));
+        }
+        Opcode::B | Opcode::Bcc(_) | Opcode::CBZ | Opcode::CBNZ | Opcode::TBZ | Opcode::TBNZ => {
+            let target = pc_offset(instruction).map(|offset| pc.wrapping_add_signed(offset));
+            if instruction.opcode == Opcode::B {
+                *pages = [None; 32];
+            }
+            return target.map(|target| (target, ReferenceKind::Jump));
+        }
+        Opcode::BR | Opcode::BLR | Opcode::RET => {
+            *pages = [None; 32];
+            return None;
+        }
+        Opcode::ADRP => {
+            if let (Some(rd), Some(offset)) = (register(&operands[0]), pc_offset(instruction)) {
+                pages[rd] = Some(page_of(pc, offset));
+            }
+            return None;
+        }
+        Opcode::ADD => match (register(&operands[1]), &operands[2]) {
+            (Some(rn), Operand::Immediate(imm)) => {
+                pages[rn].map(|page| page.wrapping_add(u64::from(*imm)))
+            }
+            (Some(rn), Operand::ImmShift(imm, shift)) => pages[rn].map(|page| {
+                page.wrapping_add(u64::from(*imm).checked_shl(u32::from(*shift)).unwrap_or(0))
+            }),
+            _ => None,
+        },
+        _ => {
+            let based = operands.iter().find_map(|operand| match operand {
+                Operand::RegPreIndex(rn, offset, false) => pages[usize::from(*rn) & 31]
+                    .map(|page| page.wrapping_add_signed(i64::from(*offset))),
+                _ => None,
+            });
+            based.or_else(|| pc_offset(instruction).map(|offset| pc.wrapping_add_signed(offset)))
+        }
+    };
+    let stores = matches!(
+        instruction.opcode,
+        Opcode::STR
+            | Opcode::STRB
+            | Opcode::STRH
+            | Opcode::STP
+            | Opcode::STUR
+            | Opcode::STURB
+            | Opcode::STURH
+    );
+    if !stores && let Some(rd) = register(&operands[0]) {
+        pages[rd] = None;
+    }
+    found.map(|target| (target, ReferenceKind::Data))
+}
+
+/// The mnemonic and operands, with PC-relative operands written as absolute addresses.
+fn instruction_text(instruction: &Instruction, pc: u64) -> Text {
+    let full = instruction.to_string();
+    let (mnemonic, operands) = full.split_once(' ').unwrap_or((full.as_str(), ""));
+    let operands = match (operands.find('$'), pc_offset(instruction)) {
+        (Some(at), Some(offset)) => {
+            let target = if instruction.opcode == Opcode::ADRP {
+                page_of(pc, offset)
+            } else {
+                pc.wrapping_add_signed(offset)
+            };
+            let end = operands[at..]
+                .find([',', ' '])
+                .map_or(operands.len(), |length| at + length);
+            format!("{}{target:#x}{}", &operands[..at], &operands[end..])
+        }
+        _ => operands.to_owned(),
+    };
+    Text {
+        mnemonic: mnemonic.to_owned(),
+        operands,
+    }
+}

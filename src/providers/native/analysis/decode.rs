@@ -1,0 +1,67 @@
+//! What the decoders report for one instruction, independent of the instruction set.
+
+use crate::session::ReferenceKind;
+
+/// The instruction sets the analysis decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// 32-bit x86.
+    X86,
+    /// x86-64.
+    X86_64,
+    /// AArch64 (A64).
+    Arm64,
+}
+
+impl Isa {
+    /// The instruction set of an `object` architecture, if the analysis decodes it.
+    pub(crate) fn of(architecture: object::Architecture) -> Option<Isa> {
+        match architecture {
+            object::Architecture::I386 => Some(Isa::X86),
+            object::Architecture::X86_64 | object::Architecture::X86_64_X32 => Some(Isa::X86_64),
+            object::Architecture::Aarch64 => Some(Isa::Arm64),
+            _ => None,
+        }
+    }
+}
+
+/// One decoded instruction, as the sweep reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Step {
+    /// Address of its first byte.
+    pub(crate) address: u64,
+    /// Its length in bytes (at least 1).
+    pub(crate) length: usize,
+    /// The address it calls, jumps to or refers to, and how.
+    pub(crate) reference: Option<(u64, ReferenceKind)>,
+}
+
+/// The text of one instruction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Text {
+    pub(crate) mnemonic: String,
+    pub(crate) operands: String,
+}
+
+/// Whether a sweep goes on after a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    Continue,
+    Stop,
+}
+
+/// Decodes `bytes` as code at `address`, calling `visit` for every instruction in order
+/// until it says [`Next::Stop`]; with `text`, each step comes with its text.
+pub(crate) fn sweep(
+    isa: Isa,
+    bytes: &[u8],
+    address: u64,
+    text: bool,
+    visit: &mut dyn FnMut(Step, Option<Text>) -> Next,
+) {
+    match isa {
+        Isa::X86 => super::x86::sweep(32, bytes, address, text, visit),
+        Isa::X86_64 => super::x86::sweep(64, bytes, address, text, visit),
+        Isa::Arm64 => super::arm64::sweep(bytes, address, text, visit),
+    }
+}

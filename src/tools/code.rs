@@ -1,0 +1,330 @@
+//! Code-analysis tools: `disassemble`, `xrefs_to`, `callers` and `callees`. Each is an
+//! observation (its result is recorded as Evidence) backed by a provider operation a provider
+//! may not support; the native provider computes one analysis per document on first use and
+//! every result says, under `analysis`, whether a bound cut that analysis short.
+
+use serde_json::{Value, json};
+
+use super::definition::ToolAnnotations;
+use super::outcome::ToolError;
+use super::parameters::{ArgumentError, Arguments, DOCUMENT, Kind, PROVIDER, Parameter};
+use super::schema::{array, count, flag, nullable_string, object, string};
+use super::toolbox::{Handler, ToolSpec, encode};
+use crate::session::{CodeScope, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, Operation, Target};
+
+/// Default number of entries in one page of a code-analysis result.
+const DEFAULT_CODE_PAGE: u64 = 200;
+
+/// Default byte count of an address range to disassemble.
+const DEFAULT_RANGE_BYTES: u64 = 256;
+
+const PROCEDURE: Parameter = Parameter {
+    name: "procedure",
+    description: "Start address (`0x` and lowercase hexadecimal) or unique name (display or \
+        raw) of the procedure.",
+    kind: Kind::Text,
+    required: true,
+};
+
+const CURSOR: Parameter = Parameter {
+    name: "cursor",
+    description: "The `next_cursor` of the previous page; omit for the first page.",
+    kind: Kind::Text,
+    required: false,
+};
+
+const LIMIT: Parameter = Parameter {
+    name: "limit",
+    description: "Most entries in the page (1 to 1000, default 200).",
+    kind: Kind::Integer {
+        min: 1,
+        max: MAX_CODE_PAGE as u64,
+        default: DEFAULT_CODE_PAGE,
+    },
+    required: false,
+};
+
+/// The arguments `disassemble` takes exactly one of.
+const DISASSEMBLY_SCOPES: &[&str] = &["procedure", "address"];
+
+pub(super) const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "disassemble",
+        title: "Disassemble",
+        description: "The instructions of a procedure (up to the next procedure start, the \
+            end of its section or its known size) or of an address range of at most 65536 \
+            bytes: address, bytes, mnemonic, operands (Intel syntax on x86) and the resolved \
+            target of calls, branches and PC-relative operands with the procedure, stub \
+            (`printf@plt`) or import it names. Give `procedure`, or `address` and `length`. \
+            Paged: pass `next_cursor` back as `cursor`. Records Evidence.",
+        parameters: &[
+            Parameter {
+                required: false,
+                ..PROCEDURE
+            },
+            Parameter {
+                name: "address",
+                description: "First address of a range to decode (`0x` and lowercase \
+                    hexadecimal), instead of a procedure.",
+                kind: Kind::Address,
+                required: false,
+            },
+            Parameter {
+                name: "length",
+                description: "Bytes of the range from `address` (1 to 65536, default 256).",
+                kind: Kind::Integer {
+                    min: 1,
+                    max: MAX_DISASSEMBLY_BYTES,
+                    default: DEFAULT_RANGE_BYTES,
+                },
+                required: false,
+            },
+            CURSOR,
+            LIMIT,
+            DOCUMENT,
+            PROVIDER,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: disassembly_schema,
+        handler: Handler::Observe {
+            operation: Operation::Disassemble,
+            run: disassemble,
+        },
+    },
+    ToolSpec {
+        name: "xrefs_to",
+        title: "References to an address",
+        description: "Who refers to an address: calls, jumps and data references (RIP-relative \
+            operands, adrp+add/ldr pairs, absolute operands, pointers in data sections), each \
+            with the referring procedure and segment, in address order. A string address from \
+            search_strings leads to the procedures that use it. Paged. Records Evidence.",
+        parameters: &[
+            Parameter {
+                name: "address",
+                description: "The referenced address (`0x` and lowercase hexadecimal).",
+                kind: Kind::Address,
+                required: true,
+            },
+            CURSOR,
+            LIMIT,
+            DOCUMENT,
+            PROVIDER,
+        ],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: references_schema,
+        handler: Handler::Observe {
+            operation: Operation::XrefsTo,
+            run: xrefs_to,
+        },
+    },
+    ToolSpec {
+        name: "callers",
+        title: "Callers of a procedure",
+        description: "The procedures with a direct call to a procedure (or to a stub such as \
+            `printf@plt`, given by address), each with its call sites, in address order. \
+            Paged. Records Evidence.",
+        parameters: &[PROCEDURE, CURSOR, LIMIT, DOCUMENT, PROVIDER],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: callers_schema,
+        handler: Handler::Observe {
+            operation: Operation::Callers,
+            run: callers,
+        },
+    },
+    ToolSpec {
+        name: "callees",
+        title: "Callees of a procedure",
+        description: "What a procedure calls directly, each with its call sites, in address \
+            order; calls through PLT stubs and import slots are named by the imported symbol \
+            (`import`). Paged. Records Evidence.",
+        parameters: &[PROCEDURE, CURSOR, LIMIT, DOCUMENT, PROVIDER],
+        annotations: ToolAnnotations::READ_ONLY,
+        output: callees_schema,
+        handler: Handler::Observe {
+            operation: Operation::Callees,
+            run: callees,
+        },
+    },
+];
+
+fn page_limit(arguments: &Arguments<'_>) -> usize {
+    usize::try_from(arguments.integer("limit")).unwrap_or(MAX_CODE_PAGE)
+}
+
+fn disassemble(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let scope = match (arguments.has("procedure"), arguments.has("address")) {
+        (true, false) => {
+            if arguments.has("length") {
+                return Err(ArgumentError::Requires {
+                    tool: "disassemble",
+                    argument: "length",
+                    requires: "address",
+                }
+                .into());
+            }
+            CodeScope::Procedure(target.resolve_procedure(arguments.required_text("procedure")?)?)
+        }
+        (false, true) => CodeScope::Range {
+            start: arguments.required_address("address")?,
+            length: arguments.integer("length"),
+        },
+        _ => {
+            return Err(ArgumentError::OneOf {
+                tool: "disassemble",
+                arguments: DISASSEMBLY_SCOPES,
+            }
+            .into());
+        }
+    };
+    let cursor = arguments.text("cursor");
+    let limit = page_limit(arguments);
+    let found = target.query_document(|provider, document| {
+        provider.disassemble(document, scope, cursor, limit)
+    })?;
+    let mut result = encode("disassemble", &found)?;
+    result["document"] = json!(target.document()?);
+    Ok(result)
+}
+
+fn xrefs_to(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    let address = arguments.required_address("address")?;
+    let cursor = arguments.text("cursor");
+    let limit = page_limit(arguments);
+    let found = target
+        .query_document(|provider, document| provider.xrefs_to(document, address, cursor, limit))?;
+    let mut result = encode("xrefs_to", &found)?;
+    result["document"] = json!(target.document()?);
+    Ok(result)
+}
+
+fn callers(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    call_graph(target, arguments, "callers")
+}
+
+fn callees(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
+    call_graph(target, arguments, "callees")
+}
+
+fn call_graph(
+    target: &Target,
+    arguments: &Arguments<'_>,
+    tool: &'static str,
+) -> Result<Value, ToolError> {
+    let procedure = target.resolve_procedure(arguments.required_text("procedure")?)?;
+    let cursor = arguments.text("cursor");
+    let limit = page_limit(arguments);
+    let graph = target.query_document(|provider, document| {
+        if tool == "callers" {
+            provider.callers(document, procedure, cursor, limit)
+        } else {
+            provider.callees(document, procedure, cursor, limit)
+        }
+    })?;
+    Ok(json!({
+        "document": target.document()?,
+        "procedure": encode(tool, &graph.procedure)?,
+        tool: encode(tool, &graph.edges)?,
+        "total": graph.total,
+        "next_cursor": graph.next_cursor,
+        "analysis": encode(tool, &graph.analysis)?,
+    }))
+}
+
+fn named_address(description: &str) -> Value {
+    let mut schema = object(json!({
+        "address": string("The address, lowercase `0x`-prefixed hexadecimal."),
+        "name": nullable_string("What is there: a procedure, `symbol@plt` stub or imported symbol name; null when unknown."),
+    }));
+    schema["description"] = json!(description);
+    schema
+}
+
+fn nullable(schema: Value, description: &str) -> Value {
+    json!({"description": description, "anyOf": [schema, {"type": "null"}]})
+}
+
+fn reference_kind(description: &str) -> Value {
+    json!({"type": "string", "enum": ["call", "jump", "data"], "description": description})
+}
+
+fn analysis_schema() -> Value {
+    let mut schema = object(json!({
+        "complete": flag("Whether every procedure was decoded and every reference kept."),
+        "cut_short_by": {
+            "description": "The bound that cut the analysis short (most instructions, most references, most time), or null.",
+            "anyOf": [{"type": "string", "enum": ["instructions", "references", "time"]}, {"type": "null"}],
+        },
+        "instructions": count("Instructions the analysis decoded."),
+        "references": count("References the analysis kept."),
+    }));
+    schema["description"] =
+        json!("The document's code analysis: when it is not complete, lists may miss entries.");
+    schema
+}
+
+fn disassembly_schema() -> Value {
+    let instruction = object(json!({
+        "address": string("Address of the instruction."),
+        "bytes": string("Its bytes, lowercase hexadecimal."),
+        "mnemonic": string("The mnemonic."),
+        "operands": string("The operands as text."),
+        "target": nullable_string("Address it calls, branches to or refers to PC-relatively, or null."),
+        "target_kind": {
+            "description": "How it refers to `target` (null without one).",
+            "anyOf": [reference_kind("Reference kind."), {"type": "null"}],
+        },
+        "target_name": nullable_string("What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported symbol; null when unknown."),
+    }));
+    object(json!({
+        "document": string("The document."),
+        "architecture": string("The decoded architecture (`x86_64`, `i386`, `aarch64`)."),
+        "procedure": nullable(named_address("The procedure."), "The procedure decoded, or null for an address range."),
+        "start": string("First address of the procedure or range."),
+        "end": string("End of the procedure or range (exclusive)."),
+        "instructions": array(instruction, "This page's instructions, in address order."),
+        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+        "analysis": analysis_schema(),
+    }))
+}
+
+fn references_schema() -> Value {
+    let reference = object(json!({
+        "from": string("The referring instruction, or the data word holding the pointer."),
+        "kind": reference_kind("`call`, `jump` or `data`."),
+        "procedure": nullable(named_address("The procedure."), "The procedure containing `from`, or null."),
+        "segment": nullable_string("The segment containing `from`."),
+    }));
+    object(json!({
+        "document": string("The document."),
+        "target": named_address("The referenced address and what is there."),
+        "references": array(reference, "This page's references, by referring address."),
+        "total": count("Number of references to the address."),
+        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+        "analysis": analysis_schema(),
+    }))
+}
+
+fn graph_schema(edges: &str, description: &str) -> Value {
+    let edge = object(json!({
+        "procedure": named_address("The caller or callee."),
+        "import": nullable_string("The imported symbol when the callee is a PLT stub or an import slot."),
+        "call_sites": array(string("Address of a call instruction."), "The calls of this edge, in address order."),
+    }));
+    let mut properties = json!({
+        "document": string("The document."),
+        "procedure": named_address("The procedure asked about."),
+        "total": count("Number of edges."),
+        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+        "analysis": analysis_schema(),
+    });
+    properties[edges] = array(edge, description);
+    object(properties)
+}
+
+fn callers_schema() -> Value {
+    graph_schema("callers", "This page's callers, in address order.")
+}
+
+fn callees_schema() -> Value {
+    graph_schema("callees", "This page's callees, in address order.")
+}
