@@ -273,9 +273,7 @@ fn is_response(object: &Map<String, Value>) -> bool {
     object.contains_key("result") || object.contains_key("error")
 }
 
-
 /// A short rendering of a value for error messages (never echoes long input).
 fn short(value: &Value) -> String {
     crate::text::cut(&value.to_string())
 }
-

@@ -17,6 +17,7 @@ pub mod prompt_file;
 pub mod protocol;
 mod roots;
 mod server;
+mod state;
 
 use std::sync::Arc;
 
@@ -46,7 +47,7 @@ pub struct ServerConfig {
 /// gives another handle on the same server (to register prompts while it serves).
 #[derive(Debug, Clone)]
 pub struct Server {
-    shared: Arc<handlers::Shared>,
+    shared: Arc<state::Shared>,
     shell: ShellConfig,
 }
 
@@ -59,7 +60,7 @@ impl Server {
     /// A server with the built-in prompts over `session`.
     pub fn with_session(config: ServerConfig, session: Arc<Session>) -> Server {
         Server {
-            shared: Arc::new(handlers::Shared::new(session, config.sources)),
+            shared: Arc::new(state::Shared::new(session, config.sources)),
             shell: config.shell,
         }
     }

@@ -10,7 +10,7 @@
 //! requests, which stops the reading.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,11 +22,11 @@ use tokio::task::JoinSet;
 
 use super::error::{ErrorCode, WireError};
 use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
-use super::handlers::{self, Shared};
+use super::handlers;
 use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
 use super::outlet::Outlet;
 use super::protocol::ProtocolVersion;
-use super::roots;
+use super::state::{Connection, RequestContext, Shared};
 use crate::session::Cancel;
 
 /// Configuration of the stdio shell: framing, the caps of the execution model, shutdown.
@@ -70,81 +70,6 @@ impl Default for ShellConfig {
             shutdown_grace: Duration::from_secs(5),
         }
     }
-}
-
-/// Per-connection protocol state: the negotiated version, whether the client said it is
-/// initialized, and the queue of its answers.
-#[derive(Debug)]
-pub(crate) struct Connection {
-    pub(crate) shared: Arc<Shared>,
-    version: Mutex<Option<ProtocolVersion>>,
-    ready: AtomicBool,
-    /// Whether the client declared the `roots` capability.
-    client_roots: AtomicBool,
-    /// Serial of the latest `roots/list` request sent (0: none yet).
-    roots_serial: AtomicU64,
-    pub(crate) outlet: Outlet,
-}
-
-impl Connection {
-    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
-        *self.version.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Settles the version once; `false` when the connection was already initialized.
-    pub(crate) fn settle_version(&self, version: ProtocolVersion) -> bool {
-        let mut settled = self.version.lock().unwrap_or_else(|e| e.into_inner());
-        if settled.is_some() {
-            return false;
-        }
-        *settled = Some(version);
-        true
-    }
-
-    /// Notes that the client declared the `roots` capability: the server asks for them.
-    pub(crate) fn expect_roots(&self) {
-        self.client_roots.store(true, Ordering::Release);
-    }
-
-    /// Asks the client for its roots when it declared the capability.
-    async fn ask_for_roots(&self) {
-        if self.client_roots.load(Ordering::Acquire) {
-            let serial = self.roots_serial.fetch_add(1, Ordering::AcqRel) + 1;
-            self.outlet.send(roots::roots_request(serial)).await;
-        }
-    }
-
-    /// Takes the client's answer to the latest `roots/list` as the confinement (within the
-    /// server's own roots). Answers to earlier requests, and error answers, change nothing.
-    fn take_roots(&self, response: &Value) {
-        let latest = self.roots_serial.load(Ordering::Acquire);
-        if roots::answered_serial(&response["id"]) != Some(latest) || latest == 0 {
-            tracing::warn!(id = %response["id"], "dropped a response to no pending request");
-            return;
-        }
-        match roots::root_paths(response) {
-            Some(paths) => {
-                let confinement = self.shared.base_confinement.narrowed_to(&paths);
-                tracing::info!(roots = ?confinement.roots(), "confined to the client's roots");
-                self.shared.session.set_confinement(confinement);
-            }
-            None => tracing::warn!("the client's roots/list answer is an error or malformed"),
-        }
-    }
-
-    /// Sends a notification if the client has finished initialization.
-    pub(crate) fn notify(&self, method: &'static str) {
-        if self.ready.load(Ordering::Acquire) {
-            self.outlet.notify(method);
-        }
-    }
-}
-
-/// What the request handlers learn about their request besides its params.
-#[derive(Clone, Debug)]
-pub(crate) struct RequestContext {
-    /// Set when the client cancels the request (or the connection shuts down).
-    pub(crate) cancel: Cancel,
 }
 
 /// Requests running now, by id, for `notifications/cancelled` and duplicate ids.
@@ -219,14 +144,7 @@ pub(crate) async fn serve_frames(
     mut frames: mpsc::Receiver<std::io::Result<Frame>>,
     outlet: Outlet,
 ) -> std::io::Result<()> {
-    let connection = Arc::new(Connection {
-        shared: shared.clone(),
-        version: Mutex::new(None),
-        ready: AtomicBool::new(false),
-        client_roots: AtomicBool::new(false),
-        roots_serial: AtomicU64::new(0),
-        outlet,
-    });
+    let connection = Arc::new(Connection::new(shared.clone(), outlet));
     shared.attach(&connection);
     let mut served = ConnectionLoop {
         dispatcher: Dispatcher {
@@ -311,7 +229,7 @@ impl ConnectionLoop {
     async fn handle_notification(&self, notification: Notification) {
         match notification.method.as_str() {
             "notifications/initialized" => {
-                self.connection.ready.store(true, Ordering::Release);
+                self.connection.mark_ready();
                 self.connection.ask_for_roots().await;
             }
             "notifications/roots/list_changed" => self.connection.ask_for_roots().await,

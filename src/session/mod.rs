@@ -46,8 +46,7 @@ pub use provider::{
     MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, NamedAddress, Operation, Permissions,
     ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
     ProviderError, ReadLength, ReadLengthError, Reference, ReferenceKind, References, Segment,
-    StringMatch, StringMatches,
-    StringQuery,
+    StringMatch, StringMatches, StringQuery,
 };
 pub use sources::{SessionView, SourceConfig, complete_argument};
 pub use state::{

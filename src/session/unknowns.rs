@@ -297,7 +297,6 @@ fn quote_all(ids: &[String]) -> String {
         .join(", ")
 }
 
-
 /// The residual unknowns of one binary session, in creation order.
 #[derive(Clone, Debug, Default)]
 pub struct UnknownRegistry {
@@ -387,9 +386,9 @@ impl UnknownRegistry {
 
     /// The chain of revisions ending at `id`, oldest first.
     pub fn history(&self, id: &str) -> Result<Vec<&Unknown>, UnknownError> {
-        let mut record = self
-            .get(id)
-            .ok_or_else(|| UnknownError::NotFound { id: crate::text::cut(id) })?;
+        let mut record = self.get(id).ok_or_else(|| UnknownError::NotFound {
+            id: crate::text::cut(id),
+        })?;
         let mut chain = vec![record];
         while let Some(previous) = record.revises.as_ref().and_then(|p| self.records.get(p)) {
             chain.push(previous);
@@ -401,9 +400,9 @@ impl UnknownRegistry {
 
     /// The head of the chain `id` belongs to.
     pub fn head_of(&self, id: &str) -> Result<&Unknown, UnknownError> {
-        let mut record = self
-            .get(id)
-            .ok_or_else(|| UnknownError::NotFound { id: crate::text::cut(id) })?;
+        let mut record = self.get(id).ok_or_else(|| UnknownError::NotFound {
+            id: crate::text::cut(id),
+        })?;
         while let Some(next) = record
             .superseded_by
             .as_ref()
@@ -463,9 +462,9 @@ impl UnknownRegistry {
 
     /// The ID of `id`'s record if it is an open head.
     fn open_head(&self, id: &str) -> Result<UnknownId, UnknownError> {
-        let record = self
-            .get(id)
-            .ok_or_else(|| UnknownError::NotFound { id: crate::text::cut(id) })?;
+        let record = self.get(id).ok_or_else(|| UnknownError::NotFound {
+            id: crate::text::cut(id),
+        })?;
         match record.status {
             UnknownStatus::Open => Ok(record.id.clone()),
             UnknownStatus::Resolved => Err(UnknownError::AlreadyResolved {

@@ -217,10 +217,7 @@ fn list_artifact_occurrences(
                 ArgumentError::Syntax {
                     tool: "list_artifact_occurrences",
                     argument: "format",
-                    reason: format!(
-                        "{:?} is not an inventory format",
-                        crate::text::cut(name)
-                    ),
+                    reason: format!("{:?} is not an inventory format", crate::text::cut(name)),
                 }
             })
         })

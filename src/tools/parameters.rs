@@ -211,8 +211,6 @@ fn quoted_list(options: &[&str]) -> String {
     quoted.join(", ")
 }
 
-
-
 /// The value of a JSON number if it is an integer (JSON Schema counts `5.0` as one).
 fn integer_value(number: &Number) -> Option<i128> {
     if let Some(value) = number.as_i64() {

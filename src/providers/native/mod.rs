@@ -72,9 +72,9 @@ use self::strings::ScanRegion;
 use crate::core::{Outcome, ProcedurePage};
 use crate::session::files::{CheckedFile, Confinement, FileLimit};
 use crate::session::{
-    Address, CallGraph, CodeScope, Disassembly, DocumentInfo, DocumentNames, ImportPage,
-    Operation, ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider, ProviderError,
-    ReadLength, References, Segment, StringMatches, StringQuery,
+    Address, CallGraph, CodeScope, Disassembly, DocumentInfo, DocumentNames, ImportPage, Operation,
+    ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider, ProviderError, ReadLength,
+    References, Segment, StringMatches, StringQuery,
 };
 
 /// The identity of the native provider.
