@@ -6,7 +6,7 @@
 //! Peak memory is not measured here (criterion runs many iterations in one process); the
 //! `analysis_peak` example prints it: `cargo run --release --example analysis_peak -- FILE`.
 
-#[path = "../tests/fixtures/mod.rs"]
+#[path = "../tests/it/support/fixtures/mod.rs"]
 mod fixtures;
 
 use std::hint::black_box;

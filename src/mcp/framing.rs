@@ -2,7 +2,7 @@
 //!
 //! A line longer than the maximum is skipped to its newline without being buffered whole:
 //! the reader keeps at most `max_line_bytes` bytes of any line in memory. The splitting rule
-//! lives in [`Framer`], shared by the async reader (any `AsyncBufRead`) and the blocking reader
+//! lives in one private `Framer`, shared by the async reader (any `AsyncBufRead`) and the blocking reader
 //! of the dedicated stdin thread.
 
 use std::io::BufRead;
