@@ -6,6 +6,8 @@
 //! Peak memory is not measured here (criterion runs many iterations in one process); the
 //! `analysis_peak` example prints it: `cargo run --release --example analysis_peak -- FILE`.
 
+// The benchmark uses the ELF generator only; the rest serves the test suite.
+#[allow(dead_code)]
 #[path = "../tests/it/support/fixtures/mod.rs"]
 mod fixtures;
 
