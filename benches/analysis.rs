@@ -4,7 +4,7 @@
 //! function symbols (one `.eh_frame` FDE each; each function is `ret` and padding).
 //!
 //! Peak memory is not measured here (criterion runs many iterations in one process); the
-//! `analysis_peak` example prints it: `cargo run --release --example analysis_peak -- FILE`.
+//! `analysis_peak` bench prints it: `cargo bench --bench analysis_peak -- FILE`.
 
 // The benchmark uses the ELF generator only; the rest serves the test suite.
 #[allow(dead_code)]

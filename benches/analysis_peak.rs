@@ -1,6 +1,7 @@
 //! Opens a binary with the native provider, runs its code analysis once, and prints the time
 //! it took, the analysis status and the process's peak resident memory (`VmHWM`), for the
-//! README's measurements: `cargo run --release --example analysis_peak -- /path/to/binary`.
+//! README's measurements: `cargo bench --bench analysis_peak -- /path/to/binary` (default:
+//! the system libc).
 
 use std::time::Instant;
 
@@ -8,10 +9,11 @@ use rea::providers::native::NativeProvider;
 use rea::session::{Address, Provider};
 
 fn main() {
-    let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: analysis_peak BINARY");
-        std::process::exit(2);
-    };
+    // `cargo bench` passes `--bench`; the binary is the first other argument.
+    let path = std::env::args()
+        .skip(1)
+        .find(|arg| !arg.starts_with("--"))
+        .unwrap_or_else(|| "/usr/lib/x86_64-linux-gnu/libc.so.6".to_owned());
     let opened = Instant::now();
     let provider = match NativeProvider::open(std::path::Path::new(&path)) {
         Ok(provider) => provider,
