@@ -3,6 +3,7 @@
 //! Handlers only translate: params in, typed calls into the prompts and session layers, results
 //! and typed errors out. Wire errors are built from typed errors in [`super::error`].
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
@@ -14,7 +15,7 @@ use super::params;
 use super::pool::WorkerPool;
 use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::{Connection, RequestContext, Shared};
-use crate::core::{MAX_VALUE_CHARS, Prefix};
+use crate::core::{Family, MAX_VALUE_CHARS, Prefix};
 use crate::prompts::{DEFAULT_PAGE_SIZE, PromptError};
 use crate::session::{Cancel, SessionView, complete_argument};
 
@@ -77,8 +78,12 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
         // small pool, never on the async workers and never behind tool calls.
         module
             .register_async_method("completion/complete", |p, c, _| async move {
+                let request = CompletionRequest::parse(&p, &c.shared)?;
+                if request.reads_only_the_session() {
+                    return Ok(request.answer(&c.shared));
+                }
                 let shared = Arc::clone(&c.shared);
-                run_on(completion_pool(), move || complete(&p, &shared)).await
+                run_on(completion_pool(), move || Ok(request.answer(&shared))).await
             })
             .is_ok(),
     ];
@@ -206,49 +211,59 @@ fn get_prompt(params: &Params<'_>, connection: &Connection) -> MethodResult {
     Ok(serde_json::to_value(&rendered).map_err(|e| WireError::internal(e.to_string()))?)
 }
 
-fn complete(params: &Params<'_>, shared: &Shared) -> MethodResult {
-    let params = params::object(params, "completion/complete")?;
-    Ok(complete_with(shared, &params)?)
+/// A checked `completion/complete` request.
+pub(crate) struct CompletionRequest {
+    family: Option<Family>,
+    prefix: Prefix,
+    context: BTreeMap<String, String>,
 }
 
-/// `completion/complete` on parsed params: the result object or the wire error.
-pub(crate) fn complete_with(
-    shared: &Shared,
-    params: &serde_json::Map<String, Value>,
-) -> Result<Value, WireError> {
-    let reference = params::required_object(params, "params", "ref")?;
-    match params::required_str(reference, "params.ref", "type")? {
-        "ref/prompt" => {}
-        "ref/resource" => {
-            return Err(WireError::invalid_params(
-                "Invalid params: params.ref.type \"ref/resource\" is not supported: this server has no resource templates",
-            ));
-        }
-        other => {
-            return Err(WireError::invalid_params(format!(
-                "Invalid params: params.ref.type must be \"ref/prompt\", not {}",
-                Value::String(crate::text::cut(other))
-            )));
-        }
+impl CompletionRequest {
+    fn parse(params: &Params<'_>, shared: &Shared) -> Result<CompletionRequest, ErrorObjectOwned> {
+        let params = params::object(params, "completion/complete")?;
+        Ok(CompletionRequest::from_object(shared, &params)?)
     }
-    let prompt = params::required_str(reference, "params.ref", "name")?;
-    let argument = params::required_object(params, "params", "argument")?;
-    let argument_name = params::required_str(argument, "params.argument", "name")?;
-    let value = params::required_str(argument, "params.argument", "value")?;
-    let context = match params.get("context") {
-        None | Some(Value::Null) => Default::default(),
-        Some(Value::Object(context)) => params::string_map(context, "params.context", "arguments")?,
-        Some(_) => {
-            return Err(WireError::invalid_params(
-                "Invalid params: params.context must be an object",
-            ));
+
+    /// Checks parsed params: the reference, the argument, its value's length, the context.
+    pub(crate) fn from_object(
+        shared: &Shared,
+        params: &serde_json::Map<String, Value>,
+    ) -> Result<CompletionRequest, WireError> {
+        let reference = params::required_object(params, "params", "ref")?;
+        match params::required_str(reference, "params.ref", "type")? {
+            "ref/prompt" => {}
+            "ref/resource" => {
+                return Err(WireError::invalid_params(
+                    "Invalid params: params.ref.type \"ref/resource\" is not supported: this server has no resource templates",
+                ));
+            }
+            other => {
+                return Err(WireError::invalid_params(format!(
+                    "Invalid params: params.ref.type must be \"ref/prompt\", not {}",
+                    Value::String(crate::text::cut(other))
+                )));
+            }
         }
-    };
-    let family = shared
-        .registry()
-        .argument_family(prompt, argument_name)
-        .map_err(prompt_error)?;
-    let prefix = Prefix::new(value).map_err(|e| {
+        let prompt = params::required_str(reference, "params.ref", "name")?;
+        let argument = params::required_object(params, "params", "argument")?;
+        let argument_name = params::required_str(argument, "params.argument", "name")?;
+        let value = params::required_str(argument, "params.argument", "value")?;
+        let context = match params.get("context") {
+            None | Some(Value::Null) => Default::default(),
+            Some(Value::Object(context)) => {
+                params::string_map(context, "params.context", "arguments")?
+            }
+            Some(_) => {
+                return Err(WireError::invalid_params(
+                    "Invalid params: params.context must be an object",
+                ));
+            }
+        };
+        let family = shared
+            .registry()
+            .argument_family(prompt, argument_name)
+            .map_err(prompt_error)?;
+        let prefix = Prefix::new(value).map_err(|e| {
         WireError::invalid_params(format!(
             "Invalid params: the value of argument {} of prompt {} is {} characters long; the limit is {MAX_VALUE_CHARS}",
             Value::String(crate::text::cut(argument_name)),
@@ -256,21 +271,41 @@ pub(crate) fn complete_with(
             e.chars
         ))
     })?;
-    let completion = match family {
-        Some(family) => complete_argument(
-            shared.session.as_ref() as &dyn SessionView,
+        Ok(CompletionRequest {
             family,
-            &prefix,
-            &context,
-            &shared.sources,
-        ),
-        None => crate::core::Completion::empty(),
-    };
-    Ok(json!({
-        "completion": {
-            "values": completion.values,
-            "total": completion.total,
-            "hasMore": completion.has_more,
-        }
-    }))
+            prefix,
+            context,
+        })
+    }
+
+    /// Whether the answer reads only the session's own stores (no provider call, no parsing
+    /// of retained documents), so it is computed where the request arrived, without a hop to
+    /// the completion pool.
+    fn reads_only_the_session(&self) -> bool {
+        matches!(
+            self.family,
+            None | Some(Family::Evidence | Family::Provider | Family::ResidualUnknown)
+        )
+    }
+
+    /// The completion result of the live session.
+    pub(crate) fn answer(&self, shared: &Shared) -> Value {
+        let completion = match self.family {
+            Some(family) => complete_argument(
+                shared.session.as_ref() as &dyn SessionView,
+                family,
+                &self.prefix,
+                &self.context,
+                &shared.sources,
+            ),
+            None => crate::core::Completion::empty(),
+        };
+        json!({
+            "completion": {
+                "values": completion.values,
+                "total": completion.total,
+                "hasMore": completion.has_more,
+            }
+        })
+    }
 }

@@ -144,7 +144,10 @@ impl Server {
     /// would on the wire; used by `rea complete`.
     pub fn complete(&self, params: &serde_json::Value) -> Result<serde_json::Value, WireError> {
         match params {
-            serde_json::Value::Object(params) => handlers::complete_with(&self.shared, params),
+            serde_json::Value::Object(params) => {
+                handlers::CompletionRequest::from_object(&self.shared, params)
+                    .map(|request| request.answer(&self.shared))
+            }
             _ => Err(WireError::invalid_params(
                 "Invalid params: the params of completion/complete must be a JSON object",
             )),

@@ -61,8 +61,6 @@ static NEXT_UNKNOWN_NUMBER: AtomicU64 = AtomicU64::new(1);
 /// the first 10^12 - 1 IDs of a process.
 const UNKNOWN_DIGITS: usize = 12;
 
-/// Longest piece of caller text quoted back in an error message.
-
 /// A residual-unknown ID: `unk-` and twelve decimal digits, e.g. `unk-000000000007`.
 ///
 /// IDs are ASCII, unique in the process (every revision has its own), and sort as strings in

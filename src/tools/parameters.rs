@@ -8,8 +8,6 @@ use serde_json::{Map, Number, Value, json};
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{Address, EvidenceId};
 
-/// Most characters of a caller's text quoted back in an error message.
-
 /// One parameter of a tool.
 pub(crate) struct Parameter {
     pub(crate) name: &'static str,
