@@ -48,8 +48,12 @@ mod session {
 /// Providers: the catalog provider and the native one on generated and system binaries.
 mod providers {
     mod catalog;
+    mod code_analysis;
     mod native;
+    mod native_fidelity;
+    mod native_imports;
     mod native_system;
+    mod native_wheels;
 }
 
 /// Completion sources over sessions and providers.
@@ -65,6 +69,7 @@ mod tools {
     mod availability;
     mod catalog;
     mod errors;
+    mod imports;
     mod ledger;
     mod properties;
     mod session;

@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod client;
+pub mod code;
 pub mod core;
 pub mod fixtures;
 pub mod fuzz_checks;

@@ -3,22 +3,18 @@
 //! binutils `objdump -d` (and `llvm-objdump` for AArch64) when they are installed; the
 //! `code_analysis` fuzz target's saved inputs replayed; a property over mutated programs.
 
-mod code_support;
-mod fixtures;
-mod support;
-mod tools_support;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use code_support::Program;
 use proptest::prelude::*;
 use rea::providers::fuzzing::check_code_analysis;
 use rea::providers::native::NativeProvider;
 use rea::session::{Address, Provider, ReferenceKind};
 use serde_json::{Map, Value, json};
-use tools_support::{
+
+use crate::support::code::{self, Program};
+use crate::support::tools::{
     Files, failure, snapshot, stripped_system_binary, success, with_binary, with_catalog,
 };
 
@@ -55,7 +51,7 @@ fn froms(result: &Map<String, Value>) -> Vec<(String, String, Value)> {
 
 #[test]
 fn disassemble_names_calls_through_the_plt_stub_and_the_import_slot() {
-    let program = code_support::x86_64();
+    let program = code::x86_64();
     let (_dir, path) = written(&program, "app");
     let (_, tools) = with_binary(&path);
     let main = success(&tools, "disassemble", json!({"procedure": "main"}));
@@ -80,7 +76,7 @@ fn disassemble_names_calls_through_the_plt_stub_and_the_import_slot() {
 
 #[test]
 fn a_string_address_leads_to_the_procedures_that_use_it() {
-    let program = code_support::x86_64();
+    let program = code::x86_64();
     let (_dir, path) = written(&program, "app");
     let (_, tools) = with_binary(&path);
     let strings = success(
@@ -116,7 +112,7 @@ fn a_string_address_leads_to_the_procedures_that_use_it() {
 
 #[test]
 fn callers_and_callees_form_the_direct_call_graph() {
-    let program = code_support::x86_64();
+    let program = code::x86_64();
     let (_dir, path) = written(&program, "app");
     let (_, tools) = with_binary(&path);
     let callees = success(&tools, "callees", json!({"procedure": "main"}));
@@ -156,7 +152,7 @@ fn callers_and_callees_form_the_direct_call_graph() {
 
 #[test]
 fn pages_of_instructions_and_references_join_up() {
-    let program = code_support::x86_64();
+    let program = code::x86_64();
     let (_dir, path) = written(&program, "app");
     let (_, tools) = with_binary(&path);
     let whole = success(&tools, "disassemble", json!({"procedure": "main"}));
@@ -195,7 +191,7 @@ fn pages_of_instructions_and_references_join_up() {
 
 #[test]
 fn code_tool_errors_say_what_is_wrong() {
-    let program = code_support::x86_64();
+    let program = code::x86_64();
     let (_dir, path) = written(&program, "app");
     let (_, tools) = with_binary(&path);
     let cases = [
@@ -238,7 +234,7 @@ fn code_tool_errors_say_what_is_wrong() {
         ));
     }
     // The same program marked as RISC-V: the analysis decodes no RISC-V.
-    let mut riscv = code_support::x86_64();
+    let mut riscv = code::x86_64();
     riscv.bytes[18..20].copy_from_slice(&object::elf::EM_RISCV.0.to_le_bytes());
     let (_riscv_dir, riscv_path) = written(&riscv, "riscv");
     let (_, riscv_tools) = with_binary(&riscv_path);
@@ -249,7 +245,7 @@ fn code_tool_errors_say_what_is_wrong() {
 
 #[test]
 fn the_aarch64_program_pairs_adrp_with_add_and_names_bl_targets() {
-    let program = code_support::aarch64();
+    let program = code::aarch64();
     let (_dir, path) = written(&program, "arm");
     let (_, tools) = with_binary(&path);
     let main = success(&tools, "disassemble", json!({"procedure": "main"}));
@@ -391,7 +387,7 @@ fn compare_calls_with_objdump(path: &Path) -> Option<Agreement> {
 
 #[test]
 fn direct_calls_and_plt_names_agree_with_objdump() {
-    let program = code_support::x86_64();
+    let program = code::x86_64();
     let (_dir, path) = written(&program, "app");
     if let Some(agreement) = compare_calls_with_objdump(&path) {
         assert_eq!(
@@ -461,8 +457,8 @@ fn saved_code_analysis_inputs_keep_their_invariants() {
         count += 1;
     }
     assert!(count >= 3, "the saved inputs are present");
-    check_code_analysis(&code_support::x86_64().bytes);
-    check_code_analysis(&code_support::aarch64().bytes);
+    check_code_analysis(&code::x86_64().bytes);
+    check_code_analysis(&code::aarch64().bytes);
 }
 
 proptest! {
@@ -475,7 +471,7 @@ proptest! {
         arm in any::<bool>(),
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16),
     ) {
-        let mut bytes = if arm { code_support::aarch64().bytes } else { code_support::x86_64().bytes };
+        let mut bytes = if arm { code::aarch64().bytes } else { code::x86_64().bytes };
         for (index, value) in edits {
             let at = index.index(bytes.len());
             bytes[at] = value;

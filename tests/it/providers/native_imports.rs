@@ -3,14 +3,14 @@
 //! ELF fixtures are compiled at test time by the C compiler every Rust toolchain links with;
 //! the PE fixture is written by hand. System binaries are compared when present.
 
-mod fixtures;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rea::providers::native::NativeProvider;
 use rea::session::{Address, Import, Operation, ProcedureSource, Provider, ProviderError};
+
+use crate::support::fixtures;
 
 /// Output of `program args`, or `None` (with a message) when it cannot run.
 fn run(program: &str, args: &[&str]) -> Option<String> {
@@ -116,7 +116,7 @@ fn objdump_plt(path: &Path) -> Option<BTreeSet<(u64, String)>> {
 /// `(address, raw name)` of the procedures the provider found as import stubs.
 fn provider_plt(provider: &NativeProvider) -> BTreeSet<(u64, String)> {
     let name = document(provider);
-    fixtures::support::list_all(provider, &name)
+    fixtures::helpers::list_all(provider, &name)
         .into_iter()
         .filter_map(|(address, _)| {
             let info = provider
@@ -290,11 +290,14 @@ fn import_pages_are_bounded_and_cursors_checked() {
         );
     }
     let error = provider.list_imports(&name, None, 0).unwrap_err();
-    insta::with_settings!({snapshot_path => "../snapshots"}, {
-        insta::assert_snapshot!("list_imports_zero_limit", error.to_string());
+    crate::support::snapshots::settings().bind(|| {
+        insta::assert_snapshot!("native_imports__list_imports_zero_limit", error.to_string());
         insta::assert_snapshot!(
-            "list_imports_bad_cursor",
-            provider.list_imports(&name, Some("import:9999"), 1).unwrap_err().to_string()
+            "native_imports__list_imports_bad_cursor",
+            provider
+                .list_imports(&name, Some("import:9999"), 1)
+                .unwrap_err()
+                .to_string()
         );
     });
     assert!(provider.supports(Operation::ListImports));

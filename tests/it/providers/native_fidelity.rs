@@ -2,17 +2,16 @@
 //! present): GNU IFUNC symbols and symbol versions, C++ names as `c++filt` prints them, Mach-O
 //! permissions from `initprot`, and PE exports after a malformed forwarder.
 
-mod fixtures;
-
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use fixtures::spec::{Binding, Function};
-use fixtures::{Format, Spec, build};
 use rea::providers::native::NativeProvider;
 use rea::session::{Address, NameMatch, ProcedureQuery, Provider};
+
+use crate::support::fixtures::spec::{Binding, Function};
+use crate::support::fixtures::{self, Format, Spec, build};
 
 /// Output of `program args` fed `input`, or `None` (with a message) when it cannot run.
 fn run(program: &str, args: &[&str], input: &str) -> Option<String> {
@@ -65,7 +64,7 @@ fn exact(provider: &NativeProvider, name: &str) -> Vec<u64> {
 fn all_names(provider: &NativeProvider) -> BTreeMap<String, String> {
     let name = document(provider);
     let mut names = BTreeMap::new();
-    for (address, _) in fixtures::support::list_all(provider, &name) {
+    for (address, _) in fixtures::helpers::list_all(provider, &name) {
         let info = provider
             .procedure_info(&name, Address::parse(&address).unwrap())
             .unwrap();
@@ -314,7 +313,7 @@ fn macho_section_permissions_come_from_initprot() {
     let command = macho_segment_command(&built.bytes, b"__TEXT");
     let provider = NativeProvider::from_bytes("tool", built.bytes.clone()).unwrap();
     assert_eq!(permissions_of(&provider, "__TEXT,__text"), "r-x");
-    let procedures = fixtures::support::list_all(&provider, "tool").len();
+    let procedures = fixtures::helpers::list_all(&provider, "tool").len();
     // A ceiling (`maxprot`) of rwx leaves what is mapped (`initprot`, r-x) unchanged.
     let mut widened = built.bytes.clone();
     widened[command + 56..command + 60].copy_from_slice(&7u32.to_le_bytes());
@@ -326,7 +325,7 @@ fn macho_section_permissions_come_from_initprot() {
     read_only[command + 60..command + 64].copy_from_slice(&1u32.to_le_bytes());
     let provider = NativeProvider::from_bytes("tool", read_only).unwrap();
     assert_eq!(permissions_of(&provider, "__TEXT,__text"), "r--");
-    assert!(fixtures::support::list_all(&provider, "tool").len() < procedures);
+    assert!(fixtures::helpers::list_all(&provider, "tool").len() < procedures);
 }
 
 #[test]
@@ -352,7 +351,7 @@ fn a_malformed_pe_forwarder_drops_only_itself() {
         (functions, first_name)
     };
     let provider = NativeProvider::from_bytes("lib.dll", bytes.clone()).unwrap();
-    let before = fixtures::support::list_all(&provider, "lib.dll");
+    let before = fixtures::helpers::list_all(&provider, "lib.dll");
     // The first function entry now points at a name inside the export directory: a forwarder
     // string without the `DLL.name` separator.
     bytes[functions..functions + 4].copy_from_slice(&first_name.to_le_bytes());
@@ -364,7 +363,7 @@ fn a_malformed_pe_forwarder_drops_only_itself() {
             .any(|export| export.is_err())
     );
     let provider = NativeProvider::from_bytes("lib.dll", bytes).unwrap();
-    let after = fixtures::support::list_all(&provider, "lib.dll");
+    let after = fixtures::helpers::list_all(&provider, "lib.dll");
     let names = |listed: &[(String, Option<String>)]| -> Vec<String> {
         listed.iter().filter_map(|(_, n)| n.clone()).collect()
     };
@@ -389,7 +388,7 @@ fn procedures_by_source(
     source: rea::session::ProcedureSource,
 ) -> std::collections::BTreeSet<u64> {
     let name = document(provider);
-    fixtures::support::list_all(provider, &name)
+    fixtures::helpers::list_all(provider, &name)
         .into_iter()
         .filter_map(|(address, _)| {
             let info = provider

@@ -1,12 +1,10 @@
 //! The `list_imports` tool: paged imports of the native provider with Evidence, its output on
 //! a small hand-written PE, and its errors (a catalog does not support it, a bad cursor).
 
-mod fixtures;
-mod support;
-mod tools_support;
-
 use serde_json::{Value, json};
-use tools_support::{
+
+use crate::support::fixtures;
+use crate::support::tools::{
     Files, failure, snapshot, stripped_system_binary, success, with_binary, with_catalog,
 };
 

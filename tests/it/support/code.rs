@@ -4,8 +4,6 @@
 //! a data pointer and a `RELATIVE`-relocated pointer; and an AArch64 ELF executable with
 //! `bl`, `adrp` + `add` and `ret`. Written with `object::write::elf::Writer`; every address is
 //! computed before the code that refers to it is assembled by hand.
-#![allow(dead_code)]
-
 use object::write::elf::{FileHeader, ProgramHeader, SectionHeader, Sym, Writer};
 use object::{Endianness, elf};
 
