@@ -39,6 +39,11 @@ fn a_client_that_stops_reading_cannot_grow_the_server() {
             r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
         );
         text.push('\n');
+        // Start every pool: a tool call, a completion (Document: through the provider pool).
+        text.push_str(r#"{"jsonrpc":"2.0","id":"tool","method":"tools/call","params":{"name":"list_providers","arguments":{}}}"#);
+        text.push('\n');
+        text.push_str(r#"{"jsonrpc":"2.0","id":"complete","method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"trace_crash"},"argument":{"name":"document","value":""}}}"#);
+        text.push('\n');
         for id in 0..REQUESTS {
             text.push_str(&format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n"
@@ -71,6 +76,6 @@ fn a_client_that_stops_reading_cannot_grow_the_server() {
         line.clear();
     }
     writer.join().unwrap();
-    assert_eq!(answers, REQUESTS + 1, "every request answered once");
+    assert_eq!(answers, REQUESTS + 3, "every request answered once");
     assert!(child.wait().unwrap().success());
 }
