@@ -1,5 +1,5 @@
 //! The claim language of `verify_reconstruction` (SPEC section 10): a finite list of claims about
-//! procedures, bytes, artifact occurrences and captures, each evaluated against retained
+//! procedures, calls, bytes, artifact occurrences and captures, each evaluated against retained
 //! Evidence only.
 //!
 //! ```
@@ -43,8 +43,12 @@
 //! | `capture_exit_code` | `capture`, `code` | the `import_process_capture` record `capture` |
 //! | `capture_stdout_digest` | `capture`, `sha256` | the `import_process_capture` record `capture` |
 //! | `capture_stderr_digest` | `capture`, `sha256` | the `import_process_capture` record `capture` |
+//! | `calls` | `caller`, `callee`, `document?` | `callees`, `disassemble` |
 //!
 //! Field syntax: `document` and `name` are non-empty strings of at most 4,096 characters;
+//! `caller` and `callee` are each a procedure: a canonical address, or else (a string not
+//! starting with `0x`) a name, as `name`; `calls` claims without `document` are about any
+//! document;
 //! `address` is canonical, as the session renders addresses (`0x` and 1 to 16 lowercase
 //! hexadecimal digits without a leading zero, see [`crate::core::discovery::is_valid_address`]); `hex` is 1 to
 //! [`MAX_CLAIM_BYTES`] bytes as pairs of hexadecimal digits; `sha256` is 64 lowercase
@@ -86,6 +90,21 @@
 //!   v4 is read. `capture_exit_code` is contradicted by another code or by a signal.
 //!   `capture_*_digest` compares the stream's recorded `sha256`; when that stream was truncated,
 //!   a different digest is unverified rather than contradicted.
+//! - `callees`: `{document, procedure: {address, name}, callees: [{procedure: {address, name},
+//!   import, call_sites}...], next_cursor, analysis: {complete}}`. Each callee is a direct call
+//!   of `procedure`, known by its address, its name and its `import`.
+//! - `disassemble`: `{document, procedure: {address, name} | null, instructions: [{target,
+//!   target_kind, target_name}...], next_cursor, analysis: {complete}}`. Each instruction with
+//!   `target_kind` `call` and a `target` is a direct call of `procedure`, known by the target
+//!   address and `target_name`; range disassemblies (`procedure` null) are not read.
+//!
+//! A `calls` claim is about direct calls, as these tools list them (a call through a register
+//! has no known callee and is not counted). It is supported by a record whose procedure matches
+//! `caller` (by address, or by name) with a call matching `callee` (by address, or by name or
+//! imported symbol). It is contradicted by a complete view of the caller's calls without the
+//! callee: a `callees` or procedure `disassemble` record that is a first page (no `cursor`)
+//! with `next_cursor` null and `analysis.complete` true. A callee claimed by name is not ruled
+//! out while such a view holds a call whose callee has no name.
 
 mod evaluate;
 mod parse;
@@ -185,6 +204,34 @@ pub enum Claim {
         /// Lowercase hexadecimal digest.
         sha256: String,
     },
+    /// Procedure `caller` calls procedure `callee` directly.
+    Calls {
+        /// The document, or `None` for any document.
+        document: Option<String>,
+        /// The calling procedure.
+        caller: ProcedureRef,
+        /// The called procedure, stub or imported symbol.
+        callee: ProcedureRef,
+    },
+}
+
+/// A procedure named in a claim: by start address or by name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProcedureRef {
+    /// The procedure (or stub) at this address.
+    Address(u64),
+    /// The procedure (or stub, or imported symbol) with this name.
+    Name(String),
+}
+
+impl std::fmt::Display for ProcedureRef {
+    /// An address as `0x1000`, a name quoted as `"main"`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProcedureRef::Address(address) => write!(f, "{address:#x}"),
+            ProcedureRef::Name(name) => write!(f, "{name:?}"),
+        }
+    }
 }
 
 impl Claim {
@@ -199,6 +246,7 @@ impl Claim {
             Claim::CaptureExitCode { .. } => "capture_exit_code",
             Claim::CaptureStdoutDigest { .. } => "capture_stdout_digest",
             Claim::CaptureStderrDigest { .. } => "capture_stderr_digest",
+            Claim::Calls { .. } => "calls",
         }
     }
 }

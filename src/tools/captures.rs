@@ -47,7 +47,9 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         description: "Evaluate a list of claims (at most 100) against retained Evidence only: \
             procedure_exists, procedure_named, bytes_equal, occurrence_digest, \
             occurrence_format, capture_exit_code, capture_stdout_digest, \
-            capture_stderr_digest. Each claim comes back supported, contradicted or \
+            capture_stderr_digest, calls (procedure `caller` calls `callee` directly, each an \
+            address or a name; checked against retained callees and disassemble Evidence). \
+            Each claim comes back supported, contradicted or \
             unverified, citing the Evidence IDs it rests on. Nothing is observed or recorded.",
         parameters: &[Parameter {
             name: "claims",

@@ -102,8 +102,8 @@
 //! JSON text; each definition's `outputSchema` describes it exactly (every listed field is
 //! always present; absent values are `null`). The Evidence `result` of an observation is that
 //! object without `evidence_id`. These shapes are a contract: the `verify_reconstruction`
-//! claim evaluator reads `procedure_info`, `search_procedures`, `list_procedures` and
-//! `read_bytes` results back from Evidence.
+//! claim evaluator reads `procedure_info`, `search_procedures`, `list_procedures`,
+//! `read_bytes`, `callees` and `disassemble` results back from Evidence.
 //!
 //! - `open_binary`: `{label, providers: [id], documents: [document], current_document,
 //!   replaced: {label, evidence_discarded} | null}`; a *document* is `{name, format,

@@ -93,6 +93,7 @@ mod captures {
 
 /// Reconstruction claims: the claim language and evaluation against retained Evidence.
 mod claims {
+    mod calls;
     mod evaluation;
     mod parsing;
 }

@@ -4,10 +4,10 @@
 use std::cell::OnceCell;
 
 use super::sightings::{
-    ByteSighting, OccurrenceSighting, ProcedureSighting, byte_sightings, complete_listing,
-    occurrence_sightings, procedure_sightings,
+    ByteSighting, CallTarget, CallView, OccurrenceSighting, ProcedureSighting, byte_sightings,
+    call_views, complete_listing, occurrence_sightings, procedure_sightings,
 };
-use super::{Claim, EvidenceRecordView, Verdict, VerdictStatus};
+use super::{Claim, EvidenceRecordView, ProcedureRef, Verdict, VerdictStatus};
 use crate::session::capture::{CAPTURE_OPERATION, CaptureExit, Stream, ValidCapture};
 use crate::session::inventory::ExecutableFormat;
 
@@ -19,6 +19,7 @@ pub fn evaluate(claims: &[Claim], evidence: &[EvidenceRecordView<'_>]) -> Vec<Ve
         procedures: OnceCell::new(),
         bytes: OnceCell::new(),
         occurrences: OnceCell::new(),
+        calls: OnceCell::new(),
     };
     claims
         .iter()
@@ -78,6 +79,7 @@ struct Context<'a, 'e> {
     procedures: OnceCell<Vec<ProcedureSighting<'a>>>,
     bytes: OnceCell<Vec<ByteSighting<'a>>>,
     occurrences: OnceCell<Vec<OccurrenceSighting<'a>>>,
+    calls: OnceCell<Vec<CallView<'a>>>,
 }
 
 impl<'a> Context<'a, '_> {
@@ -118,7 +120,100 @@ impl<'a> Context<'a, '_> {
             Claim::CaptureStderrDigest { capture, sha256 } => {
                 self.capture_digest(capture, Stream::Stderr, sha256)
             }
+            Claim::Calls {
+                document,
+                caller,
+                callee,
+            } => self.calls(document.as_deref(), caller, callee),
         }
+    }
+
+    fn calls(
+        &self,
+        document: Option<&str>,
+        caller: &ProcedureRef,
+        callee: &ProcedureRef,
+    ) -> Finding {
+        let views: Vec<&CallView<'a>> = self
+            .calls
+            .get_or_init(|| call_views(self.evidence))
+            .iter()
+            .filter(|view| document.is_none_or(|document| view.document == document))
+            .filter(|view| match caller {
+                ProcedureRef::Address(address) => view.caller_address == *address,
+                ProcedureRef::Name(name) => view.caller_name == Some(name.as_str()),
+            })
+            .collect();
+        let is_callee = |call: &CallTarget<'_>| match callee {
+            ProcedureRef::Address(address) => call.address == Some(*address),
+            ProcedureRef::Name(name) => call.names.contains(&name.as_str()),
+        };
+        // A call that may be to the callee without showing it: unnamed, when asked by name.
+        let undecided = |call: &CallTarget<'_>| match callee {
+            ProcedureRef::Address(_) => call.address.is_none(),
+            ProcedureRef::Name(_) => call.names.is_empty(),
+        };
+        let in_document = match document {
+            Some(document) => format!(" in {document:?}"),
+            None => String::new(),
+        };
+        let complete: Vec<_> = views.iter().filter(|view| view.complete).collect();
+        let ruling_out: Vec<_> = complete
+            .iter()
+            .filter(|view| {
+                !view
+                    .calls
+                    .iter()
+                    .any(|call| is_callee(call) || undecided(call))
+            })
+            .collect();
+        if let Some(first) = ruling_out.first() {
+            return Finding::new(
+                VerdictStatus::Contradicted,
+                ruling_out.iter().map(|view| view.evidence),
+                format!(
+                    "a complete {} view of {caller}{in_document} ({} direct calls) has no call to {callee}",
+                    first.operation,
+                    first.calls.len()
+                ),
+            );
+        }
+        let supporting: Vec<_> = views
+            .iter()
+            .filter(|view| view.calls.iter().any(is_callee))
+            .collect();
+        if !supporting.is_empty() {
+            return Finding::new(
+                VerdictStatus::Supported,
+                supporting.iter().map(|view| view.evidence),
+                format!(
+                    "retained Evidence shows a direct call from {caller} to {callee}{in_document}"
+                ),
+            );
+        }
+        if let Some(first) = complete.first() {
+            let unnamed = first.calls.iter().filter(|call| undecided(call)).count();
+            return Finding::new(
+                VerdictStatus::Unverified,
+                complete.iter().map(|view| view.evidence),
+                format!(
+                    "a complete {} view of {caller}{in_document} has {unnamed} direct calls to callees without a name, so it neither shows nor rules out {callee}",
+                    first.operation
+                ),
+            );
+        }
+        if views.is_empty() {
+            return Finding::unverified(format!(
+                "no retained callees or disassemble Evidence shows the calls of {caller}{in_document}"
+            ));
+        }
+        Finding::new(
+            VerdictStatus::Unverified,
+            views.iter().map(|view| view.evidence),
+            format!(
+                "retained Evidence shows calls of {caller}{in_document} but not to {callee}, and none is a complete view (a first and last page of a complete analysis)"
+            ),
+        )
     }
 
     fn procedures_at(&self, document: &str, address: u64) -> Vec<&ProcedureSighting<'a>> {

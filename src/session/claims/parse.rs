@@ -2,14 +2,14 @@
 
 use serde_json::{Map, Value};
 
-use super::{Claim, ClaimError, MAX_CLAIM_BYTES, MAX_CLAIMS};
+use super::{Claim, ClaimError, MAX_CLAIM_BYTES, MAX_CLAIMS, ProcedureRef};
 use crate::core::MAX_VALUE_CHARS;
 use crate::core::discovery::is_valid_address;
 use crate::session::capture::integer;
 use crate::session::inventory::ExecutableFormat;
 
 /// Every claim kind with its fields besides `kind`.
-const KINDS: [(&str, &[&str]); 8] = [
+const KINDS: [(&str, &[&str]); 9] = [
     ("procedure_exists", &["document", "address"]),
     ("procedure_named", &["document", "address", "name"]),
     ("bytes_equal", &["document", "address", "hex"]),
@@ -18,6 +18,7 @@ const KINDS: [(&str, &[&str]); 8] = [
     ("capture_exit_code", &["capture", "code"]),
     ("capture_stdout_digest", &["capture", "sha256"]),
     ("capture_stderr_digest", &["capture", "sha256"]),
+    ("calls", &["caller", "callee", "document"]),
 ];
 
 /// Parses a claim list (see the module documentation for the language).
@@ -96,6 +97,14 @@ impl Fields<'_> {
                 capture: self.text("capture")?,
                 sha256: self.sha256()?,
             },
+            "calls" => Claim::Calls {
+                document: match self.object.get("document") {
+                    Some(_) => Some(self.text("document")?),
+                    None => None,
+                },
+                caller: self.procedure("caller")?,
+                callee: self.procedure("callee")?,
+            },
             _ => Claim::CaptureStderrDigest {
                 capture: self.text("capture")?,
                 sha256: self.sha256()?,
@@ -149,6 +158,24 @@ impl Fields<'_> {
                 "must be a canonical address: 0x and 1 to 16 lowercase hexadecimal digits, no leading zero",
             )
         })
+    }
+
+    /// A canonical address, or a name: any other text that does not start with `0x`.
+    fn procedure(&self, field: &str) -> Result<ProcedureRef, ClaimError> {
+        let text = self.text(field)?;
+        if !text.starts_with("0x") {
+            return Ok(ProcedureRef::Name(text));
+        }
+        is_valid_address(&text)
+            .then(|| u64::from_str_radix(&text[2..], 16).ok())
+            .flatten()
+            .map(ProcedureRef::Address)
+            .ok_or_else(|| {
+                self.malformed(
+                    field,
+                    "starts with 0x, so must be a canonical address: 0x and 1 to 16 lowercase hexadecimal digits, no leading zero",
+                )
+            })
     }
 
     fn bytes(&self) -> Result<Vec<u8>, ClaimError> {

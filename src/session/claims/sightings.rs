@@ -254,3 +254,93 @@ pub(super) fn occurrence_sightings<'a>(
     }
     sightings
 }
+
+/// One direct call a record shows: the callee's address and names, as far as known.
+pub(super) struct CallTarget<'a> {
+    pub(super) address: Option<u64>,
+    /// Procedure, stub or imported-symbol names of the callee.
+    pub(super) names: Vec<&'a str>,
+}
+
+/// The direct calls of one procedure a `callees` or `disassemble` record shows.
+pub(super) struct CallView<'a> {
+    pub(super) evidence: &'a str,
+    pub(super) operation: &'a str,
+    pub(super) document: &'a str,
+    pub(super) caller_address: u64,
+    pub(super) caller_name: Option<&'a str>,
+    pub(super) calls: Vec<CallTarget<'a>>,
+    /// Whether `calls` is every direct call of the procedure: a first page, the last page, and
+    /// a complete analysis.
+    pub(super) complete: bool,
+}
+
+/// Every `callees` record and procedure `disassemble` record, in ledger order.
+pub(super) fn call_views<'a>(evidence: &[EvidenceRecordView<'a>]) -> Vec<CallView<'a>> {
+    evidence
+        .iter()
+        .filter_map(|record| {
+            let calls = match record.operation {
+                "callees" => items(record.result, "callees")
+                    .map(|edge| {
+                        let procedure = edge.get("procedure");
+                        let mut names = Vec::new();
+                        names.extend(
+                            procedure
+                                .and_then(|p| p.get("name"))
+                                .and_then(Value::as_str),
+                        );
+                        names.extend(edge.get("import").and_then(Value::as_str));
+                        CallTarget {
+                            address: procedure
+                                .and_then(|p| p.get("address"))
+                                .and_then(parse_address),
+                            names,
+                        }
+                    })
+                    .collect(),
+                "disassemble" => items(record.result, "instructions")
+                    .filter(|instruction| {
+                        instruction.get("target_kind").and_then(Value::as_str) == Some("call")
+                    })
+                    .filter_map(|instruction| {
+                        Some(CallTarget {
+                            address: Some(parse_address(instruction.get("target")?)?),
+                            names: instruction
+                                .get("target_name")
+                                .and_then(Value::as_str)
+                                .into_iter()
+                                .collect(),
+                        })
+                    })
+                    .collect(),
+                _ => return None,
+            };
+            let procedure = record.result.get("procedure")?;
+            let first_page = record.arguments.get("cursor").is_none_or(Value::is_null);
+            let last_page = record.result.get("next_cursor") == Some(&Value::Null);
+            let analysed = record
+                .result
+                .get("analysis")
+                .and_then(|analysis| analysis.get("complete"))
+                == Some(&Value::Bool(true));
+            Some(CallView {
+                evidence: record.id,
+                operation: record.operation,
+                document: document_of(record)?,
+                caller_address: parse_address(procedure.get("address")?)?,
+                caller_name: procedure.get("name").and_then(Value::as_str),
+                calls,
+                complete: first_page && last_page && analysed,
+            })
+        })
+        .collect()
+}
+
+fn items<'a>(result: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> + use<'a> {
+    result
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
