@@ -91,8 +91,22 @@
 //!
 //! ## Layers
 //!
-//! Dependencies point inward only: [`core`] (pure: no I/O, clock, async or JSON-RPC) ←
-//! [`prompts`] ← [`session`] (with [`providers`]) ← [`tools`] ← [`mcp`] (the stdio shell).
+//! Each layer imports only its own layer and the layers below it, lowest first:
+//!
+//! 1. [`core`] and the private `text` helpers. The core is pure: it names no `std::io`,
+//!    `std::fs`, `std::time`, `std::thread`, `std::net`, `std::process`, `std::env`, `tokio`,
+//!    `serde_json` or `jsonrpsee`.
+//! 2. [`prompts`]: guided prompts and their registry.
+//! 3. [`session`]: the session and the [`session::Provider`] trait; it names no concrete
+//!    provider.
+//! 4. [`providers`]: the built-in providers, and [`providers::open_path`], which loads a file
+//!    and opens it in a [`session::Session`].
+//! 5. [`tools`]: the tools a client calls.
+//! 6. [`mcp`]: the stdio shell; then the `rea` binary.
+//!
+//! Within a layer, no two files with the same parent module import each other, directly or
+//! around a circle. The test `tests/it/architecture.rs` reads every file of `src/` and fails
+//! on a `use`, `crate::`, `super::` or `self::` path that breaks one of these rules.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

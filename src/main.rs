@@ -125,8 +125,7 @@ fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, String> 
         session.set_confinement(confinement);
     }
     if let Some(path) = &args.open {
-        session
-            .open_path(path)
+        rea::providers::open_path(&session, path)
             .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
     }
     let config = ServerConfig {

@@ -103,37 +103,22 @@ impl Server {
     }
 
     /// Replaces the prompts a source (such as a prompt file) owns: `previous` names what the
-    /// source registered last time, `definitions` what it holds now. Prompts that left the
-    /// source are removed, or restored to the built-in of the same name. Clients get one
-    /// `notifications/prompts/list_changed` when anything changed; returns whether it did.
+    /// source registered last time, `definitions` what it holds now; prompts that left the
+    /// source are restored to the built-in of the same name or removed (see
+    /// [`PromptRegistry::sync_source`](crate::prompts::PromptRegistry::sync_source)). Clients
+    /// get one `notifications/prompts/list_changed` when anything changed; returns whether it
+    /// did.
     pub fn sync_prompts(
         &self,
         previous: &[String],
         definitions: &[PromptDefinition],
     ) -> Result<bool, DefinitionError> {
-        let mut changed = false;
-        {
-            let mut registry = self
-                .shared
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            for definition in definitions {
-                changed |= registry.register(definition.clone())?.catalog_changed();
-            }
-            for name in previous {
-                if definitions.iter().any(|d| &d.name == name) {
-                    continue;
-                }
-                match crate::prompts::builtin_prompts()
-                    .into_iter()
-                    .find(|b| &b.name == name)
-                {
-                    Some(builtin) => changed |= registry.register(builtin)?.catalog_changed(),
-                    None => changed |= registry.remove(name).is_some(),
-                }
-            }
-        }
+        let changed = self
+            .shared
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .sync_source(previous, definitions)?;
         if changed {
             self.shared.broadcast("notifications/prompts/list_changed");
         }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::render::MAX_PROMPT_VALUE_CHARS;
+use super::bounds::MAX_PROMPT_VALUE_CHARS;
 
 /// Why a prompt request (`prompts/get`, or the prompt reference of `completion/complete`) was
 /// rejected.

@@ -70,6 +70,7 @@
 //! [`Family`]: crate::core::Family
 
 mod availability;
+mod bounds;
 mod builtin;
 mod data_block;
 mod definition;
@@ -79,10 +80,11 @@ mod registry;
 mod render;
 
 pub use availability::{BinarySession, ToolAvailability};
+pub use bounds::MAX_PROMPT_VALUE_CHARS;
 pub use builtin::builtin_prompts;
 pub use data_block::{DATA_FENCE_CLOSE, DATA_FENCE_OPEN};
 pub use definition::{ArgumentDefinition, ArgumentListing, PromptDefinition, PromptListing};
 pub use error::{DefinitionError, PromptError};
 pub use file::{PromptFileError, check_prompt_file, parse_prompt_file};
 pub use registry::{DEFAULT_PAGE_SIZE, InvalidCursor, PromptPage, PromptRegistry, RegistryChange};
-pub use render::{MAX_PROMPT_VALUE_CHARS, RenderedPrompt, render};
+pub use render::{RenderedPrompt, render};

@@ -121,6 +121,33 @@ impl PromptRegistry {
         Some(self.prompts.remove(index))
     }
 
+    /// Replaces the prompts one source (such as a prompt file) owns: `previous` names what the
+    /// source registered last time, `definitions` what it holds now. Each definition is
+    /// registered in order; then each prompt that left the source is restored to the built-in
+    /// prompt of the same name if there is one, and removed otherwise. Returns whether the
+    /// catalog changed. An invalid definition stops it with the error; what was registered
+    /// before stays.
+    pub fn sync_source(
+        &mut self,
+        previous: &[String],
+        definitions: &[PromptDefinition],
+    ) -> Result<bool, DefinitionError> {
+        let mut changed = false;
+        for definition in definitions {
+            changed |= self.register(definition.clone())?.catalog_changed();
+        }
+        for name in previous {
+            if definitions.iter().any(|d| &d.name == name) {
+                continue;
+            }
+            match builtin_prompts().into_iter().find(|b| &b.name == name) {
+                Some(builtin) => changed |= self.register(builtin)?.catalog_changed(),
+                None => changed |= self.remove(name).is_some(),
+            }
+        }
+        Ok(changed)
+    }
+
     /// One page of at most `page_size` prompts, starting at `cursor` (`None` for the first
     /// page). A cursor continues after the last prompt of the page that issued it, so prompts
     /// added in between are listed; a cursor this registry cannot place is an error.

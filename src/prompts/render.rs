@@ -7,13 +7,10 @@ use std::ops::Range;
 use serde::Serialize;
 
 use super::availability::{BinarySession, ToolAvailability};
+use super::bounds::MAX_PROMPT_VALUE_CHARS;
 use super::data_block::{DATA_FENCE_CLOSE, DATA_FENCE_OPEN, encode_arguments};
 use super::definition::PromptDefinition;
 use super::error::PromptError;
-
-/// Longest prompt argument value `prompts/get` accepts, in Unicode scalar values. (Completion
-/// values have the smaller bound [`MAX_VALUE_CHARS`](crate::core::MAX_VALUE_CHARS).)
-pub const MAX_PROMPT_VALUE_CHARS: usize = 65_536;
 
 /// The tool that opens a binary session.
 const OPEN_BINARY: &str = "open_binary";

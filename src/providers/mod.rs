@@ -1,5 +1,7 @@
-//! Built-in providers, part of the session layer: [`native`] for ELF, Mach-O and PE files, and
-//! [`catalog`] for function lists exported as JSON. [`load_path`] picks one by content.
+//! Built-in providers, the layer above [`crate::session`]: [`native`] for ELF, Mach-O and PE
+//! files, and [`catalog`] for function lists exported as JSON. [`load_path`] picks one by
+//! content; [`open_path`] opens the file it loads as a binary session. The session only knows
+//! the [`Provider`] trait, never these providers.
 
 pub mod catalog;
 pub mod fuzzing;
@@ -12,7 +14,38 @@ use std::sync::Arc;
 use self::catalog::{CatalogError, CatalogProvider, MAX_CATALOG_BYTES};
 use self::native::{NativeProvider, file_label};
 use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
-use crate::session::{Provider, ProviderError};
+use crate::session::{Cancel, Opened, Provider, ProviderError, Session, SessionError};
+
+/// Why [`open_path`] could not open a file as a binary session.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The file could not be loaded as a binary or a catalog.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The session refused the provider, or the request was cancelled.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// Opens the file at `path` in `session` as a binary session with one provider: a catalog
+/// (JSON) or a binary (see [`load_path`]), under the session's [`Confinement`]. The label is
+/// the path as given.
+pub fn open_path(session: &Session, path: &Path) -> Result<Opened, OpenError> {
+    open_path_unless(session, path, &Cancel::never())
+}
+
+/// [`open_path`], unless `cancel` is set before the binary session is committed (see
+/// [`Session::open_providers_unless`]).
+pub fn open_path_unless(
+    session: &Session,
+    path: &Path,
+    cancel: &Cancel,
+) -> Result<Opened, OpenError> {
+    let provider = load_path_confined(path, &session.confinement())?;
+    cancel.check().map_err(SessionError::from)?;
+    Ok(session.open_providers_unless(path.display().to_string(), vec![provider], cancel)?)
+}
 
 /// Why a file could not be loaded as a provider.
 #[derive(Debug, thiserror::Error)]

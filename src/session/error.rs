@@ -3,7 +3,6 @@
 use super::address::Address;
 use super::evidence::EvidenceIdError;
 use super::provider::ProviderError;
-use crate::providers::LoadError;
 
 /// Why a session operation failed. Messages name the offending provider, document, procedure
 /// or Evidence ID and are meant to be shown to the agent as they are.
@@ -16,9 +15,6 @@ pub enum SessionError {
     /// The request was cancelled before it committed; nothing changed.
     #[error("the request was cancelled before it changed anything")]
     Cancelled(#[from] super::cancel::Cancelled),
-    /// The file could not be opened as a binary or a catalog.
-    #[error(transparent)]
-    Load(#[from] LoadError),
     /// The Evidence ledger refused the record (full, too large, too deep).
     #[error(transparent)]
     Ledger(#[from] super::evidence::LedgerError),

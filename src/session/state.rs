@@ -1,6 +1,5 @@
 //! [`Session`]: the open binary, its providers and documents, and the Evidence ledger.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -13,7 +12,6 @@ use super::provider::{DocumentInfo, Operation, Provider};
 use super::target::Target;
 use super::unknowns::UnknownRegistry;
 use crate::core::MAX_VALUE_CHARS;
-use crate::providers::load_path_confined;
 use crate::session::files::Confinement;
 
 mod stores;
@@ -27,11 +25,11 @@ static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
 /// The session of one MCP connection (or one integrator): `Send + Sync`, used through `&self`
 /// (hold it in an `Arc`). Provider calls never run under its lock.
 ///
-/// A *binary session* starts with [`Session::open_path`] or [`Session::open_providers`] and ends with
-/// [`Session::close`]; opening while one is open closes the previous one first. It has declared
-/// providers (the first is current), a current document, the Evidence ledger and the
-/// residual-unknown registry. Closing clears the ledger and the registry; Evidence and unknown
-/// IDs are never reused in the process.
+/// A *binary session* starts with [`Session::open_providers`] (or `rea::providers::open_path`,
+/// which loads a file first) and ends with [`Session::close`]; opening while one is open closes
+/// the previous one first. It has declared providers (the first is current), a current
+/// document, the Evidence ledger and the residual-unknown registry. Closing clears the ledger
+/// and the registry; Evidence and unknown IDs are never reused in the process.
 ///
 /// ```
 /// use rea::session::{Observation, Session};
@@ -215,21 +213,6 @@ impl Session {
         let replaced = state.close_binary();
         state.binary = Some(binary);
         Ok(Opened { replaced, ..opened })
-    }
-
-    /// Opens the file at `path` as a binary session with one provider: a catalog (JSON) or a
-    /// binary (see [`crate::providers::load_path`]), under the session's [`Confinement`]. The
-    /// label is the path as given.
-    pub fn open_path(&self, path: &Path) -> Result<Opened, SessionError> {
-        self.open_path_unless(path, &Cancel::never())
-    }
-
-    /// [`Session::open_path`], unless `cancel` is set before the binary session is committed
-    /// (see [`Session::open_providers_unless`]).
-    pub fn open_path_unless(&self, path: &Path, cancel: &Cancel) -> Result<Opened, SessionError> {
-        let provider = load_path_confined(path, &self.confinement())?;
-        cancel.check()?;
-        self.open_providers_unless(path.display().to_string(), vec![provider], cancel)
     }
 
     /// Confines every path the tools touch from now on (`rea serve --root`, or the client's

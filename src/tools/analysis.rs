@@ -7,7 +7,7 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{ArgumentError, Arguments, DOCUMENT, Kind, PROVIDER, Parameter};
 use super::schema::{array, count, flag, nullable_count, nullable_string, object, string};
-use super::toolbox::{Handler, ToolSpec, encode};
+use super::spec::{Handler, ToolSpec, encode};
 use crate::core::PROCEDURE_PAGE_SIZE;
 use crate::session::{
     MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, ProcedureQuery, ReadLength,

@@ -16,7 +16,7 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{ArgumentError, Arguments, Kind, Parameter};
 use super::schema::{array, count, object, string};
-use super::toolbox::{Handler, Retained, ToolSpec, encode};
+use super::spec::{Handler, Retained, ToolSpec, encode};
 use crate::session::inventory::{
     DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryLimits, InventoryPage, MAX_PAGE_SIZE,
     OccurrenceFilter, PageSize, compare_inventories, list_occurrences, manifest_ids,

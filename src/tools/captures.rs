@@ -9,7 +9,7 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{Arguments, Kind, Parameter};
 use super::schema::{array, flag, nullable_string, object, string};
-use super::toolbox::{Handler, Retained, ToolSpec, encode};
+use super::spec::{Handler, Retained, ToolSpec, encode};
 use crate::session::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
 use crate::session::claims::{EvidenceRecordView, MAX_CLAIMS, evaluate, parse_claims};
 use crate::session::{Cancel, Session};

@@ -9,7 +9,7 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{ArgumentError, Arguments, DOCUMENT, Kind, PROVIDER, Parameter};
 use super::schema::{array, count, flag, nullable_string, object, string};
-use super::toolbox::{Handler, ToolSpec, encode};
+use super::spec::{Handler, ToolSpec, encode};
 use crate::session::{CodeScope, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, Operation, Target};
 
 /// Default number of entries in one page of a code-analysis result.

@@ -7,7 +7,7 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{Arguments, Kind, Parameter};
 use super::schema::{any, array, count, nullable_string, object, string};
-use super::toolbox::{Handler, ToolSpec, encode};
+use super::spec::{Handler, ToolSpec, encode};
 use crate::session::{EvidenceRecord, Session};
 
 /// Default and largest page of `list_evidence`.

@@ -181,6 +181,7 @@ mod outcome;
 mod parameters;
 mod schema;
 mod session;
+mod spec;
 mod toolbox;
 mod unknowns;
 

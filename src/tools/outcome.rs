@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::parameters::ArgumentError;
+use crate::providers::{LoadError, OpenError};
 use crate::session::claims::ClaimError;
 use crate::session::inventory::{CompareError, InventoryError, PageSizeError};
 use crate::session::unknowns::UnknownError;
@@ -41,6 +42,9 @@ pub enum ToolError {
     /// failure, ambiguous procedure name, unknown Evidence ID, ...).
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// The file could not be loaded as a binary or a catalog.
+    #[error(transparent)]
+    Load(#[from] LoadError),
     /// The provider does not implement the operation the tool performs.
     #[error(
         "provider {provider:?} does not support {operation}; it supports: {}",
@@ -128,6 +132,15 @@ pub enum ToolError {
         /// What went wrong.
         reason: String,
     },
+}
+
+impl From<OpenError> for ToolError {
+    fn from(error: OpenError) -> ToolError {
+        match error {
+            OpenError::Load(error) => ToolError::Load(error),
+            OpenError::Session(error) => ToolError::Session(error),
+        }
+    }
 }
 
 fn operation_list(operations: &[Operation]) -> String {

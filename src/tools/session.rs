@@ -9,7 +9,8 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{Arguments, Kind, PROVIDER, Parameter};
 use super::schema::{array, count, flag, nullable_string, object, string};
-use super::toolbox::{Handler, ToolSpec, encode};
+use super::spec::{Handler, ToolSpec, encode};
+use crate::providers::open_path_unless;
 use crate::session::{Operation, Session, Target};
 
 /// Opening replaces the open binary and so discards its ledger.
@@ -117,7 +118,7 @@ pub(super) const TOOLS: &[ToolSpec] = &[
 
 fn open_binary(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
     let path = arguments.required_text("path")?;
-    let opened = session.open_path_unless(Path::new(path), arguments.cancel())?;
+    let opened = open_path_unless(session, Path::new(path), arguments.cancel())?;
     encode("open_binary", &opened)
 }
 

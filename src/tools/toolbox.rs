@@ -3,13 +3,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKind};
+use super::definition::ToolDefinition;
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
-use super::parameters::{Arguments, Parameter, input_schema};
-use super::schema::{into_object, string, with_property};
+use super::parameters::Arguments;
+use super::schema::into_object;
+use super::spec::{Handler, ToolSpec};
 use super::{analysis, artifacts, captures, code, ledger, session, unknowns};
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::session::{Cancel, Observation, Operation, Session, Target};
@@ -30,78 +30,6 @@ const CATALOG: [&[ToolSpec]; 7] = [
 /// provider-backed tools are offered when this includes their operation, since `open_binary`
 /// on a binary opens the native provider. (A test checks this against the provider.)
 const NATIVE_OPERATIONS: [Operation; Operation::ALL.len()] = Operation::ALL;
-
-/// Runs one tool. The variant fixes the tool's [`ToolKind`], so a tool cannot observe without
-/// recording Evidence, nor record Evidence without observing.
-pub(crate) enum Handler {
-    /// Observes the open binary: the [`ToolBox`] picks the target from the optional `provider`
-    /// and `document` arguments, checks that the provider supports `operation`, runs `run`,
-    /// and records the result as Evidence.
-    Observe {
-        operation: Operation,
-        run: fn(&Target, &Arguments<'_>) -> Result<Value, ToolError>,
-    },
-    /// Changes the session; no Evidence.
-    Change(fn(&Session, &Arguments<'_>) -> Result<Value, ToolError>),
-    /// Reads the session or the ledger; no Evidence.
-    Read(fn(&Session, &Arguments<'_>) -> Result<Value, ToolError>),
-    /// Retains a document that no provider observed (an inventory page, an imported capture)
-    /// as an unbound Evidence record: the [`ToolBox`] records `document` as the result and
-    /// answers `reply` with the record's ID.
-    Retain(fn(&Session, &Arguments<'_>, &Cancel) -> Result<Retained, ToolError>),
-}
-
-/// What a [`Handler::Retain`] tool keeps and answers.
-pub(crate) struct Retained {
-    /// The Evidence result: the document exactly as retained.
-    pub(crate) document: Value,
-    /// The tool result (an object), to which the ToolBox adds `evidence_id`.
-    pub(crate) reply: Value,
-    /// The arguments to record, when not the arguments as given (a document retained as the
-    /// result is not stored a second time among the arguments).
-    pub(crate) recorded_arguments: Option<Map<String, Value>>,
-}
-
-/// One catalog entry: the tool's definition and its handler.
-pub(crate) struct ToolSpec {
-    pub(crate) name: &'static str,
-    pub(crate) title: &'static str,
-    pub(crate) description: &'static str,
-    pub(crate) parameters: &'static [Parameter],
-    pub(crate) annotations: ToolAnnotations,
-    /// The object schema of the result (without `evidence_id`, which is added for observations).
-    pub(crate) output: fn() -> Value,
-    pub(crate) handler: Handler,
-}
-
-impl ToolSpec {
-    fn definition(&self) -> ToolDefinition {
-        let (kind, operation) = match self.handler {
-            Handler::Observe { operation, .. } => (ToolKind::Observation, Some(operation)),
-            Handler::Retain(_) => (ToolKind::Observation, None),
-            Handler::Change(_) => (ToolKind::SessionChange, None),
-            Handler::Read(_) => (ToolKind::Read, None),
-        };
-        let mut output_schema = (self.output)();
-        if kind == ToolKind::Observation {
-            output_schema = with_property(
-                output_schema,
-                EVIDENCE_ID_FIELD,
-                string("ID of the Evidence record this call appended (cite it)."),
-            );
-        }
-        ToolDefinition::new(DefinitionParts {
-            name: self.name,
-            title: self.title,
-            description: self.description,
-            input_schema: input_schema(self.parameters),
-            output_schema,
-            annotations: self.annotations,
-            kind,
-            operation,
-        })
-    }
-}
 
 /// The tools of one session (see the [module documentation](super) for the catalog).
 ///
@@ -325,13 +253,5 @@ fn check_support(target: &Target, operation: Operation) -> Result<(), ToolError>
             .into_iter()
             .filter(|&op| provider.supports(op))
             .collect(),
-    })
-}
-
-/// Serializes a session or provider value into a result field.
-pub(crate) fn encode<T: Serialize>(tool: &'static str, value: &T) -> Result<Value, ToolError> {
-    serde_json::to_value(value).map_err(|error| ToolError::Encoding {
-        tool,
-        reason: error.to_string(),
     })
 }

@@ -7,7 +7,7 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{ArgumentError, Arguments, Kind, Parameter};
 use super::schema::{array, count, nullable_string, object, string};
-use super::toolbox::{Handler, ToolSpec, encode};
+use super::spec::{Handler, ToolSpec, encode};
 use crate::session::Session;
 use crate::session::unknowns::{
     MAX_RESOLVING_EVIDENCE, ResolutionDraft, RevisionFilter, StatusFilter, Unknown, UnknownDraft,

@@ -14,6 +14,9 @@
 
 mod support;
 
+/// Tidy checks of the crate's shape: layers, the pure core, no import cycles.
+mod architecture;
+
 /// The pure completion core: the matching key, `complete()` and bounded discovery.
 mod core {
     mod complete_examples;

@@ -5,7 +5,7 @@ use std::io::{Read, Seek};
 
 use zip::ZipArchive;
 
-use super::collect::Collector;
+use super::collector::Collector;
 use super::page::RejectReason;
 use super::{InventoryError, MAX_PATH_CHARS};
 

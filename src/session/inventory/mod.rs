@@ -78,6 +78,7 @@
 
 mod archive;
 mod collect;
+mod collector;
 mod compare;
 mod format;
 mod ids;

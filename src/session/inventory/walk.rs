@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::collect::Collector;
+use super::collector::Collector;
 use super::page::RejectReason;
 use super::{InventoryError, MAX_PATH_CHARS};
 use crate::session::files::{

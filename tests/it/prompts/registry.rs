@@ -250,3 +250,33 @@ fn invalid_cursors_are_errors() {
         })
     );
 }
+
+/// A prompt source (a prompt file) that overrides a built-in prompt and adds its own: when a
+/// prompt leaves the source, the built-in of that name comes back and the source's own prompt
+/// goes; syncing the same source again changes nothing.
+#[test]
+fn syncing_a_source_restores_built_ins_and_removes_the_rest() {
+    let mut registry = PromptRegistry::with_builtin();
+    let builtin = builtin_prompts();
+    let first = builtin[0].name.clone();
+    let mut override_ = custom(&first);
+    override_.description = "A file's version.".into();
+    let held = vec![override_.clone(), custom("mine")];
+    assert!(registry.sync_source(&[], &held).unwrap());
+    assert_eq!(registry.get(&first), Some(&override_));
+    assert!(registry.get("mine").is_some());
+    assert!(
+        !registry
+            .sync_source(&[first.clone(), "mine".into()], &held)
+            .unwrap()
+    );
+
+    assert!(
+        registry
+            .sync_source(&[first.clone(), "mine".into()], &[])
+            .unwrap()
+    );
+    assert_eq!(registry.get(&first), Some(&builtin[0]));
+    assert_eq!(registry.get("mine"), None);
+    assert_eq!(registry.list(), PromptRegistry::with_builtin().list());
+}

@@ -2,10 +2,10 @@
 
 use proptest::prelude::*;
 use rea::providers::catalog::{CATALOG_SCHEMA, CatalogError, CatalogProvider};
-use rea::providers::{LoadError, load_path};
+use rea::providers::{LoadError, OpenError, load_path, open_path};
 use rea::session::{
     Address, NameMatch, Operation, ProcedureQuery, ProcedureSource, Provider, ProviderError,
-    Session, SessionError,
+    Session,
 };
 use serde_json::{Value, json};
 
@@ -239,15 +239,15 @@ fn files_are_loaded_as_catalogs_by_content() {
     assert_eq!(load_path(&path).unwrap().id(), "catalog");
 
     let session = Session::new();
-    let opened = session.open_path(&path).unwrap();
+    let opened = open_path(&session, &path).unwrap();
     assert_eq!(opened.providers, ["catalog"]);
     assert_eq!(opened.current_document.as_deref(), Some("app"));
 
     let broken = dir.path().join("broken.json");
     std::fs::write(&broken, b"{\"schema\": \"rea.catalog\"}").unwrap();
     assert!(matches!(load_path(&broken), Err(LoadError::Catalog { .. })));
-    let error = session.open_path(&broken).unwrap_err();
-    assert!(matches!(error, SessionError::Load(_)));
+    let error = open_path(&session, &broken).unwrap_err();
+    assert!(matches!(error, OpenError::Load(_)));
     assert!(error.to_string().contains("broken.json"));
     let missing = dir.path().join("missing.json");
     assert!(matches!(load_path(&missing), Err(LoadError::File(_))));

@@ -288,7 +288,7 @@ fn files_are_memory_mapped_and_opened_by_the_session() {
     assert!(Operation::ALL.iter().all(|&op| provider.supports(op)));
 
     let session = Session::new();
-    let opened = session.open_path(&path).unwrap();
+    let opened = rea::providers::open_path(&session, &path).unwrap();
     assert_eq!(opened.providers, ["native"]);
     assert_eq!(opened.current_document.as_deref(), Some("app.exe"));
     assert_eq!(opened.label, path.display().to_string());

@@ -49,19 +49,3 @@ pub(crate) enum Next {
     Continue,
     Stop,
 }
-
-/// Decodes `bytes` as code at `address`, calling `visit` for every instruction in order
-/// until it says [`Next::Stop`]; with `text`, each step comes with its text.
-pub(crate) fn sweep(
-    isa: Isa,
-    bytes: &[u8],
-    address: u64,
-    text: bool,
-    visit: &mut dyn FnMut(Step, Option<Text>) -> Next,
-) {
-    match isa {
-        Isa::X86 => super::x86::sweep(32, bytes, address, text, visit),
-        Isa::X86_64 => super::x86::sweep(64, bytes, address, text, visit),
-        Isa::Arm64 => super::arm64::sweep(bytes, address, text, visit),
-    }
-}

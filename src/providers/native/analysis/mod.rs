@@ -25,12 +25,14 @@ mod decode;
 mod imports;
 mod query;
 mod strings;
+mod sweep;
 mod x86;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use self::decode::{Isa, Next, sweep};
+use self::decode::{Isa, Next};
+use self::sweep::sweep;
 use super::image::Region;
 use crate::providers::table::ProcedureTable;
 use crate::session::{AnalysisLimit, AnalysisStatus, ReferenceKind};

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::decode::{Isa, Next, sweep};
+use super::decode::{Isa, Next};
+use super::sweep::sweep;
 use super::{Analysis, Input, Ref};
 use crate::session::{
     Address, CallEdge, CallGraph, CodeScope, Disassembly, Instruction, MAX_CODE_PAGE,

@@ -1,0 +1,695 @@
+//! Tidy checks of the crate's shape (in the spirit of rust-analyzer's `xtask tidy`): the layers
+//! the crate docs state are the layers the code has.
+//!
+//! Every `.rs` file under `src/` is read as text (comments and string literals blanked out);
+//! its `use` trees and its inline `crate::`, `super::` and `self::` paths are resolved to the
+//! module, and through re-exports to the file, they name.
+//!
+//! - **Layers**: no module imports a module of a layer above its own ([`LAYERS`]).
+//! - **Pure core**: nothing in `src/core/` names I/O, the clock, threads, processes, the
+//!   environment, async or JSON ([`IMPURE`]).
+//! - **No sibling cycles**: no files with the same parent module import each other, directly
+//!   or around a longer circle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The layers, lowest first; a module may import its own layer and the layers below it. The
+/// binary (`src/main.rs`) is above everything.
+const LAYERS: &[&[&str]] = &[
+    &["text", "core"],
+    &["prompts"],
+    &["session"],
+    &["providers"],
+    &["tools"],
+    &["mcp"],
+    &["main.rs"],
+];
+
+/// Paths the pure core must not name.
+const IMPURE: &[&[&str]] = &[
+    &["std", "io"],
+    &["std", "fs"],
+    &["std", "time"],
+    &["std", "thread"],
+    &["std", "net"],
+    &["std", "process"],
+    &["std", "env"],
+    &["tokio"],
+    &["serde_json"],
+    &["jsonrpsee"],
+];
+
+#[test]
+fn no_module_imports_a_layer_above_it() {
+    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path());
+    let offences = crate_.layer_violations();
+    assert!(
+        offences.is_empty(),
+        "imports of a higher layer (layers, lowest first: {LAYERS:?}):\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn the_core_is_pure() {
+    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path());
+    let offences = crate_.impure_core();
+    assert!(
+        offences.is_empty(),
+        "the pure core names I/O, time, async or JSON:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn no_sibling_files_import_each_other() {
+    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path());
+    let cycles = crate_.sibling_cycles();
+    assert!(
+        cycles.is_empty(),
+        "sibling files that import each other:\n{}",
+        cycles.join("\n")
+    );
+}
+
+/// The checks themselves catch what they are for: a deliberately wrong import, an impure core
+/// and a cycle, in a made-up crate.
+#[test]
+fn the_checks_catch_a_wrong_import_an_impure_core_and_a_cycle() {
+    let crate_ = Crate::from_sources(&[
+        ("lib.rs", "pub mod core; pub mod session; pub mod tools;"),
+        (
+            "core/mod.rs",
+            "//! `crate::tools` in a comment is fine.\nmod a;\nmod b;\npub use a::A;\n",
+        ),
+        (
+            "core/a.rs",
+            "use super::b::B;\nuse std::{collections::BTreeMap, io::Read};\npub struct A;\n",
+        ),
+        ("core/b.rs", "pub struct B(crate::core::A);\n"),
+        (
+            "session/mod.rs",
+            "const S: &str = \"crate::tools::X\";\nfn f() -> crate::tools::Tool { todo!() }\n",
+        ),
+        (
+            "tools/mod.rs",
+            "use crate::{core::A, session};\npub struct Tool;\n",
+        ),
+    ]);
+    assert_eq!(
+        crate_.layer_violations(),
+        ["src/session/mod.rs:2: `crate::tools::Tool` (tools is above session)"]
+    );
+    assert_eq!(
+        crate_.impure_core(),
+        ["src/core/a.rs:2: `std::io::Read` (the core is pure)"]
+    );
+    assert_eq!(
+        crate_.sibling_cycles(),
+        [
+            "cycle in core: src/core/a.rs:1 imports src/core/b.rs; src/core/b.rs:1 imports src/core/a.rs",
+            "cycle in crate: src/session/mod.rs:2 imports src/tools/mod.rs; src/tools/mod.rs:1 imports src/session/mod.rs",
+        ]
+    );
+}
+
+/// One source file, read.
+struct File {
+    /// Path shown in messages (`src/...`).
+    shown: String,
+    /// The module the file is (`["session", "inventory", "walk"]`); `main.rs` is `["main.rs"]`.
+    module: Vec<String>,
+    /// Every path the file names: absolute module path when it starts with `crate`, `super`,
+    /// `self` or a child module, else as written; with the line.
+    paths: Vec<(Vec<String>, usize, bool)>,
+    /// Names defined at the top of the file (items and modules).
+    defined: BTreeSet<String>,
+    /// Names brought in by top-level `use`, to the absolute path they stand for.
+    imported: BTreeMap<String, Vec<String>>,
+}
+
+struct Crate {
+    files: Vec<File>,
+}
+
+impl Crate {
+    fn read(src: &Path) -> Crate {
+        let mut sources = Vec::new();
+        collect(src, src, &mut sources);
+        let borrowed: Vec<(&str, &str)> = sources
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_str()))
+            .collect();
+        Crate::from_sources(&borrowed)
+    }
+
+    /// `sources`: (path relative to `src/`, text).
+    fn from_sources(sources: &[(&str, &str)]) -> Crate {
+        let modules: BTreeSet<Vec<String>> = sources.iter().map(|(p, _)| module_of(p)).collect();
+        let files = sources
+            .iter()
+            .map(|(path, text)| parse(path, text, &modules))
+            .collect();
+        Crate { files }
+    }
+
+    fn file(&self, module: &[String]) -> Option<&File> {
+        self.files.iter().find(|f| f.module == module)
+    }
+
+    fn layer_violations(&self) -> Vec<String> {
+        let mut offences = Vec::new();
+        for file in &self.files {
+            let Some(from) = file.module.first().and_then(|m| rank(m)) else {
+                continue;
+            };
+            for (path, line, absolute) in &file.paths {
+                if !absolute || file.module == ["main.rs"] {
+                    continue;
+                }
+                let Some(target) = path.first() else { continue };
+                if let Some(to) = rank(target)
+                    && to > from
+                {
+                    offences.push(format!(
+                        "{}:{line}: `crate::{}` ({target} is above {})",
+                        file.shown,
+                        path.join("::"),
+                        file.module[0]
+                    ));
+                }
+            }
+        }
+        offences
+    }
+
+    fn impure_core(&self) -> Vec<String> {
+        let mut offences = Vec::new();
+        for file in self
+            .files
+            .iter()
+            .filter(|f| f.module.first().is_some_and(|m| m == "core"))
+        {
+            for (path, line, absolute) in &file.paths {
+                if *absolute {
+                    continue;
+                }
+                if IMPURE
+                    .iter()
+                    .any(|bad| path.len() >= bad.len() && path[..bad.len()] == **bad)
+                {
+                    offences.push(format!(
+                        "{}:{line}: `{}` (the core is pure)",
+                        file.shown,
+                        path.join("::")
+                    ));
+                }
+            }
+        }
+        offences
+    }
+
+    /// The file that defines what `path` (absolute) names, following re-exports.
+    fn defining_file(&self, path: &[String], depth: usize) -> Option<&File> {
+        // The longest prefix that is a file module.
+        let (split, file) = (0..=path.len())
+            .rev()
+            .find_map(|n| self.file(&path[..n]).map(|f| (n, f)))?;
+        let Some(name) = path.get(split) else {
+            return Some(file);
+        };
+        if file.defined.contains(name) || depth > 8 {
+            return Some(file);
+        }
+        match file.imported.get(name) {
+            Some(target) => {
+                let mut next = target.clone();
+                next.extend_from_slice(&path[split + 1..]);
+                self.defining_file(&next, depth + 1).or(Some(file))
+            }
+            None => Some(file),
+        }
+    }
+
+    fn sibling_cycles(&self) -> Vec<String> {
+        // Edges between files with the same parent module, with the first line of each.
+        let mut edges: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+        for (from, file) in self.files.iter().enumerate() {
+            for (path, line, absolute) in &file.paths {
+                if !absolute || file.module == ["main.rs"] {
+                    continue;
+                }
+                let Some(target) = self.defining_file(path, 0) else {
+                    continue;
+                };
+                let to = self
+                    .files
+                    .iter()
+                    .position(|f| std::ptr::eq(f, target))
+                    .unwrap();
+                let siblings = from != to
+                    && !file.module.is_empty()
+                    && !target.module.is_empty()
+                    && file.module[..file.module.len() - 1]
+                        == target.module[..target.module.len() - 1];
+                if siblings {
+                    edges.entry((from, to)).or_insert(*line);
+                }
+            }
+        }
+        // Strongly connected components (each file reaches every other one).
+        let reach = |start: usize| -> BTreeSet<usize> {
+            let mut seen = BTreeSet::from([start]);
+            let mut stack = vec![start];
+            while let Some(at) = stack.pop() {
+                for &(a, b) in edges.keys() {
+                    if a == at && seen.insert(b) {
+                        stack.push(b);
+                    }
+                }
+            }
+            seen
+        };
+        let reaches: Vec<BTreeSet<usize>> = (0..self.files.len()).map(reach).collect();
+        let mut reported = BTreeSet::new();
+        let mut cycles = Vec::new();
+        for start in 0..self.files.len() {
+            let component: BTreeSet<usize> = reaches[start]
+                .iter()
+                .copied()
+                .filter(|&other| reaches[other].contains(&start))
+                .collect();
+            if component.len() < 2 || !reported.insert(component.clone()) {
+                continue;
+            }
+            let parent = &self.files[start].module[..self.files[start].module.len() - 1];
+            let described: Vec<String> = edges
+                .iter()
+                .filter(|((a, b), _)| component.contains(a) && component.contains(b))
+                .map(|((a, b), line)| {
+                    format!(
+                        "{}:{line} imports {}",
+                        self.files[*a].shown, self.files[*b].shown
+                    )
+                })
+                .collect();
+            cycles.push(format!(
+                "cycle in {}: {}",
+                if parent.is_empty() {
+                    "crate".to_owned()
+                } else {
+                    parent.join("::")
+                },
+                described.join("; ")
+            ));
+        }
+        cycles
+    }
+}
+
+fn rank(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let relative = path.strip_prefix(root).unwrap();
+            let relative = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push((relative, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+}
+
+/// The module a file under `src/` is.
+fn module_of(path: &str) -> Vec<String> {
+    if path == "main.rs" {
+        return vec!["main.rs".to_owned()];
+    }
+    let mut parts: Vec<String> = path.split('/').map(str::to_owned).collect();
+    let last = parts.pop().unwrap();
+    match last.as_str() {
+        "lib.rs" | "mod.rs" => {}
+        name => parts.push(name.trim_end_matches(".rs").to_owned()),
+    }
+    parts
+}
+
+/// Blanks out comments, string and character literals, keeping line breaks.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r'
+            && (next == Some('"') || next == Some('#'))
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'))
+        {
+            // Raw string: r#*"..."#*.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            loop {
+                if j >= chars.len() {
+                    break;
+                }
+                if chars[j] == '"' && (1..=hashes).all(|k| chars.get(j + k) == Some(&'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                j += 1;
+            }
+            for &skipped in &chars[i..j.min(chars.len())] {
+                out.push(blank(skipped));
+            }
+            i = j;
+        } else if c == '"' {
+            out.push(' ');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{..}'), else a lifetime.
+            let end = if next == Some('\\') {
+                (i + 3..chars.len()).find(|&j| chars[j] == '\'')
+            } else if chars.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            match end {
+                Some(end) => {
+                    for _ in i..=end {
+                        out.push(' ');
+                    }
+                    i = end + 1;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    Ident(String),
+    Colons,
+    Punct(char),
+}
+
+fn tokens(code: &str) -> Vec<(Token, usize)> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push((Token::Ident(chars[start..i].iter().collect()), line));
+        } else if c == ':' && chars.get(i + 1) == Some(&':') {
+            out.push((Token::Colons, line));
+            i += 2;
+        } else {
+            out.push((Token::Punct(c), line));
+            i += 1;
+        }
+    }
+    out
+}
+
+const ITEM_KEYWORDS: &[&str] = &[
+    "struct", "enum", "fn", "trait", "const", "static", "type", "union", "mod",
+];
+
+fn parse(path: &str, text: &str, modules: &BTreeSet<Vec<String>>) -> File {
+    let module = module_of(path);
+    let tokens = tokens(&code_only(text));
+    let mut file = File {
+        shown: format!("src/{path}"),
+        module: module.clone(),
+        paths: Vec::new(),
+        defined: BTreeSet::new(),
+        imported: BTreeMap::new(),
+    };
+    // Inline modules (`mod tests { ... }`) open at a brace depth.
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0;
+    let mut i = 0;
+    while i < tokens.len() {
+        let (token, line) = &tokens[i];
+        let current: Vec<String> = module
+            .iter()
+            .cloned()
+            .chain(inline.iter().map(|(name, _)| name.clone()))
+            .collect();
+        match token {
+            Token::Punct('{') => depth += 1,
+            Token::Punct('}') => {
+                assert!(
+                    depth > 0,
+                    "src/{path}:{line}: unbalanced braces (the reader is lost)"
+                );
+                depth -= 1;
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+            }
+            // `use<'a>` is precise capturing, not an import.
+            Token::Ident(word)
+                if word == "use" && tokens.get(i + 1).map(|t| &t.0) != Some(&Token::Punct('<')) =>
+            {
+                let end = (i..tokens.len())
+                    .find(|&j| tokens[j].0 == Token::Punct(';'))
+                    .unwrap_or(tokens.len());
+                let mut tree = String::new();
+                for (t, _) in &tokens[i + 1..end] {
+                    match t {
+                        Token::Ident(s) => {
+                            if tree.ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                                tree.push(' ');
+                            }
+                            tree.push_str(s);
+                        }
+                        Token::Colons => tree.push_str("::"),
+                        Token::Punct(c) => tree.push(*c),
+                    }
+                }
+                for (segments, alias) in expand_use(&tree) {
+                    let (resolved, absolute) = resolve(&segments, &current, modules);
+                    if depth == 0 && inline.is_empty() && absolute {
+                        let name = alias.or_else(|| resolved.last().cloned());
+                        if let Some(name) = name.filter(|n| n != "*" && n != "self") {
+                            file.imported.insert(name, resolved.clone());
+                        }
+                    }
+                    file.paths.push((resolved, *line, absolute));
+                }
+                i = end;
+            }
+            Token::Ident(word)
+                if ITEM_KEYWORDS.contains(&word.as_str()) || word == "macro_rules" =>
+            {
+                let mut j = i + 1;
+                if word == "macro_rules" && tokens.get(j).map(|t| &t.0) == Some(&Token::Punct('!'))
+                {
+                    j += 1;
+                }
+                if let Some((Token::Ident(name), _)) = tokens.get(j)
+                    && !ITEM_KEYWORDS.contains(&name.as_str())
+                {
+                    if depth == 0 && inline.is_empty() {
+                        file.defined.insert(name.clone());
+                    }
+                    if word == "mod" && tokens.get(j + 1).map(|t| &t.0) == Some(&Token::Punct('{'))
+                    {
+                        inline.push((name.clone(), depth));
+                    }
+                }
+            }
+            Token::Ident(word) => {
+                let preceded_by_colons = i > 0 && tokens[i - 1].0 == Token::Colons;
+                let followed_by_colons = tokens.get(i + 1).map(|t| &t.0) == Some(&Token::Colons);
+                if !preceded_by_colons && followed_by_colons {
+                    let mut segments = vec![word.clone()];
+                    let mut j = i + 1;
+                    while tokens.get(j).map(|t| &t.0) == Some(&Token::Colons) {
+                        match tokens.get(j + 1) {
+                            Some((Token::Ident(s), _)) => {
+                                segments.push(s.clone());
+                                j += 2;
+                            }
+                            _ => break,
+                        }
+                    }
+                    let (resolved, absolute) = resolve(&segments, &current, modules);
+                    file.paths.push((resolved, *line, absolute));
+                    i = j;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    file
+}
+
+/// Expands a use tree (`a::{b, c::{d as e, self}}`) into paths, each with its alias.
+fn expand_use(tree: &str) -> Vec<(Vec<String>, Option<String>)> {
+    let tree = tree.trim().trim_start_matches("::");
+    let mut out = Vec::new();
+    if let Some(open) = tree.find('{') {
+        let prefix: Vec<String> = tree[..open]
+            .split("::")
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.trim().to_owned())
+            .collect();
+        let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+        let mut level = 0;
+        let mut start = 0;
+        let mut parts = Vec::new();
+        for (k, c) in inner.char_indices() {
+            match c {
+                '{' => level += 1,
+                '}' => level -= 1,
+                ',' if level == 0 => {
+                    parts.push(&inner[start..k]);
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&inner[start..]);
+        for part in parts.into_iter().filter(|p| !p.trim().is_empty()) {
+            for (mut segments, alias) in expand_use(part) {
+                if segments.first().is_some_and(|s| s == "self") {
+                    segments.remove(0);
+                }
+                let mut full = prefix.clone();
+                full.extend(segments);
+                out.push((full, alias));
+            }
+        }
+    } else {
+        let (path, alias) = match tree.split_once(" as ") {
+            Some((path, alias)) => (path, Some(alias.trim().to_owned())),
+            None => (tree, None),
+        };
+        let segments = path.split("::").map(|s| s.trim().to_owned()).collect();
+        out.push((segments, alias));
+    }
+    out
+}
+
+/// The absolute module path `segments` names from module `current`, and whether it is inside
+/// the crate.
+fn resolve(
+    segments: &[String],
+    current: &[String],
+    modules: &BTreeSet<Vec<String>>,
+) -> (Vec<String>, bool) {
+    let mut base: Vec<String> = current.to_vec();
+    let mut rest = segments;
+    match rest.first().map(String::as_str) {
+        Some("crate") => {
+            base.clear();
+            rest = &rest[1..];
+        }
+        Some("super" | "self") => {
+            while let Some(first) = rest.first() {
+                match first.as_str() {
+                    "super" => {
+                        base.pop();
+                    }
+                    "self" => {}
+                    _ => break,
+                }
+                rest = &rest[1..];
+            }
+        }
+        Some(first) => {
+            let mut child = current.to_vec();
+            child.push(first.to_owned());
+            if !modules.contains(&child) {
+                return (segments.to_vec(), false);
+            }
+        }
+        None => return (Vec::new(), false),
+    }
+    base.extend_from_slice(rest);
+    (base, true)
+}
