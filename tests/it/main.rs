@@ -62,6 +62,7 @@ mod providers {
 /// Completion sources over sessions and providers.
 mod sources {
     mod completion;
+    mod live_projection;
     mod native;
 }
 
