@@ -25,7 +25,7 @@ fn message(i: usize) -> (String, Option<usize>) {
         )
     };
     match i % 16 {
-        0 | 1 | 2 => request("ping", "{}"),
+        0..=2 => request("ping", "{}"),
         3 | 4 => request(
             "completion/complete",
             r#"{"ref":{"type":"ref/prompt","name":"investigate_feature"},"argument":{"name":"document","value":"N"}}"#,
