@@ -36,6 +36,7 @@ const QUOTED_VALUE_CHARS: usize = 80;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaViolation {
     /// JSON Pointer to the offending value in the document; empty for the document itself.
+    /// Quoted as all caller text is (see `crate::text::cut`): a long key never comes back whole.
     pub pointer: String,
     /// What is wrong, at most 300 characters.
     pub message: String,
@@ -49,7 +50,8 @@ impl SchemaViolation {
             kept.push('…');
         }
         SchemaViolation {
-            pointer: pointer.into(),
+            // A pointer names the caller's keys, which may be of any length.
+            pointer: crate::text::cut(&pointer.into()),
             message: kept,
         }
     }
@@ -144,5 +146,18 @@ impl CompiledSchema {
                 jsonschema::validator_for(&schema).expect("a published schema compiles");
             Compiled { schema, validator }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SchemaViolation;
+
+    #[test]
+    fn a_huge_key_in_the_pointer_is_cut() {
+        let key = "k".repeat(3_000_000);
+        let violation = SchemaViolation::new(format!("/events/{key}/kind"), "x".repeat(10_000));
+        assert!(violation.pointer.chars().count() <= 67, "{}", violation.pointer.len());
+        assert!(violation.message.chars().count() <= 301);
     }
 }
