@@ -157,7 +157,11 @@ mod tests {
     fn a_huge_key_in_the_pointer_is_cut() {
         let key = "k".repeat(3_000_000);
         let violation = SchemaViolation::new(format!("/events/{key}/kind"), "x".repeat(10_000));
-        assert!(violation.pointer.chars().count() <= 67, "{}", violation.pointer.len());
+        assert!(
+            violation.pointer.chars().count() <= 67,
+            "{}",
+            violation.pointer.len()
+        );
         assert!(violation.message.chars().count() <= 301);
     }
 }
