@@ -293,8 +293,10 @@ impl Analysis {
                     .enumerate()
                 {
                     let value = word_value(word, file_little_endian(&file));
-                    if value != 0 {
-                        pointers.push((base + (skip + index * pointer_size) as u64, value));
+                    // A malformed file may place a region at the very top of the address space.
+                    let at = base.checked_add((skip + index * pointer_size) as u64);
+                    if let (Some(at), true) = (at, value != 0) {
+                        pointers.push((at, value));
                     }
                 }
             }
