@@ -73,6 +73,27 @@ fn no_sibling_files_import_each_other() {
     );
 }
 
+/// One module-file convention for the whole crate: a module with children is `name/mod.rs`,
+/// never `name.rs` beside a `name/` folder.
+#[test]
+fn every_module_with_children_is_a_mod_rs() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect(&src, &src, &mut files);
+    let offences: Vec<&String> = files
+        .iter()
+        .map(|(path, _)| path)
+        .filter(|path| {
+            path.strip_suffix(".rs")
+                .is_some_and(|stem| !stem.ends_with("/mod") && src.join(stem).is_dir())
+        })
+        .collect();
+    assert!(
+        offences.is_empty(),
+        "modules with children written as `name.rs` (use `name/mod.rs`): {offences:?}"
+    );
+}
+
 /// The checks themselves catch what they are for: a deliberately wrong import, an impure core
 /// and a cycle, in a made-up crate.
 #[test]
