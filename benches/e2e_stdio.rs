@@ -15,7 +15,8 @@
 //! - `prompts_get`: `investigate_feature` with all its arguments.
 //!
 //! Run with `cargo bench --bench e2e_stdio`. `REA_BIN=/path/to/rea` measures another build of
-//! the server (for before/after comparisons).
+//! the server (for before/after comparisons); `REA_BENCH_ONLY=<text>` runs only the scenarios
+//! whose name contains `<text>`.
 
 #[path = "../tests/it/support/fixtures/mod.rs"]
 #[allow(dead_code)]
@@ -329,6 +330,10 @@ fn main() {
         );
     }
 
+    // `REA_BENCH_ONLY=evidence` runs the scenarios whose name contains that text.
+    if let Ok(only) = std::env::var("REA_BENCH_ONLY") {
+        scenarios.retain(|scenario| scenario.name.contains(only.as_str()));
+    }
     println!("rea serve over pipes: {}", binary.display());
     println!(
         "load average at start: {}",

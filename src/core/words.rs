@@ -36,27 +36,115 @@ pub(crate) fn padded_head(bytes: &[u8]) -> u128 {
     (u128::from(padded_word(high)) << 64) | u128::from(padded_word(low))
 }
 
-/// Whether any byte of `word` selected by `mask` (whole bytes of 0xFF) is not ASCII.
-#[inline]
-pub(crate) fn has_non_ascii(word: u64, mask: u64) -> bool {
-    word & mask & HIGH_BITS != 0
+/// The first bytes of a string as one big-endian integer: eight ([`u64`]) or sixteen
+/// ([`u128`]) of them. A screen uses the narrow word when the prefix key's leading ASCII
+/// run fits in it, and the wide one for longer runs (IDs such as `ev-000000000042` share
+/// their first ten bytes).
+pub(crate) trait Word: Copy + Eq {
+    /// Bytes in the word.
+    const BYTES: usize;
+
+    /// The first [`Self::BYTES`] bytes of `bytes`, big-endian, zero-padded.
+    fn padded(bytes: &[u8]) -> Self;
+
+    /// 0xFF over the first `bytes` bytes (all of them when `bytes >= Self::BYTES`).
+    fn leading_mask(bytes: usize) -> Self;
+
+    /// `self` with its ASCII capital letters lowercased; other bytes come out unspecified.
+    fn ascii_lowercase(self) -> Self;
+
+    /// Whether `self` and `other` agree on every byte `mask` selects.
+    fn same_under(self, other: Self, mask: Self) -> bool;
+
+    /// Whether any byte of `self` selected by `mask` is not ASCII.
+    fn has_non_ascii(self, mask: Self) -> bool;
 }
 
-/// `word` with its ASCII capital letters lowercased; bytes that are not ASCII come out
-/// unspecified.
+impl Word for u64 {
+    const BYTES: usize = 8;
+
+    #[inline]
+    fn padded(bytes: &[u8]) -> u64 {
+        padded_word(bytes)
+    }
+
+    fn leading_mask(bytes: usize) -> u64 {
+        u64::MAX
+            .checked_shr(8 * bytes as u32)
+            .map_or(u64::MAX, |rest| !rest)
+    }
+
+    #[inline]
+    fn ascii_lowercase(self) -> u64 {
+        let low7 = self & !HIGH_BITS;
+        // A byte's high bit is set when it is at least 'A', resp. past 'Z'; no carries
+        // cross bytes.
+        let at_least_a = low7.wrapping_add(0x3f3f_3f3f_3f3f_3f3f);
+        let past_z = low7.wrapping_add(0x2525_2525_2525_2525);
+        let capital = at_least_a & !past_z & HIGH_BITS;
+        self | (capital >> 2)
+    }
+
+    #[inline]
+    fn same_under(self, other: u64, mask: u64) -> bool {
+        (self ^ other) & mask == 0
+    }
+
+    #[inline]
+    fn has_non_ascii(self, mask: u64) -> bool {
+        self & mask & HIGH_BITS != 0
+    }
+}
+
+impl Word for u128 {
+    const BYTES: usize = 16;
+
+    #[inline]
+    fn padded(bytes: &[u8]) -> u128 {
+        padded_head(bytes)
+    }
+
+    fn leading_mask(bytes: usize) -> u128 {
+        u128::MAX
+            .checked_shr(8 * bytes as u32)
+            .map_or(u128::MAX, |rest| !rest)
+    }
+
+    #[inline]
+    fn ascii_lowercase(self) -> u128 {
+        let (high, low) = halves(self);
+        (u128::from(high.ascii_lowercase()) << 64) | u128::from(low.ascii_lowercase())
+    }
+
+    #[inline]
+    fn same_under(self, other: u128, mask: u128) -> bool {
+        (self ^ other) & mask == 0
+    }
+
+    #[inline]
+    fn has_non_ascii(self, mask: u128) -> bool {
+        let (high, low) = halves(self & mask);
+        (high | low) & HIGH_BITS != 0
+    }
+}
+
+/// The high and low eight bytes of a wide word.
 #[inline]
-pub(crate) fn ascii_lowercase_word(word: u64) -> u64 {
-    let low7 = word & !HIGH_BITS;
-    // A byte's high bit is set when it is at least 'A', resp. past 'Z'; no carries cross bytes.
-    let at_least_a = low7.wrapping_add(0x3f3f_3f3f_3f3f_3f3f);
-    let past_z = low7.wrapping_add(0x2525_2525_2525_2525);
-    let capital = at_least_a & !past_z & HIGH_BITS;
-    word | (capital >> 2)
+fn halves(word: u128) -> (u64, u64) {
+    ((word >> 64) as u64, word as u64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ascii_lowercase_word(word: u64) -> u64 {
+        word.ascii_lowercase()
+    }
+
+    fn has_non_ascii(word: u64, mask: u64) -> bool {
+        Word::has_non_ascii(word, mask)
+    }
 
     #[test]
     fn padded_word_and_head_are_the_zero_padded_prefix_for_every_length() {
@@ -93,5 +181,24 @@ mod tests {
         let word = u64::from_be_bytes([b'a', 0xC3, b'b', 0, 0, 0, 0, 0]);
         assert!(has_non_ascii(word, u64::MAX));
         assert!(!has_non_ascii(word, 0xFF00_0000_0000_0000));
+    }
+
+    #[test]
+    fn the_wide_word_agrees_with_two_narrow_ones() {
+        let bytes = *b"Ev-0000\xc3\xa9ABCZ[@";
+        let wide = u128::padded(&bytes);
+        let (high, low) = (padded_word(&bytes[..8]), padded_word(&bytes[8..]));
+        assert_eq!(
+            wide.ascii_lowercase(),
+            (u128::from(high.ascii_lowercase()) << 64) | u128::from(low.ascii_lowercase())
+        );
+        for counted in 0..=16 {
+            let mask = u128::leading_mask(counted);
+            assert_eq!(mask.count_ones() as usize, 8 * counted, "{counted}");
+            // Bytes 7 and 8 (0xC3 0xA9) are the only non-ASCII ones.
+            assert_eq!(Word::has_non_ascii(wide, mask), counted > 7, "{counted}");
+        }
+        assert!(wide.same_under(u128::padded(b"Ev-0000"), u128::leading_mask(7)));
+        assert!(!wide.same_under(u128::padded(b"Ev-0001"), u128::leading_mask(7)));
     }
 }

@@ -3,7 +3,8 @@
 mod smallest;
 
 use super::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
-use super::key::{KeyBuffers, PrefixKey};
+use super::key::{KeyBuffers, PrefixKey, Screen, WordScreen};
+use super::words::Word;
 
 /// A value longer than [`MAX_VALUE_CHARS`] Unicode scalar values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -127,20 +128,39 @@ where
 /// `scanned` holds at most [`SCAN_LIMIT`] candidates, so indices fit in `u32`.
 fn matching<S: AsRef<str>>(prefix: &PrefixKey, scanned: &[S]) -> Vec<u32> {
     let text = |at: usize| scanned[at].as_ref();
-    let Some(screen) = prefix.screen() else {
-        return (0..scanned.len())
-            .filter(|&at| !is_over_long(text(at)))
-            .map(|at| at as u32)
-            .collect();
+    let (certain, mut possible) = match prefix.screen() {
+        None => {
+            return (0..scanned.len())
+                .filter(|&at| !is_over_long(text(at)))
+                .map(|at| at as u32)
+                .collect();
+        }
+        // One loop per word width, so the width is not decided per candidate.
+        Some(Screen::Narrow(screen)) => screen_all(screen, scanned),
+        Some(Screen::Wide(screen)) => screen_all(screen, scanned),
     };
+    let mut buffers = KeyBuffers::default();
+    possible.retain(|&at| {
+        let candidate = text(at as usize);
+        !is_over_long(candidate) && prefix.matches_admitted(candidate, &mut buffers)
+    });
+    merge_increasing(certain, possible)
+}
+
+/// Screens every candidate by its first bytes: the indices that certainly match (and are not
+/// over-long), and those that may match, both increasing.
+fn screen_all<W: Word, S: AsRef<str>>(
+    screen: WordScreen<W>,
+    scanned: &[S],
+) -> (Vec<u32>, Vec<u32>) {
     // Branch-free screening by the first bytes: most candidates are settled here, and a
     // branch per candidate on random data would cost more than the test itself. Each index
     // is always written and kept only when it belongs to the list.
     let mut certain = vec![0u32; scanned.len()];
     let mut possible = vec![0u32; scanned.len()];
     let (mut certain_len, mut possible_len) = (0, 0);
-    for at in 0..scanned.len() {
-        let bytes = text(at).as_bytes();
+    for (at, candidate) in scanned.iter().enumerate() {
+        let bytes = candidate.as_ref().as_bytes();
         let screened = screen.sort_out(bytes);
         let sure = screened.certain & (bytes.len() <= MAX_VALUE_CHARS);
         certain[certain_len] = at as u32;
@@ -150,12 +170,7 @@ fn matching<S: AsRef<str>>(prefix: &PrefixKey, scanned: &[S]) -> Vec<u32> {
     }
     certain.truncate(certain_len);
     possible.truncate(possible_len);
-    let mut buffers = KeyBuffers::default();
-    possible.retain(|&at| {
-        let candidate = text(at as usize);
-        !is_over_long(candidate) && prefix.matches_admitted(candidate, &mut buffers)
-    });
-    merge_increasing(certain, possible)
+    (certain, possible)
 }
 
 /// The union of two increasing index lists, increasing.

@@ -5,7 +5,7 @@
 use hashbrown::HashMap;
 
 use super::{general_key_into, key, key_extends, stable_first_key_char};
-use crate::core::words;
+use crate::core::words::Word;
 
 /// Reusable scratch for keying many candidates: buffers, so the general path allocates only
 /// for folding, and a memo of [`stable_first_key_char`], which settles most non-ASCII
@@ -127,15 +127,47 @@ impl PrefixKey {
 }
 
 /// A cheap, branch-free test on the first bytes of a candidate: it rules most candidates
-/// out, and for an ASCII prefix key of fewer than eight bytes it also settles most matches.
+/// out, and for an ASCII prefix key shorter than the word it also settles most matches. The
+/// word is eight bytes ([`u64`]) when the key's leading ASCII run fits in it and sixteen
+/// ([`u128`]) otherwise, so long shared prefixes such as `ev-0000000` are settled here too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Screen {
-    /// Up to eight leading ASCII bytes of the prefix key, big-endian, zero-padded.
-    word: u64,
+pub(crate) enum Screen {
+    /// The key's leading ASCII run is at most eight bytes.
+    Narrow(WordScreen<u64>),
+    /// It is longer.
+    Wide(WordScreen<u128>),
+}
+
+impl Screen {
+    fn new(key: &str, ascii_run: usize) -> Option<Screen> {
+        if key.is_empty() {
+            return None;
+        }
+        Some(if ascii_run <= u64::BYTES {
+            Screen::Narrow(WordScreen::new(key, ascii_run))
+        } else {
+            Screen::Wide(WordScreen::new(key, ascii_run))
+        })
+    }
+
+    #[inline]
+    fn sort_out(self, bytes: &[u8]) -> Screened {
+        match self {
+            Screen::Narrow(screen) => screen.sort_out(bytes),
+            Screen::Wide(screen) => screen.sort_out(bytes),
+        }
+    }
+}
+
+/// A [`Screen`] over words of type `W`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WordScreen<W> {
+    /// Up to `W::BYTES` leading ASCII bytes of the prefix key, big-endian, zero-padded.
+    word: W,
     /// 0xFF over the bytes of `word` that count.
-    mask: u64,
+    mask: W,
     /// 0xFF over those bytes and the one after them.
-    mask_and_next: u64,
+    mask_and_next: W,
     /// Number of bytes `mask` covers.
     counted: usize,
     /// The whole key is the counted bytes, so a screen can confirm a match.
@@ -153,26 +185,18 @@ pub(crate) struct Screened {
     pub(crate) certain: bool,
 }
 
-impl Screen {
-    fn new(key: &str, ascii_run: usize) -> Option<Screen> {
-        if key.is_empty() {
-            return None;
-        }
-        let counted = ascii_run.min(8);
-        let word = words::padded_word(&key.as_bytes()[..counted]);
-        let bytes_mask = |bytes: usize| {
-            u64::MAX
-                .checked_shr(8 * bytes as u32)
-                .map_or(u64::MAX, |rest| !rest)
-        };
-        Some(Screen {
-            word,
-            mask: bytes_mask(counted),
-            mask_and_next: bytes_mask(counted + 1),
+impl<W: Word> WordScreen<W> {
+    /// `key` is not empty.
+    fn new(key: &str, ascii_run: usize) -> WordScreen<W> {
+        let counted = ascii_run.min(W::BYTES);
+        WordScreen {
+            word: W::padded(&key.as_bytes()[..counted]),
+            mask: W::leading_mask(counted),
+            mask_and_next: W::leading_mask(counted + 1),
             counted,
-            decides: counted == key.len() && counted < 8,
+            decides: counted == key.len() && counted < W::BYTES,
             non_ascii_lead: counted == 0,
-        })
+        }
     }
 
     /// Sorts out a candidate starting with `bytes`. The candidate's key starts with its
@@ -195,14 +219,14 @@ impl Screen {
                 certain: false,
             };
         }
-        let word = words::padded_word(bytes);
-        let same = (words::ascii_lowercase_word(word) ^ self.word) & self.mask == 0;
+        let word = W::padded(bytes);
+        let same = word.ascii_lowercase().same_under(self.word, self.mask);
         let certain = self.decides
             & same
-            & !words::has_non_ascii(word, self.mask_and_next)
+            & !word.has_non_ascii(self.mask_and_next)
             & (bytes.len() >= self.counted);
         Screened {
-            possible: same | words::has_non_ascii(word, self.mask),
+            possible: same | word.has_non_ascii(self.mask),
             certain,
         }
     }

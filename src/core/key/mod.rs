@@ -46,7 +46,7 @@ use unicode_normalization::char::canonical_combining_class;
 
 mod matcher;
 
-pub(crate) use matcher::{KeyBuffers, PrefixKey};
+pub(crate) use matcher::{KeyBuffers, PrefixKey, Screen, WordScreen};
 
 /// The Unicode version of every table the key depends on.
 pub const UNICODE_VERSION: (u8, u8, u8) = (18, 0, 0);

@@ -190,6 +190,15 @@ fn ascii_led_candidates_agree_with_the_definition() {
         "ABCDEFGHIJ",
         "abcdefghé",
         "sub_40100",
+        // Runs past eight bytes take the sixteen-byte screen; fifteen bytes is the longest
+        // it decides alone.
+        "ev-000000000",
+        "EV-000000000042",
+        "abcdefghijklmno",
+        "abcdefghijklmnop",
+        "abcdefghijklmnopq",
+        "abcdefghijklmné",
+        "abcdefgh\0",
     ];
     let candidates = [
         "a",
@@ -223,6 +232,21 @@ fn ascii_led_candidates_agree_with_the_definition() {
         "SUB_401000",
         "sub_4010",
         "ｓｕｂ＿４０１００",
+        "ev-000000000042",
+        "Ev-000000000042\u{301}",
+        "ev-00000000004",
+        "ev-0000000000",
+        "abcdefghijklmno",
+        "abcdefghijklmno\u{301}",
+        "abcdefghijklmnoé",
+        "abcdefghijklmn\u{301}o",
+        "ABCDEFGHIJKLMNOP",
+        "abcdefghijklmnopQ",
+        "abcdefghijklmnopé",
+        "abcdefghijklmnop\u{301}",
+        "abcdefghijklmné",
+        "abcdefgh\0",
+        "abcdefgh",
     ];
     for p in prefixes {
         for c in candidates {
@@ -235,5 +259,18 @@ fn ascii_led_candidates_agree_with_the_definition() {
                 "prefix {p:?} candidate {c:?}"
             );
         }
+        // `complete()` screens candidates in bulk, by another path than `matches`.
+        let expected: Vec<&str> = {
+            let mut matching: Vec<&str> = candidates
+                .iter()
+                .copied()
+                .filter(|c| reference_matches(p, c))
+                .collect();
+            matching.sort_unstable();
+            matching.dedup();
+            matching
+        };
+        let done = rea::core::complete(p, candidates).expect("short prefix");
+        assert_eq!(done.values, expected, "prefix {p:?}");
     }
 }
