@@ -17,7 +17,7 @@ use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::{Connection, RequestContext, Shared};
 use crate::core::{Family, MAX_VALUE_CHARS, Prefix};
 use crate::prompts::{DEFAULT_PAGE_SIZE, PromptError};
-use crate::session::{Cancel, SessionView, complete_argument};
+use crate::session::{Cancel, SessionView, complete_argument, complete_argument_at_hand};
 
 /// Instructions sent in the `initialize` result.
 const INSTRUCTIONS: &str = "REA is an evidence-driven reverse-engineering server. Start from a guided prompt (prompts/list); \
@@ -74,13 +74,14 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
         module
             .register_method("prompts/get", |p, c, _| get_prompt(&p, c))
             .is_ok(),
-        // Completion may wait on providers (bounded by the source timeout): it runs on its own
-        // small pool, never on the async workers and never behind tool calls.
+        // Completion answers at once when its candidates are at hand; when it must wait on
+        // providers (bounded by the source timeout) it runs on its own small pool, never on
+        // the async workers and never behind tool calls.
         module
             .register_async_method("completion/complete", |p, c, _| async move {
                 let request = CompletionRequest::parse(&p, &c.shared)?;
-                if request.reads_only_the_session() {
-                    return Ok(request.answer(&c.shared));
+                if let Some(answer) = request.answer_at_hand(&c.shared) {
+                    return Ok(answer);
                 }
                 let shared = Arc::clone(&c.shared);
                 run_on(completion_pool(), move || Ok(request.answer(&shared))).await
@@ -278,14 +279,20 @@ impl CompletionRequest {
         })
     }
 
-    /// Whether the answer reads only the session's own stores (no provider call, no parsing
-    /// of retained documents), so it is computed where the request arrived, without a hop to
-    /// the completion pool.
-    fn reads_only_the_session(&self) -> bool {
-        matches!(
-            self.family,
-            None | Some(Family::Evidence | Family::Provider | Family::ResidualUnknown)
-        )
+    /// The answer when every candidate is at hand (the session's own stores, or tables a
+    /// provider holds in memory), computed where the request arrived, without a hop to the
+    /// completion pool; `None` when a provider must be called.
+    fn answer_at_hand(&self, shared: &Shared) -> Option<Value> {
+        let completion = match self.family {
+            Some(family) => complete_argument_at_hand(
+                shared.session.as_ref() as &dyn SessionView,
+                family,
+                &self.prefix,
+                &self.context,
+            )?,
+            None => crate::core::Completion::empty(),
+        };
+        Some(completion_result(completion))
     }
 
     /// The completion result of the live session.
@@ -300,12 +307,17 @@ impl CompletionRequest {
             ),
             None => crate::core::Completion::empty(),
         };
-        json!({
-            "completion": {
-                "values": completion.values,
-                "total": completion.total,
-                "hasMore": completion.has_more,
-            }
-        })
+        completion_result(completion)
     }
+}
+
+/// The `completion/complete` result.
+fn completion_result(completion: crate::core::Completion) -> Value {
+    json!({
+        "completion": {
+            "values": completion.values,
+            "total": completion.total,
+            "hasMore": completion.has_more,
+        }
+    })
 }

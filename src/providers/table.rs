@@ -167,6 +167,11 @@ pub(crate) struct ProcedureTable {
 }
 
 impl ProcedureTable {
+    /// [`ProcedureTable::discovery`] if it is already computed and succeeded.
+    pub(crate) fn ready_discovery(&self) -> Option<Arc<Outcome>> {
+        self.discovery.get().cloned().flatten()
+    }
+
     /// The outcome of bounded discovery over [`ProcedureTable::page`], computed once.
     pub(crate) fn discovery(&self) -> Result<Arc<Outcome>, ProviderError> {
         self.discovery

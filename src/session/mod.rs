@@ -48,7 +48,7 @@ pub use provider::{
     ProviderError, ReadLength, ReadLengthError, Reference, ReferenceKind, References, Segment,
     StringMatch, StringMatches, StringQuery,
 };
-pub use sources::{SessionView, SourceConfig, complete_argument};
+pub use sources::{SessionView, SourceConfig, complete_argument, complete_argument_at_hand};
 pub use state::{
     Closed, INVENTORY_OPERATION, MAX_KEPT_INVENTORIES, Opened, ProviderSummary, Session,
 };

@@ -629,6 +629,22 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
+    /// The [`Provider::document_names`] this provider holds in memory, handed out at once
+    /// (no I/O, no waiting, no computation). Completion then reads them where the request
+    /// arrived, without a hop to the bounded provider pool. `None` (the default): completion
+    /// calls [`Provider::document_names`] on the pool, within its time bound.
+    fn ready_document_names(&self) -> Option<DocumentNames> {
+        None
+    }
+
+    /// The [`Provider::shared_discovery`] of `document` when it is already computed and held
+    /// in memory, handed out at once; `None` (the default) when it would have to be computed
+    /// or the provider shares none.
+    fn ready_discovery(&self, document: &str) -> Option<Arc<crate::core::Outcome>> {
+        let _ = document;
+        None
+    }
+
     /// One page of the procedures of `document`, one entry per address, in a stable order.
     ///
     /// `cursor` is `None` for the first page, else the `next_cursor` of the previous page; it is

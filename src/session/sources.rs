@@ -155,7 +155,42 @@ pub fn complete_argument(
     context: &BTreeMap<String, String>,
     config: &SourceConfig,
 ) -> Completion {
-    match candidates(view, family, context, config) {
+    match candidates(view, family, context, &Access::Call(config)) {
+        Ok(candidates) => complete_candidates(prefix, candidates),
+        // `Access::Call` may call any provider, so every source is at hand.
+        Err(NotAtHand) => Completion::empty(),
+    }
+}
+
+/// [`complete_argument`] when every candidate is at hand: in the session's own stores
+/// (Evidence, providers, residual unknowns) or in tables a provider already holds in memory
+/// ([`Provider::ready_document_names`], [`Provider::ready_discovery`]). `None` when a
+/// provider would have to be called or retained documents parsed: then call
+/// [`complete_argument`] where waiting is allowed. Either way the answer projects the live
+/// session; nothing is reused between requests.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use rea::core::{Family, Prefix};
+/// use rea::session::{Session, complete_argument_at_hand};
+///
+/// let session = Session::new();
+/// let prefix = Prefix::new("").unwrap();
+/// let done = complete_argument_at_hand(&session, Family::Evidence, &prefix, &BTreeMap::new());
+/// assert_eq!(done.map(|done| done.total), Some(0));
+/// ```
+pub fn complete_argument_at_hand(
+    view: &dyn SessionView,
+    family: Family,
+    prefix: &Prefix,
+    context: &BTreeMap<String, String>,
+) -> Option<Completion> {
+    let candidates = candidates(view, family, context, &Access::AtHand).ok()?;
+    Some(complete_candidates(prefix, candidates))
+}
+
+fn complete_candidates(prefix: &Prefix, candidates: Option<Candidates>) -> Completion {
+    match candidates {
         Some(Candidates::Listed(values)) => complete_prefix(prefix, values.iter()),
         Some(Candidates::Shared(values)) => complete_prefix(prefix, values.iter()),
         Some(Candidates::Documents(names)) => complete_prefix(prefix, names.as_slice().iter()),
@@ -167,6 +202,17 @@ pub fn complete_argument(
         None => Completion::empty(),
     }
 }
+
+/// How [`candidates`] may reach providers.
+enum Access<'a> {
+    /// Only what is at hand; anything else is [`NotAtHand`].
+    AtHand,
+    /// Call providers on the bounded pool, within the configured time.
+    Call(&'a SourceConfig),
+}
+
+/// A source is not at hand: answering needs a provider call or parsing retained documents.
+struct NotAtHand;
 
 /// The candidates of one request, in source order.
 enum Candidates {
@@ -186,29 +232,49 @@ fn candidates(
     view: &dyn SessionView,
     family: Family,
     context: &BTreeMap<String, String>,
-    config: &SourceConfig,
-) -> Option<Candidates> {
+    access: &Access<'_>,
+) -> Result<Option<Candidates>, NotAtHand> {
     let listed = match family {
-        Family::Evidence => return Some(Candidates::Shared(view.evidence_ids())),
+        Family::Evidence => return Ok(Some(Candidates::Shared(view.evidence_ids()))),
         Family::Document => {
-            let names = document_names(selected_provider(view, context)?, config)?;
-            return Some(Candidates::Documents(names));
+            let Some(provider) = selected_provider(view, context) else {
+                return Ok(None);
+            };
+            let names = match access {
+                Access::AtHand => Some(provider.ready_document_names().ok_or(NotAtHand)?),
+                Access::Call(config) => document_names(provider, config),
+            };
+            return Ok(names.map(Candidates::Documents));
         }
         Family::Procedure => {
-            let provider = selected_provider(view, context)?;
-            let document = argument(context, DOCUMENT_ARGUMENT)
+            let Some(provider) = selected_provider(view, context) else {
+                return Ok(None);
+            };
+            let Some(document) = argument(context, DOCUMENT_ARGUMENT)
                 .map(str::to_owned)
-                .or_else(|| view.current_document())?;
-            let procedures = discover_procedures(provider, document, config)?;
-            return Some(Candidates::Discovered(procedures));
+                .or_else(|| view.current_document())
+            else {
+                return Ok(None);
+            };
+            let procedures = match access {
+                Access::AtHand => Some(provider.ready_discovery(&document).ok_or(NotAtHand)?),
+                Access::Call(config) => discover_procedures(provider, document, config),
+            };
+            return Ok(procedures.map(Candidates::Discovered));
         }
         Family::Provider => view.provider_ids(),
+        Family::ResidualUnknown => view.residual_unknown_ids(),
+        // These parse retained documents: not at hand.
+        Family::ProcessCapture | Family::ArtifactManifest | Family::ArtifactOccurrence
+            if matches!(access, Access::AtHand) =>
+        {
+            return Err(NotAtHand);
+        }
         Family::ProcessCapture => view.process_capture_ids(),
         Family::ArtifactManifest => view.artifact_manifest_ids(),
         Family::ArtifactOccurrence => view.artifact_occurrence_ids(),
-        Family::ResidualUnknown => view.residual_unknown_ids(),
     };
-    Some(Candidates::Listed(listed))
+    Ok(Some(Candidates::Listed(listed)))
 }
 
 fn argument<'a>(context: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {

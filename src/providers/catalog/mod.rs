@@ -185,6 +185,16 @@ impl Provider for CatalogProvider {
         )
     }
 
+    fn ready_document_names(&self) -> Option<DocumentNames> {
+        Some(self.names.clone())
+    }
+
+    fn ready_discovery(&self, document: &str) -> Option<Arc<Outcome>> {
+        self.document(document)
+            .ok()
+            .and_then(|document| document.procedures.ready_discovery())
+    }
+
     fn list_procedures(
         &self,
         document: &str,

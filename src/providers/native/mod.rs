@@ -318,6 +318,16 @@ impl Provider for NativeProvider {
         )
     }
 
+    fn ready_document_names(&self) -> Option<DocumentNames> {
+        Some(self.names.clone())
+    }
+
+    fn ready_discovery(&self, document: &str) -> Option<Arc<Outcome>> {
+        self.document(document)
+            .ok()
+            .and_then(|document| document.image.procedures.ready_discovery())
+    }
+
     fn list_procedures(
         &self,
         document: &str,
