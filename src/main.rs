@@ -169,7 +169,13 @@ fn serve(args: ServeArgs) -> Result<(), String> {
                 prompt_file,
             ));
         }
-        server.serve_stdio().await
+        // The connection loop runs on a worker, not on this thread: the requests it spawns
+        // then start on the same worker without a cross-thread wake-up.
+        let connection = server.clone();
+        match tokio::spawn(async move { connection.serve_stdio().await }).await {
+            Ok(served) => served,
+            Err(join) => Err(std::io::Error::other(join)),
+        }
     });
     // Blocking provider calls that overran the shutdown grace must not hold the process.
     runtime.shutdown_timeout(Duration::from_millis(100));
