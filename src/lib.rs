@@ -65,10 +65,13 @@
 //! `rea serve` stays within stated bounds whatever a client sends, cancels or fails to read:
 //!
 //! - **Threads**: stdin and stdout each have a dedicated thread; two async workers; tool calls
-//!   run on a fixed pool of [`mcp::TOOL_THREADS`] (4) threads, completion requests on
-//!   [`mcp::COMPLETION_THREADS`] (2), and the provider calls completion makes on
+//!   run on a fixed pool of [`mcp::TOOL_THREADS`] (4) threads, completion requests that must
+//!   call a provider on [`mcp::COMPLETION_THREADS`] (2), and those provider calls on
 //!   [`session::PROVIDER_THREADS`] (2); pools start on first use and never grow. At most 16
-//!   threads in all (checked from `/proc` by the test suite).
+//!   threads in all (checked from `/proc` by the test suite). A completion whose candidates
+//!   are at hand (the session's own stores, or tables a provider holds in memory:
+//!   [`session::Provider::ready_document_names`], [`session::Provider::ready_discovery`]) is
+//!   answered on the async worker, without a hop ([`session::complete_argument_at_hand`]).
 //! - **Requests in flight**: at most [`mcp::ShellConfig::max_in_flight`] (16) per connection,
 //!   a batch counting as one. The next line is not read until one finishes: backpressure, not
 //!   buffering. A request keeps its slot until its work has really stopped.
