@@ -2,7 +2,7 @@
 // REA_BIN (the binary) and REA_CATALOG (a catalog fixture) come from tests/sdk_clients.rs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -95,6 +95,60 @@ test("the TypeScript SDK client lists, gets, completes and hears list_changed", 
       client.getPrompt({ name: "no_such_prompt", arguments: {} }),
       (error) => error instanceof McpError && error.code === -32602,
     );
+  } finally {
+    await client.close();
+  }
+});
+
+// The workflow of investigate_feature on a real system binary: from a string to the procedure
+// that uses it, to its callers, to its disassembly, every step citing an Evidence record.
+const SYSTEM_BINARY = "/bin/ls";
+
+test("the TypeScript SDK client follows a string to its procedure, callers and code", {
+  skip: existsSync(SYSTEM_BINARY) ? false : `${SYSTEM_BINARY} is not present`,
+}, async () => {
+  const transport = new StdioClientTransport({ command: BIN, args: ["serve"], stderr: "inherit" });
+  const client = new Client({ name: "rea-node-sdk-investigation", version: "1.0.0" });
+  await client.connect(transport);
+  try {
+    const call = async (name, args) => {
+      const result = await client.callTool({ name, arguments: args });
+      assert.notEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`);
+      return result.structuredContent;
+    };
+    const cited = new Set();
+    const cite = (result) => {
+      assert.match(result.evidence_id, /^ev-\d{12}$/);
+      assert.ok(!cited.has(result.evidence_id), "each step appends its own record");
+      cited.add(result.evidence_id);
+      return result;
+    };
+
+    await call("open_binary", { path: SYSTEM_BINARY });
+    const strings = cite(await call("search_strings", { contains: "Usage: %s" }));
+    assert.ok(strings.strings.length >= 1, "ls prints its usage line");
+    const usage = strings.strings[0];
+
+    const xrefs = cite(await call("xrefs_to", { address: usage.address }));
+    assert.equal(xrefs.target.address, usage.address);
+    const users = xrefs.references.filter((reference) => reference.procedure);
+    assert.ok(users.length >= 1, `a procedure refers to ${usage.address}`);
+    const user = users[0].procedure.address;
+
+    const callers = cite(await call("callers", { procedure: user }));
+    assert.equal(callers.procedure.address, user);
+    assert.ok(Array.isArray(callers.callers));
+
+    const code = cite(await call("disassemble", { procedure: user, limit: 400 }));
+    const referring = code.instructions.find((instruction) => instruction.address === users[0].from);
+    assert.ok(referring, `the disassembly of ${user} holds the referring instruction ${users[0].from}`);
+
+    // Every cited record is retained and names the step that observed it.
+    for (const id of cited) {
+      const record = await call("get_evidence", { id });
+      assert.equal(record.id, id);
+    }
+    assert.equal(cited.size, 4);
   } finally {
     await client.close();
   }
