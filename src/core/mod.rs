@@ -8,7 +8,7 @@
 //!
 //! - The bounds of SPEC section 2: [`MAX_VALUE_CHARS`], [`SCAN_LIMIT`],
 //!   [`PROCEDURE_ADDRESS_LIMIT`], [`PROCEDURE_PAGE_SIZE`], [`MAX_VALUES`].
-//! - The matching key and prefix relation of SPEC section 3 ([`key()`], [`matches`]), and the
+//! - The matching key and prefix relation of SPEC section 3 ([`key()`], [`matches()`]), and the
 //!   Unicode version of every table they use ([`UNICODE_VERSION`], 18.0.0); see
 //!   [the matching key](#the-matching-key) below.
 //! - [`complete()`] of SPEC section 4: bounded, deduplicated, code-point-sorted prefix
