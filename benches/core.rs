@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use rea::core::discovery::discover;
+use rea::core::discover;
 use rea::core::{PROCEDURE_PAGE_SIZE, ProcedureEntry, ProcedurePage, complete};
 
 const CANDIDATES: usize = 10_000;

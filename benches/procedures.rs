@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use fixtures::{Spec, elf};
-use rea::core::discovery::discover;
+use rea::core::discover;
 use rea::core::{Family, Outcome, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE, Prefix};
 use rea::providers::native::NativeProvider;
 use rea::session::{Provider, Session, SourceConfig, complete_argument};

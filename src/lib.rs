@@ -45,11 +45,11 @@
 //!
 //! ## Guarantees
 //!
-//! - **Bounds** ([`core::bounds`]): values and candidates of at most 4,096 scalar values (longer
+//! - **Bounds** ([`core::MAX_VALUE_CHARS`] and its siblings): values and candidates of at most 4,096 scalar values (longer
 //!   prefixes are an error, longer candidates are skipped, never truncated); at most 10,000
 //!   candidates scanned per request; procedure discovery stops at 5,000 unique addresses, asked
 //!   in pages of 500; at most 100 values per result, with `total` and `hasMore`.
-//! - **Matching** ([`core::key`](mod@core::key)): `key(x) = NFKD(strip_DI(casefold(NFKD(x))))` with full C+F
+//! - **Matching** ([the matching key](core#the-matching-key)): `key(x) = NFKD(strip_DI(casefold(NFKD(x))))` with full C+F
 //!   case folding; a prefix matches when the candidate's key extends it at a starter. ASCII
 //!   takes a fast path proven equal to the general one.
 //! - **Ordering**: values sort by code point (Rust's `str` order), not UTF-16 order.
@@ -57,7 +57,7 @@
 //!   never changes it. Provider errors, time-outs and malformed output give an empty result.
 //! - **Prompts**: deterministic text; the text outside the data block depends only on which
 //!   arguments are present; no argument or suggestion grants permission.
-//! - **Unicode data**: see [`core::key`](mod@core::key) for the Unicode version of each backend crate; an
+//! - **Unicode data**: see [the matching key](core#unicode-data) for the Unicode version of each backend crate; an
 //!   exhaustive test compares them to ICU4X over every scalar value.
 //!
 //! ## Execution model

@@ -10,7 +10,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use rea::mcp::prompt_file::{PromptFileState, PromptFileWatch};
 use rea::mcp::{Server, ServerConfig, ShellConfig};
-use rea::session::{Confinement, Session, SourceConfig};
+use rea::session::files::Confinement;
+use rea::session::{Session, SourceConfig};
 use serde_json::{Map, Value, json};
 
 /// REA: guided prompts and verified completion for evidence-driven reverse engineering.
@@ -56,7 +57,7 @@ struct ServeArgs {
     session: SessionArgs,
 
     /// Longest accepted input line in bytes; longer lines are rejected with -32600.
-    #[arg(long, default_value_t = rea::mcp::framing::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, default_value_t = rea::mcp::DEFAULT_MAX_LINE_BYTES)]
     max_line_bytes: usize,
 
     /// A JSON file of extra prompts, re-read while serving; clients are notified with
@@ -196,7 +197,7 @@ fn complete(args: CompleteArgs) -> Result<(), String> {
     });
     let result = server
         .complete(&params)
-        .map_err(|error| format!("{} (JSON-RPC {})", error.message, error.code.code()))?;
+        .map_err(|error| format!("{error} (JSON-RPC {})", error.code().code()))?;
     let text = serde_json::to_string_pretty(&result).unwrap_or_default();
     let mut stdout = std::io::stdout().lock();
     match writeln!(stdout, "{text}") {

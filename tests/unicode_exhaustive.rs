@@ -15,7 +15,7 @@ use icu_properties::props::{
     ChangesWhenNfkcCasefolded, DefaultIgnorableCodePoint, GeneralCategory,
 };
 use icu_properties::{CodePointMapData, CodePointSetData};
-use rea::core::key::{
+use rea::core::{
     UNICODE_VERSION, case_fold, general_key, is_default_ignorable, key, key_extends, matches,
     stable_first_key_char,
 };
@@ -51,7 +51,7 @@ fn versions_are_recorded() {
     assert_eq!(
         unicode_normalization::UNICODE_VERSION,
         UNICODE_VERSION,
-        "unicode-normalization changed Unicode version: update rea::core::key docs and UNICODE_VERSION"
+        "unicode-normalization changed Unicode version: update the rea::core docs and UNICODE_VERSION"
     );
     // Unicode 18.0.0 assigns characters that 17.0.0 did not; ICU4X must know the newest.
     let assigned = (0..=0x10_FFFF)

@@ -1,33 +1,5 @@
-//! Bounded procedure discovery (SPEC section 6) as a pure state machine.
-//!
-//! The caller asks [`Discovery::request`] what to fetch, calls the provider itself, and feeds
-//! the page to [`Discovery::feed`] until a [`Step::Finished`] comes back; [`discover`] is that
-//! loop for a synchronous fetch function.
-//!
-//! # Rules
-//!
-//! - Every request asks for [`PROCEDURE_PAGE_SIZE`] entries and passes back the cursor of the
-//!   previous page. Discovery is **exhaustive** when a page has no next cursor and every
-//!   address it listed was kept, and **bounded** when [`PROCEDURE_ADDRESS_LIMIT`] unique
-//!   addresses have been seen; then it stops and further new addresses are ignored.
-//! - Addresses are always candidates. Names are candidates only after exhaustive discovery,
-//!   and only names listed with exactly one address; a name listed with two addresses is
-//!   never offered. An empty name counts as no name.
-//! - A **valid address** is the canonical lowercase hexadecimal rendering of a 64-bit value:
-//!   `0x` followed by 1 to 16 digits `0-9a-f` with no leading zero (`0x0` is zero). Canonical
-//!   form makes string identity the same as address identity, so "unique addresses" and
-//!   "a name mapped to one address" mean what they say; `format!("{addr:#x}")` produces it.
-//! - A page is **malformed** when it holds more entries than asked for, an entry has an invalid
-//!   address, a name or the cursor is longer than [`MAX_VALUE_CHARS`](super::MAX_VALUE_CHARS),
-//!   its next cursor was returned before (a repeated cursor), or it is **non-advancing**: it
-//!   has a next cursor but adds no new unique address. Any malformed page ends discovery with
-//!   [`Outcome::Malformed`], and the completion is empty.
-//!
-//! # Termination
-//!
-//! Every page that lets discovery continue adds at least one new unique address, so any page
-//! sequence, however adversarial, ends after at most [`PROCEDURE_ADDRESS_LIMIT`] pages.
-//! Memory stays proportional to the pages fed.
+//! Bounded procedure discovery (SPEC section 6) as a pure state machine (documented on
+//! [`crate::core`]).
 
 use hashbrown::{HashMap, HashSet};
 
@@ -132,7 +104,7 @@ pub enum Step {
 /// `u64`).
 ///
 /// ```
-/// use rea::core::discovery::is_valid_address;
+/// use rea::core::is_valid_address;
 /// assert!(is_valid_address("0x401000"));
 /// assert!(is_valid_address("0x0"));
 /// assert!(!is_valid_address("0x00401000"));

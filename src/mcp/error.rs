@@ -1,6 +1,15 @@
-//! Wire errors: the one place JSON-RPC error objects are built from typed errors.
+//! Wire errors: every JSON-RPC error the server sends is a [`RequestError`], and
+//! [`RequestError::to_object`] (or its conversion into a jsonrpsee error object) is the one
+//! place its code and message are put on the wire.
+//!
+//! Messages quote what the client sent only through `crate::text::cut` (at most 64
+//! characters, then `...`), so no error echoes long input.
 
 use serde_json::{Value, json};
+
+use crate::core::MAX_VALUE_CHARS;
+use crate::prompts::{InvalidCursor, PromptError};
+use crate::tools::UnknownTool;
 
 /// JSON-RPC error codes used on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,54 +34,303 @@ impl ErrorCode {
     }
 }
 
-/// A JSON-RPC error: a code and a message naming what was wrong.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{message} ({code:?})")]
-pub struct WireError {
-    /// The JSON-RPC code.
-    pub code: ErrorCode,
-    /// A message naming the offending prompt, argument or field.
-    pub message: String,
+/// Why the server refused a line, a message or a request. Each variant names what was wrong
+/// (the method, prompt, argument or field) in typed fields; caller text is kept as sent and
+/// cut only when the message quotes it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The line is not valid UTF-8.
+    #[error("Parse error: the line is not valid UTF-8 (invalid byte at offset {offset})")]
+    NotUtf8 {
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
+    /// The line holds a `\u` escape of a lone surrogate and is not JSON even without it.
+    #[error(
+        "Parse error: invalid \\u escape (a lone surrogate is not a Unicode scalar value) at line {line} column {column}"
+    )]
+    LoneSurrogateEscape {
+        /// Line of the parse error (1-based).
+        line: usize,
+        /// Column of the parse error (1-based).
+        column: usize,
+    },
+    /// The line is not JSON.
+    #[error("Parse error: {reason}")]
+    NotJson {
+        /// The JSON parser's description (it names a position, never the input).
+        reason: String,
+    },
+    /// The line is an empty JSON array.
+    #[error("Invalid request: empty batch")]
+    EmptyBatch,
+    /// A request holds a lone surrogate escape (it is answered under its id, never run).
+    #[error(
+        "Invalid request: a string holds a lone surrogate escape (a \\u escape of U+D800 to U+DFFF without its pair), which is not a Unicode scalar value"
+    )]
+    LoneSurrogateInRequest,
+    /// A notification holds a lone surrogate escape.
+    #[error(
+        "Invalid request: a notification holds a lone surrogate escape, which is not a Unicode scalar value"
+    )]
+    LoneSurrogateInNotification,
+    /// A message is not a JSON object.
+    #[error("Invalid request: a message must be a JSON object, not {kind}")]
+    NotAnObject {
+        /// The kind of JSON value sent ("an array", "a number", ...).
+        kind: &'static str,
+    },
+    /// The `jsonrpc` field is missing.
+    #[error("Invalid request: missing field \"jsonrpc\"")]
+    MissingJsonrpc,
+    /// The `jsonrpc` field is not `"2.0"`.
+    #[error("Invalid request: field \"jsonrpc\" must be \"2.0\", not {}", quoted_json(.found))]
+    WrongJsonrpc {
+        /// The value sent.
+        found: Value,
+    },
+    /// The `method` field is missing (and the message is no response).
+    #[error("Invalid request: missing field \"method\"")]
+    MissingMethod,
+    /// The `method` field is not a string.
+    #[error("Invalid request: field \"method\" must be a string, not {kind}")]
+    MethodNotString {
+        /// The kind of JSON value sent.
+        kind: &'static str,
+    },
+    /// The `id` field is neither a string nor an integer.
+    #[error(
+        "Invalid request: field \"id\" must be a string or an integer, not {}",
+        quoted_json(.id)
+    )]
+    InvalidId {
+        /// The id sent.
+        id: Value,
+    },
+    /// The line is longer than the shell's line limit (it was skipped, not read).
+    #[error(
+        "Invalid request: the message is {bytes} bytes long; the maximum line length is {limit} bytes"
+    )]
+    LineTooLong {
+        /// Length of the line.
+        bytes: usize,
+        /// The limit ([`super::ShellConfig::max_line_bytes`]).
+        limit: usize,
+    },
+    /// `initialize` was sent a second time.
+    #[error("Invalid request: the connection is already initialized; initialize may be sent once")]
+    AlreadyInitialized,
+    /// A request reuses the id of a request still in flight.
+    #[error(
+        "Invalid request: a request with id {} is already in flight; ids must be unique among in-flight requests",
+        quoted_json(.id)
+    )]
+    DuplicateId {
+        /// The id sent.
+        id: Value,
+    },
+    /// A batch arrived under a protocol version that has no batches.
+    #[error(
+        "Invalid request: JSON-RPC batches are accepted only under protocol version 2025-03-26"
+    )]
+    BatchNotAccepted,
+    /// A batch member past the batch limit.
+    #[error(
+        "Invalid request: a batch may hold at most {limit} messages; send the rest in another batch"
+    )]
+    BatchTooLong {
+        /// The limit ([`super::ShellConfig::max_batch_messages`]).
+        limit: usize,
+    },
+    /// `initialize` inside a batch.
+    #[error("Invalid request: initialize must not be part of a JSON-RPC batch")]
+    InitializeInBatch,
+    /// No method of this name (or not yet: tools methods exist only with tools).
+    #[error("Method not found: {}", crate::text::cut(.method))]
+    MethodNotFound {
+        /// The method sent.
+        method: String,
+    },
+    /// The params of a request are not a JSON object.
+    #[error("Invalid params: the params of {method} must be a JSON object")]
+    ParamsNotObject {
+        /// The method.
+        method: &'static str,
+    },
+    /// A required field is missing.
+    #[error("Invalid params: {path}.{field} is required")]
+    MissingField {
+        /// The object that lacks it (`params`, `params.ref`, ...).
+        path: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+    /// A field is not a string.
+    #[error("Invalid params: {path}.{field} must be a string")]
+    NotAString {
+        /// The object that holds it.
+        path: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+    /// A field is not an object.
+    #[error("Invalid params: {path}.{field} must be an object")]
+    NotAnObjectField {
+        /// The object that holds it.
+        path: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+    /// A field of string arguments is not an object.
+    #[error("Invalid params: {path}.{field} must be an object of strings")]
+    NotStringMap {
+        /// The object that holds it.
+        path: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+    /// An entry of a field of string arguments is not a string.
+    #[error("Invalid params: {path}.{field}[{}] must be a string", quoted(.key))]
+    ArgumentNotString {
+        /// The object that holds the arguments.
+        path: &'static str,
+        /// The field of arguments.
+        field: &'static str,
+        /// The key of the entry, as sent.
+        key: String,
+    },
+    /// A `tools/list` cursor (this server never issues one).
+    #[error("Invalid params: invalid tools/list cursor {}", quoted(.cursor))]
+    ToolsCursor {
+        /// The cursor sent.
+        cursor: String,
+    },
+    /// A `prompts/list` cursor this server did not issue, or no longer can continue.
+    #[error("Invalid params: {0}")]
+    PromptsCursor(#[from] InvalidCursor),
+    /// `tools/call` names no tool.
+    #[error("Invalid params: {0}")]
+    UnknownTool(#[from] UnknownTool),
+    /// The named prompt or argument does not exist, or an argument is missing or too long.
+    #[error("Invalid params: {0}")]
+    Prompt(#[from] PromptError),
+    /// `completion/complete` on a resource template.
+    #[error(
+        "Invalid params: params.ref.type \"ref/resource\" is not supported: this server has no resource templates"
+    )]
+    ResourceReference,
+    /// `completion/complete` with a reference type other than `ref/prompt`.
+    #[error("Invalid params: params.ref.type must be \"ref/prompt\", not {}", quoted(.found))]
+    UnknownReference {
+        /// The reference type sent.
+        found: String,
+    },
+    /// A completion value longer than [`MAX_VALUE_CHARS`].
+    #[error(
+        "Invalid params: the value of argument {} of prompt {} is {chars} characters long; the limit is {MAX_VALUE_CHARS}",
+        quoted(.argument),
+        quoted(.prompt)
+    )]
+    CompletionValueTooLong {
+        /// The prompt.
+        prompt: String,
+        /// The argument.
+        argument: String,
+        /// Length of the value, in Unicode scalar values.
+        chars: usize,
+    },
+    /// No worker thread could run the request, or its handler panicked.
+    #[error("Internal error: no worker thread is available")]
+    NoWorker,
+    /// A subscription method (this server registers none).
+    #[error("Internal error: subscriptions are not served")]
+    Subscription,
+    /// A result could not be encoded as JSON.
+    #[error("Internal error: the answer could not be encoded")]
+    Unencodable,
+    /// The answer is longer than the shell's response limit.
+    #[error(
+        "Internal error: the answer is {bytes} bytes; the limit is {limit} bytes. Ask for less: \
+         page with cursor and limit, or send fewer requests per batch"
+    )]
+    ResponseTooLarge {
+        /// Length of the answer (for a batch, of the batch so far).
+        bytes: usize,
+        /// The limit ([`super::ShellConfig::max_response_bytes`]).
+        limit: usize,
+    },
 }
 
-impl WireError {
-    /// A new error with `code` and `message`.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> WireError {
-        WireError {
-            code,
-            message: message.into(),
+/// Caller text as messages quote it: cut, then as a JSON string.
+fn quoted(text: &str) -> Value {
+    Value::String(crate::text::cut(text))
+}
+
+/// A caller's JSON value as messages quote it: its JSON text, cut.
+fn quoted_json(value: &Value) -> String {
+    crate::text::cut(&value.to_string())
+}
+
+impl RequestError {
+    /// The JSON-RPC code.
+    pub fn code(&self) -> ErrorCode {
+        use RequestError::*;
+        match self {
+            NotUtf8 { .. } | LoneSurrogateEscape { .. } | NotJson { .. } => ErrorCode::ParseError,
+            EmptyBatch
+            | LoneSurrogateInRequest
+            | LoneSurrogateInNotification
+            | NotAnObject { .. }
+            | MissingJsonrpc
+            | WrongJsonrpc { .. }
+            | MissingMethod
+            | MethodNotString { .. }
+            | InvalidId { .. }
+            | LineTooLong { .. }
+            | AlreadyInitialized
+            | DuplicateId { .. }
+            | BatchNotAccepted
+            | BatchTooLong { .. }
+            | InitializeInBatch => ErrorCode::InvalidRequest,
+            MethodNotFound { .. } => ErrorCode::MethodNotFound,
+            ParamsNotObject { .. }
+            | MissingField { .. }
+            | NotAString { .. }
+            | NotAnObjectField { .. }
+            | NotStringMap { .. }
+            | ArgumentNotString { .. }
+            | ToolsCursor { .. }
+            | PromptsCursor(_)
+            | UnknownTool(_)
+            | Prompt(_)
+            | ResourceReference
+            | UnknownReference { .. }
+            | CompletionValueTooLong { .. } => ErrorCode::InvalidParams,
+            NoWorker | Subscription | Unencodable | ResponseTooLarge { .. } => {
+                ErrorCode::InternalError
+            }
         }
     }
 
-    /// `-32602` with `message`.
-    pub fn invalid_params(message: impl Into<String>) -> WireError {
-        WireError::new(ErrorCode::InvalidParams, message)
-    }
-
-    /// `-32600` with `message`.
-    pub fn invalid_request(message: impl Into<String>) -> WireError {
-        WireError::new(ErrorCode::InvalidRequest, message)
-    }
-
-    /// `-32603` with `message`.
-    pub fn internal(message: impl Into<String>) -> WireError {
-        WireError::new(ErrorCode::InternalError, message)
-    }
-
-    /// The error object (`{"code", "message"}`).
+    /// The error object on the wire: `{"code", "message"}` (no variant carries `data`).
     pub fn to_object(&self) -> Value {
-        json!({ "code": self.code.code(), "message": self.message })
+        json!({ "code": self.code().code(), "message": self.to_string() })
     }
 
     /// A complete error response for `id` (`Value::Null` when the id is unknown, as JSON-RPC
     /// 2.0 requires).
-    pub fn to_response(&self, id: &Value) -> Value {
+    pub(crate) fn to_response(&self, id: &Value) -> Value {
         json!({ "jsonrpc": "2.0", "id": id, "error": self.to_object() })
     }
 }
 
-impl From<WireError> for jsonrpsee::types::ErrorObjectOwned {
-    fn from(error: WireError) -> Self {
-        jsonrpsee::types::ErrorObjectOwned::owned(error.code.code(), error.message, None::<()>)
+impl From<RequestError> for jsonrpsee::types::ErrorObjectOwned {
+    fn from(error: RequestError) -> Self {
+        jsonrpsee::types::ErrorObjectOwned::owned(
+            error.code().code(),
+            error.to_string(),
+            None::<()>,
+        )
     }
 }

@@ -20,7 +20,7 @@ pub fn check_classification(bytes: &[u8]) {
     let line = classify_line(bytes);
     let messages = match &line {
         Line::Unparsable(error) => {
-            assert!(matches!(error.code.code(), -32700));
+            assert!(matches!(error.code().code(), -32700));
             return;
         }
         Line::Single(message) => std::slice::from_ref(message),
@@ -33,7 +33,7 @@ pub fn check_classification(bytes: &[u8]) {
             }
             Message::Invalid { id, error } => {
                 assert!(id.is_null() || RequestKey::of(id).is_some());
-                assert_eq!(error.code.code(), -32600);
+                assert_eq!(error.code().code(), -32600);
             }
             Message::Notification(_) | Message::ClientResponse(_) => {}
         }

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::error::WireError;
+use super::error::RequestError;
 
 /// A request id as a map key (for cancellation); the raw JSON is echoed on the wire.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -69,7 +69,7 @@ pub enum Message {
         /// The id to answer with.
         id: Value,
         /// The error.
-        error: WireError,
+        error: RequestError,
     },
 }
 
@@ -81,7 +81,7 @@ pub enum Line {
     /// A JSON array of messages (valid only under protocol 2025-03-26).
     Batch(Vec<Message>),
     /// The line could not be parsed; answered with this error and a `null` id.
-    Unparsable(WireError),
+    Unparsable(RequestError),
 }
 
 /// Classifies raw line bytes.
@@ -89,40 +89,31 @@ pub fn classify_line(bytes: &[u8]) -> Line {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
-            return Line::Unparsable(WireError::new(
-                super::error::ErrorCode::ParseError,
-                format!(
-                    "Parse error: the line is not valid UTF-8 (invalid byte at offset {})",
-                    e.valid_up_to()
-                ),
-            ));
+            return Line::Unparsable(RequestError::NotUtf8 {
+                offset: e.valid_up_to(),
+            });
         }
     };
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(e) if e.to_string().contains("surrogate") || e.to_string().contains("escape") => {
             return lone_surrogates(text).unwrap_or_else(|| {
-                Line::Unparsable(WireError::new(
-                    super::error::ErrorCode::ParseError,
-                    format!(
-                        "Parse error: invalid \\u escape (a lone surrogate is not a Unicode scalar value) at line {} column {}",
-                        e.line(),
-                        e.column()
-                    ),
-                ))
+                Line::Unparsable(RequestError::LoneSurrogateEscape {
+                    line: e.line(),
+                    column: e.column(),
+                })
             });
         }
         Err(e) => {
-            return Line::Unparsable(WireError::new(
-                super::error::ErrorCode::ParseError,
-                format!("Parse error: {e}"),
-            ));
+            return Line::Unparsable(RequestError::NotJson {
+                reason: e.to_string(),
+            });
         }
     };
     match value {
         Value::Array(items) if items.is_empty() => Line::Single(Message::Invalid {
             id: Value::Null,
-            error: WireError::invalid_request("Invalid request: empty batch"),
+            error: RequestError::EmptyBatch,
         }),
         Value::Array(items) => Line::Batch(items.into_iter().map(classify_message).collect()),
         other => Line::Single(classify_message(other)),
@@ -138,15 +129,11 @@ fn lone_surrogates(text: &str) -> Option<Line> {
     let refuse = |message: Message| match message {
         Message::Request(request) => Message::Invalid {
             id: request.id,
-            error: WireError::invalid_request(
-                "Invalid request: a string holds a lone surrogate escape (a \\u escape of U+D800 to U+DFFF without its pair), which is not a Unicode scalar value",
-            ),
+            error: RequestError::LoneSurrogateInRequest,
         },
         Message::Notification(_) => Message::Invalid {
             id: Value::Null,
-            error: WireError::invalid_request(
-                "Invalid request: a notification holds a lone surrogate escape, which is not a Unicode scalar value",
-            ),
+            error: RequestError::LoneSurrogateInNotification,
         },
         other => other,
     };
@@ -208,10 +195,9 @@ pub fn classify_message(value: Value) -> Message {
     let Value::Object(mut object) = value else {
         return Message::Invalid {
             id: Value::Null,
-            error: WireError::invalid_request(format!(
-                "Invalid request: a message must be a JSON object, not {}",
-                crate::text::json_kind(&value)
-            )),
+            error: RequestError::NotAnObject {
+                kind: crate::text::json_kind(&value),
+            },
         };
     };
     let id = object.remove("id");
@@ -222,27 +208,25 @@ pub fn classify_message(value: Value) -> Message {
     } else {
         Value::Null
     };
-    let invalid = |message: String| Message::Invalid {
+    let invalid = |error: RequestError| Message::Invalid {
         id: answer_id.clone(),
-        error: WireError::invalid_request(message),
+        error,
     };
     match object.get("jsonrpc") {
         Some(Value::String(v)) if v == "2.0" => {}
         Some(other) => {
-            return invalid(format!(
-                "Invalid request: field \"jsonrpc\" must be \"2.0\", not {}",
-                short(other)
-            ));
+            return invalid(RequestError::WrongJsonrpc {
+                found: other.clone(),
+            });
         }
-        None => return invalid("Invalid request: missing field \"jsonrpc\"".to_owned()),
+        None => return invalid(RequestError::MissingJsonrpc),
     }
     let method = match object.remove("method") {
         Some(Value::String(method)) => Some(method),
         Some(other) => {
-            return invalid(format!(
-                "Invalid request: field \"method\" must be a string, not {}",
-                crate::text::json_kind(&other)
-            ));
+            return invalid(RequestError::MethodNotString {
+                kind: crate::text::json_kind(&other),
+            });
         }
         None => None,
     };
@@ -256,24 +240,16 @@ pub fn classify_message(value: Value) -> Message {
                 method,
                 params,
             }),
-            None => invalid(format!(
-                "Invalid request: field \"id\" must be a string or an integer, not {}",
-                short(&id)
-            )),
+            None => invalid(RequestError::InvalidId { id }),
         },
         (None, Some(id)) if is_response(&object) => {
             object.insert("id".to_owned(), id);
             Message::ClientResponse(Value::Object(object))
         }
-        (None, _) => invalid("Invalid request: missing field \"method\"".to_owned()),
+        (None, _) => invalid(RequestError::MissingMethod),
     }
 }
 
 fn is_response(object: &Map<String, Value>) -> bool {
     object.contains_key("result") || object.contains_key("error")
-}
-
-/// A short rendering of a value for error messages (never echoes long input).
-fn short(value: &Value) -> String {
-    crate::text::cut(&value.to_string())
 }

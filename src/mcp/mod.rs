@@ -4,17 +4,17 @@
 //! The shell holds no business logic: prompts come from [`crate::prompts`], completion from
 //! [`crate::session`], tools from [`crate::tools`].
 
-pub mod error;
-pub mod framing;
+mod error;
+mod framing;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handlers;
-pub mod message;
+mod message;
 mod outlet;
 mod params;
 mod pool;
 pub mod prompt_file;
-pub mod protocol;
+mod protocol;
 mod roots;
 mod server;
 mod state;
@@ -26,7 +26,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use self::framing::{BlockingLineReader, Frame, LineReader};
 
-pub use error::{ErrorCode, WireError};
+pub use error::{ErrorCode, RequestError};
+pub use framing::DEFAULT_MAX_LINE_BYTES;
 pub use handlers::{COMPLETION_THREADS, TOOL_THREADS};
 pub use protocol::ProtocolVersion;
 pub use server::ShellConfig;
@@ -127,15 +128,15 @@ impl Server {
 
     /// Answers one `completion/complete` request (its `params` object) exactly as the server
     /// would on the wire; used by `rea complete`.
-    pub fn complete(&self, params: &serde_json::Value) -> Result<serde_json::Value, WireError> {
+    pub fn complete(&self, params: &serde_json::Value) -> Result<serde_json::Value, RequestError> {
         match params {
             serde_json::Value::Object(params) => {
                 handlers::CompletionRequest::from_object(&self.shared, params)
                     .map(|request| request.answer(&self.shared))
             }
-            _ => Err(WireError::invalid_params(
-                "Invalid params: the params of completion/complete must be a JSON object",
-            )),
+            _ => Err(RequestError::ParamsNotObject {
+                method: "completion/complete",
+            }),
         }
     }
 

@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use super::error::{ErrorCode, WireError};
+use super::error::RequestError;
 use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use super::handlers;
 use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
@@ -162,10 +162,10 @@ pub(crate) async fn serve_frames(
             None => break Ok(()),
             Some(Err(error)) => break Err(error),
             Some(Ok(Frame::TooLong { bytes })) => {
-                let error = WireError::invalid_request(format!(
-                    "Invalid request: the message is {bytes} bytes long; the maximum line length is {} bytes",
-                    config.max_line_bytes
-                ));
+                let error = RequestError::LineTooLong {
+                    bytes,
+                    limit: config.max_line_bytes,
+                };
                 served.send(error.to_response(&Value::Null)).await;
             }
             Some(Ok(Frame::Line(bytes))) => served.handle_line(&bytes).await,
@@ -208,11 +208,9 @@ impl ConnectionLoop {
 
     async fn initialize(&self, request: Request) -> String {
         if self.connection.version().is_some() {
-            return WireError::invalid_request(
-                "Invalid request: the connection is already initialized; initialize may be sent once",
-            )
-            .to_response(&request.id)
-            .to_string();
+            return RequestError::AlreadyInitialized
+                .to_response(&request.id)
+                .to_string();
         }
         self.dispatcher.run(request, Cancel::never()).await
     }
@@ -259,10 +257,9 @@ impl ConnectionLoop {
         };
         let cancel = Cancel::new();
         let Some(serial) = self.in_flight.insert(request.key.clone(), cancel.clone()) else {
-            let error = WireError::invalid_request(format!(
-                "Invalid request: a request with id {} is already in flight; ids must be unique among in-flight requests",
-                crate::text::cut(&request.id.to_string())
-            ));
+            let error = RequestError::DuplicateId {
+                id: request.id.clone(),
+            };
             self.send(error.to_response(&request.id)).await;
             return;
         };
@@ -286,9 +283,7 @@ impl ConnectionLoop {
             .version()
             .is_some_and(ProtocolVersion::accepts_batches);
         if !batches_allowed {
-            let error = WireError::invalid_request(
-                "Invalid request: JSON-RPC batches are accepted only under protocol version 2025-03-26",
-            );
+            let error = RequestError::BatchNotAccepted;
             self.send(error.to_response(&Value::Null)).await;
             return;
         }
@@ -297,15 +292,11 @@ impl ConnectionLoop {
         for (index, message) in messages.into_iter().enumerate() {
             match message {
                 Message::Request(request) if index >= limit => {
-                    let error = WireError::invalid_request(format!(
-                        "Invalid request: a batch may hold at most {limit} messages; send the rest in another batch"
-                    ));
+                    let error = RequestError::BatchTooLong { limit };
                     entries.push(BatchEntry::Answered(error.to_response(&request.id)));
                 }
                 Message::Request(request) if request.method == "initialize" => {
-                    let error = WireError::invalid_request(
-                        "Invalid request: initialize must not be part of a JSON-RPC batch",
-                    );
+                    let error = RequestError::InitializeInBatch;
                     entries.push(BatchEntry::Answered(error.to_response(&request.id)));
                 }
                 Message::Request(request) => entries.push(BatchEntry::Run(request)),
@@ -374,10 +365,9 @@ impl Dispatcher {
     /// (jsonrpsee's `Id` cannot hold negative integers). The answer is one JSON line.
     async fn run(&self, request: Request, cancel: Cancel) -> String {
         let Some(callback) = self.module.method(&request.method) else {
-            return WireError::new(
-                ErrorCode::MethodNotFound,
-                format!("Method not found: {}", crate::text::cut(&request.method)),
-            )
+            return RequestError::MethodNotFound {
+                method: request.method,
+            }
             .to_response(&request.id)
             .to_string();
         };
@@ -399,7 +389,7 @@ impl Dispatcher {
                 .await
             }
             MethodCallback::Subscription(_) | MethodCallback::Unsubscription(_) => {
-                return WireError::internal("Internal error: subscriptions are not served")
+                return RequestError::Subscription
                     .to_response(&request.id)
                     .to_string();
             }
@@ -412,11 +402,10 @@ impl Dispatcher {
     }
 
     fn too_large(&self, bytes: usize, id: &Value) -> String {
-        WireError::internal(format!(
-            "Internal error: the answer is {bytes} bytes; the limit is {} bytes. Ask for less: \
-             page with cursor and limit, or send fewer requests per batch",
-            self.max_response_bytes
-        ))
+        RequestError::ResponseTooLarge {
+            bytes,
+            limit: self.max_response_bytes,
+        }
         .to_response(id)
         .to_string()
     }
@@ -442,9 +431,7 @@ fn with_client_id(answer: &str, id: &Value) -> String {
                 response["id"] = id.clone();
                 response.to_string()
             }
-            Err(_) => WireError::internal("Internal error: the answer could not be encoded")
-                .to_response(id)
-                .to_string(),
+            Err(_) => RequestError::Unencodable.to_response(id).to_string(),
         },
     }
 }

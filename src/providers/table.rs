@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::core::discovery::discover;
+use crate::core::discover;
 use crate::core::{
     MAX_VALUE_CHARS, Outcome, PROCEDURE_PAGE_SIZE, ProcedureEntry, ProcedurePage, key,
 };

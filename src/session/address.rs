@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 /// Parsed from `0x` followed by 1 to 16 lowercase hexadecimal digits, leading zeros allowed (as
 /// disassemblers often print them), and always rendered canonically, without leading zeros:
 /// `Address::parse("0x0040")` renders as `0x40`. The rendering is the form completion offers
-/// ([`is_valid_address`](crate::core::discovery::is_valid_address)), so a completed address
+/// ([`is_valid_address`](crate::core::is_valid_address)), so a completed address
 /// parses back to itself.
 ///
 /// ```
@@ -20,7 +20,7 @@ use serde::{Serialize, Serializer};
 /// assert!(Address::parse("0x401A0").is_err());
 /// assert!(Address::parse("0x00000000000000001").is_err());
 /// // The canonical rendering is what completion offers.
-/// assert!(rea::core::discovery::is_valid_address(&address.to_string()));
+/// assert!(rea::core::is_valid_address(&address.to_string()));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Address(u64);

@@ -1,19 +1,4 @@
 //! The Evidence ledger: one record per successful observing tool call (SPEC section 9).
-//!
-//! # Bounds
-//!
-//! Everything the ledger retains can be listed and fetched again, and its memory is bounded:
-//!
-//! | bound | constant | value | past it |
-//! |---|---|---|---|
-//! | bytes retained (compact JSON of every record's arguments and result) | [`MAX_LEDGER_BYTES`] | 64 MiB | [`LedgerError::Full`]: close the binary to start a new ledger |
-//! | bytes of one record | [`MAX_RECORD_BYTES`] | 256 KiB | [`LedgerError::RecordTooLarge`]: ask for a smaller page |
-//! | nesting depth of retained JSON | [`MAX_JSON_DEPTH`] | 64 levels | [`LedgerError::TooDeep`] |
-//!
-//! The record bound keeps every record fetchable with `get_evidence` under the tool result
-//! bound (`crate::tools::MAX_RESULT_BYTES`, 1 MiB, which counts the result twice: as
-//! structured content and as its JSON text); the depth bound keeps every response that embeds
-//! retained JSON well under the 128 levels JSON parsers accept.
 
 use std::fmt;
 use std::sync::Arc;
@@ -159,6 +144,21 @@ pub const MAX_RECORD_BYTES: usize = 256 << 10;
 pub const MAX_JSON_DEPTH: usize = 64;
 
 /// Why the ledger refused a record. Nothing was recorded.
+///
+/// # The bounds
+///
+/// Everything the ledger retains can be listed and fetched again, and its memory is bounded:
+///
+/// | bound | constant | value | past it |
+/// |---|---|---|---|
+/// | bytes retained (compact JSON of every record's arguments and result) | [`MAX_LEDGER_BYTES`] | 64 MiB | [`LedgerError::Full`]: close the binary to start a new ledger |
+/// | bytes of one record | [`MAX_RECORD_BYTES`] | 256 KiB | [`LedgerError::RecordTooLarge`]: ask for a smaller page |
+/// | nesting depth of retained JSON | [`MAX_JSON_DEPTH`] | 64 levels | [`LedgerError::TooDeep`] |
+///
+/// The record bound keeps every record fetchable with `get_evidence` under the tool result
+/// bound (`crate::tools::MAX_RESULT_BYTES`, 1 MiB, which counts the result twice: as
+/// structured content and as its JSON text); the depth bound keeps every response that embeds
+/// retained JSON well under the 128 levels JSON parsers accept.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LedgerError {

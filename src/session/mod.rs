@@ -4,29 +4,31 @@
 //!   Open a binary with [`Session::open_providers`], pick a provider and document with
 //!   [`Session::target`], call the provider through the [`Target`], then record what was
 //!   observed with [`Session::record_evidence`].
-//! - [`provider`]: the [`Provider`] trait integrators implement, and its data types.
-//! - [`evidence`]: Evidence IDs and records.
-//! - [`sources`]: what completion reads ([`SessionView`]) and [`complete_argument`], the
-//!   completion of one argument family from the live session.
-//! - [`files`]: checked opening of every file the crate reads, and [`Confinement`].
+//! - [`Provider`]: the trait integrators implement (with an example), and its data types.
+//! - [`EvidenceId`], [`EvidenceRecord`] and [`LedgerError`]: the Evidence ledger and its
+//!   bounds.
+//! - [`SessionView`]: what completion reads, and [`complete_argument`], the completion of one
+//!   argument family from the live session.
+//! - [`files`]: checked opening of every file the crate reads, and
+//!   [`Confinement`](files::Confinement).
 //! - [`Address`]: addresses as the session speaks them (`0x`-prefixed lowercase hexadecimal).
 //! - The stores the session owns: [`unknowns`] (residual unknowns), [`inventory`] (artifact
 //!   inventories), [`capture`] (process captures), [`claims`] (`verify_reconstruction`), and
 //!   the published JSON Schemas in [`schemas`].
 
-pub mod address;
+mod address;
 pub(crate) mod bounded;
 mod cancel;
 pub mod capture;
 pub mod claims;
 mod code;
-pub mod error;
-pub mod evidence;
+mod error;
+mod evidence;
 pub mod files;
 pub mod inventory;
-pub mod provider;
+mod provider;
 pub mod schemas;
-pub mod sources;
+mod sources;
 mod state;
 mod target;
 pub mod unknowns;
@@ -37,9 +39,8 @@ pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
 pub use evidence::{
     EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, LedgerError, MAX_JSON_DEPTH,
-    MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation,
+    MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation, json_depth_exceeds,
 };
-pub use files::{Confinement, FileError};
 pub use provider::{
     AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CodeScope, Disassembly, DocumentInfo,
     DocumentNames, Import, ImportPage, Instruction, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES,
@@ -48,8 +49,11 @@ pub use provider::{
     ProviderError, ReadLength, ReadLengthError, Reference, ReferenceKind, References, Segment,
     StringMatch, StringMatches, StringQuery,
 };
-pub use sources::{SessionView, SourceConfig, complete_argument, complete_argument_at_hand};
+pub use sources::{
+    DOCUMENT_ARGUMENT, PROVIDER_ARGUMENT, SessionView, SourceConfig, complete_argument,
+    complete_argument_at_hand,
+};
 pub use state::{
-    Closed, INVENTORY_OPERATION, MAX_KEPT_INVENTORIES, Opened, ProviderSummary, Session,
+    ClosedBinary, INVENTORY_OPERATION, MAX_KEPT_INVENTORIES, Opened, ProviderSummary, Session,
 };
 pub use target::Target;

@@ -1,82 +1,4 @@
 //! The provider trait: what a source of documents and procedures offers the session.
-//!
-//! A provider answers for one opened target (a binary, a catalog, an integrator's database).
-//! It lists *documents* (a binary file, or one slice of a fat Mach-O, or one program of a
-//! catalog) and, per document, *procedures* by address, plus the static-analysis operations the
-//! tools need. Every operation can fail with a typed [`ProviderError`]; operations a provider
-//! does not implement answer [`ProviderError::Unsupported`] and [`Provider::supports`] says so.
-//!
-//! # Writing a provider
-//!
-//! Only [`Provider::id`], [`Provider::supports`], [`Provider::list_documents`] and
-//! [`Provider::list_procedures`] must be written; the others default to `Unsupported`.
-//!
-//! ```
-//! use rea::core::{ProcedureEntry, ProcedurePage};
-//! use rea::session::{DocumentInfo, Operation, Provider, ProviderError};
-//!
-//! /// Procedures of one document, from an integrator's own database.
-//! struct Database {
-//!     procedures: Vec<(u64, &'static str)>,
-//! }
-//!
-//! impl Provider for Database {
-//!     fn id(&self) -> &str {
-//!         "database"
-//!     }
-//!
-//!     fn supports(&self, operation: Operation) -> bool {
-//!         matches!(operation, Operation::ListDocuments | Operation::ListProcedures)
-//!     }
-//!
-//!     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
-//!         Ok(vec![DocumentInfo::named("app")])
-//!     }
-//!
-//!     fn list_procedures(
-//!         &self,
-//!         document: &str,
-//!         cursor: Option<&str>,
-//!         limit: usize,
-//!     ) -> Result<ProcedurePage, ProviderError> {
-//!         if document != "app" {
-//!             return Err(ProviderError::UnknownDocument { document: document.to_owned() });
-//!         }
-//!         // The cursor is opaque to callers; here it is the index of the next entry.
-//!         let start = match cursor {
-//!             None => 0,
-//!             Some(text) => text
-//!                 .parse::<usize>()
-//!                 .ok()
-//!                 .filter(|&start| start <= self.procedures.len())
-//!                 .ok_or_else(|| ProviderError::InvalidCursor { cursor: text.to_owned() })?,
-//!         };
-//!         let end = self.procedures.len().min(start + limit.max(1));
-//!         Ok(ProcedurePage {
-//!             entries: self.procedures[start..end]
-//!                 .iter()
-//!                 .map(|&(address, name)| ProcedureEntry {
-//!                     address: format!("{address:#x}"),
-//!                     name: Some(name.to_owned()),
-//!                 })
-//!                 .collect(),
-//!             next_cursor: (end < self.procedures.len()).then(|| end.to_string()),
-//!         })
-//!     }
-//! }
-//!
-//! let database = Database { procedures: vec![(0x1000, "main"), (0x1040, "helper")] };
-//! let first = database.list_procedures("app", None, 1).unwrap();
-//! assert_eq!(first.entries[0].address, "0x1000");
-//! let second = database.list_procedures("app", first.next_cursor.as_deref(), 1).unwrap();
-//! assert_eq!(second.entries[0].name.as_deref(), Some("helper"));
-//! assert_eq!(second.next_cursor, None);
-//! // Operations left to their defaults answer `Unsupported`.
-//! assert!(matches!(
-//!     database.list_segments("app"),
-//!     Err(ProviderError::Unsupported(Operation::ListSegments))
-//! ));
-//! ```
 
 use std::fmt;
 use std::path::PathBuf;
@@ -593,10 +515,88 @@ pub enum ProviderError {
     Failed(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// A source of documents and procedures (see the [module documentation](self) for an example).
+/// A source of documents and procedures.
 ///
 /// Implementations must be cheap to call concurrently from several threads: completion calls
 /// them from a worker thread bounded by a time-out, while tools call them directly.
+///
+/// A provider answers for one opened target (a binary, a catalog, an integrator's database).
+/// It lists *documents* (a binary file, or one slice of a fat Mach-O, or one program of a
+/// catalog) and, per document, *procedures* by address, plus the static-analysis operations the
+/// tools need. Every operation can fail with a typed [`ProviderError`]; operations a provider
+/// does not implement answer [`ProviderError::Unsupported`] and [`Provider::supports`] says so.
+///
+/// # Writing a provider
+///
+/// Only [`Provider::id`], [`Provider::supports`], [`Provider::list_documents`] and
+/// [`Provider::list_procedures`] must be written; the others default to `Unsupported`.
+///
+/// ```
+/// use rea::core::{ProcedureEntry, ProcedurePage};
+/// use rea::session::{DocumentInfo, Operation, Provider, ProviderError};
+///
+/// /// Procedures of one document, from an integrator's own database.
+/// struct Database {
+///     procedures: Vec<(u64, &'static str)>,
+/// }
+///
+/// impl Provider for Database {
+///     fn id(&self) -> &str {
+///         "database"
+///     }
+///
+///     fn supports(&self, operation: Operation) -> bool {
+///         matches!(operation, Operation::ListDocuments | Operation::ListProcedures)
+///     }
+///
+///     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
+///         Ok(vec![DocumentInfo::named("app")])
+///     }
+///
+///     fn list_procedures(
+///         &self,
+///         document: &str,
+///         cursor: Option<&str>,
+///         limit: usize,
+///     ) -> Result<ProcedurePage, ProviderError> {
+///         if document != "app" {
+///             return Err(ProviderError::UnknownDocument { document: document.to_owned() });
+///         }
+///         // The cursor is opaque to callers; here it is the index of the next entry.
+///         let start = match cursor {
+///             None => 0,
+///             Some(text) => text
+///                 .parse::<usize>()
+///                 .ok()
+///                 .filter(|&start| start <= self.procedures.len())
+///                 .ok_or_else(|| ProviderError::InvalidCursor { cursor: text.to_owned() })?,
+///         };
+///         let end = self.procedures.len().min(start + limit.max(1));
+///         Ok(ProcedurePage {
+///             entries: self.procedures[start..end]
+///                 .iter()
+///                 .map(|&(address, name)| ProcedureEntry {
+///                     address: format!("{address:#x}"),
+///                     name: Some(name.to_owned()),
+///                 })
+///                 .collect(),
+///             next_cursor: (end < self.procedures.len()).then(|| end.to_string()),
+///         })
+///     }
+/// }
+///
+/// let database = Database { procedures: vec![(0x1000, "main"), (0x1040, "helper")] };
+/// let first = database.list_procedures("app", None, 1).unwrap();
+/// assert_eq!(first.entries[0].address, "0x1000");
+/// let second = database.list_procedures("app", first.next_cursor.as_deref(), 1).unwrap();
+/// assert_eq!(second.entries[0].name.as_deref(), Some("helper"));
+/// assert_eq!(second.next_cursor, None);
+/// // Operations left to their defaults answer `Unsupported`.
+/// assert!(matches!(
+///     database.list_segments("app"),
+///     Err(ProviderError::Unsupported(Operation::ListSegments))
+/// ));
+/// ```
 pub trait Provider: Send + Sync + 'static {
     /// The provider's identity, unique among the providers declared in one session
     /// (e.g. `native`, `catalog`).

@@ -1,31 +1,4 @@
 //! Completion sources (SPEC section 5): live, read-only projections of the session.
-//!
-//! [`complete_argument`] gathers the candidates of an argument family from a [`SessionView`]
-//! in source order and hands them to [`complete_prefix`]. There is no cache: every request
-//! reads the live session. Nothing here records Evidence or changes state. Every provider call
-//! runs on a small process-wide pool of threads, bounded by [`SourceConfig::provider_timeout`]
-//! (see [`PROVIDER_THREADS`](super::PROVIDER_THREADS)); a provider error, an unsupported
-//! operation, malformed output, a time-out, or a provider whose previous call is still overrunning
-//! gives [`Completion::empty`].
-//!
-//! ```
-//! use std::collections::BTreeMap;
-//! use rea::core::{Family, Prefix};
-//! use rea::session::sources::{SourceConfig, complete_argument};
-//! use rea::session::{Observation, Session};
-//! use serde_json::json;
-//!
-//! let session = Session::new();
-//! session.record_evidence(Observation::unbound("list_providers", json!({}), json!([]))).unwrap();
-//! let done = complete_argument(
-//!     &session,
-//!     Family::Evidence,
-//!     &Prefix::new("ev-").unwrap(),
-//!     &BTreeMap::new(),
-//!     &SourceConfig::default(),
-//! );
-//! assert_eq!(done.values, session.evidence_ids());
-//! ```
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -34,7 +7,7 @@ use std::time::Duration;
 use super::bounded::call_provider;
 use super::provider::{DocumentNames, Operation, Provider};
 use super::state::Session;
-use crate::core::complete::complete_prefix;
+use crate::core::complete_prefix;
 use crate::core::discovery::discover;
 use crate::core::{Completion, Family, Outcome, Prefix};
 
@@ -148,6 +121,33 @@ impl SessionView for Session {
 /// request); an empty value counts as absent. For Document and Procedure, a `provider`
 /// argument selects that declared provider (an undeclared one gives no candidates); for
 /// Procedure, a `document` argument is forwarded to discovery (else the current document).
+///
+/// [`complete_argument`] gathers the candidates of an argument family from a [`SessionView`]
+/// in source order and hands them to [`complete_prefix`]. There is no cache: every request
+/// reads the live session. Nothing here records Evidence or changes state. Every provider call
+/// runs on a small process-wide pool of threads, bounded by [`SourceConfig::provider_timeout`]
+/// (see [`PROVIDER_THREADS`](crate::session::PROVIDER_THREADS)); a provider error, an unsupported
+/// operation, malformed output, a time-out, or a provider whose previous call is still overrunning
+/// gives [`Completion::empty`].
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use rea::core::{Family, Prefix};
+/// use rea::session::{SourceConfig, complete_argument};
+/// use rea::session::{Observation, Session};
+/// use serde_json::json;
+///
+/// let session = Session::new();
+/// session.record_evidence(Observation::unbound("list_providers", json!({}), json!([]))).unwrap();
+/// let done = complete_argument(
+///     &session,
+///     Family::Evidence,
+///     &Prefix::new("ev-").unwrap(),
+///     &BTreeMap::new(),
+///     &SourceConfig::default(),
+/// );
+/// assert_eq!(done.values, session.evidence_ids());
+/// ```
 pub fn complete_argument(
     view: &dyn SessionView,
     family: Family,

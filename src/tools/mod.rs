@@ -82,7 +82,7 @@
 //! ([`crate::session::MAX_LEDGER_BYTES`], [`crate::session::MAX_RECORD_BYTES`],
 //! [`crate::session::MAX_JSON_DEPTH`]). Every path a tool opens is checked as described in
 //! [`crate::session::files`] and confined by the session's
-//! [`Confinement`](crate::session::Confinement). [`ToolBox::call_cancellable`] stops an
+//! [`Confinement`](crate::session::files::Confinement). [`ToolBox::call_cancellable`] stops an
 //! inventory walk when its [`Cancel`](crate::session::Cancel) is set and then records nothing.
 //!
 //! Why this split: an observation is a fact about the open binary that a provider reported,

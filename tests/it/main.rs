@@ -116,6 +116,7 @@ mod mcp {
     mod execution;
     mod prompts;
     mod readme_workflow;
+    mod request_errors;
     mod resource_bounds;
     mod roots;
     mod tools;

@@ -1,43 +1,4 @@
-//! The matching key and the prefix relation of SPEC section 3.
-//!
-//! # Definition
-//!
-//! `key(x) = NFKD(strip_DI(casefold(NFKD(x))))`: compatibility decomposition, full Unicode
-//! case folding (CaseFolding.txt statuses C and F, so "ß" becomes "ss" and KELVIN SIGN becomes
-//! "k"), removal of Default_Ignorable_Code_Point characters, and a final NFKD that restores
-//! canonical order after folding changed combining classes (U+0345 folds to the starter "ι")
-//! or removal brought marks together. The first step is NFKD rather than NFD because the
-//! NFD-first forms of Unicode D146/D147 are not invariant under NFKD of their input
-//! ("\u{345}\u{FF9E}" is the classic witness). On every scalar value the key equals
-//! `NFKD(NFKC_Casefold(x))` (checked exhaustively by `tests/unicode_exhaustive.rs`).
-//!
-//! `matches(prefix, candidate)` holds when `key(prefix)` is empty, or `key(candidate)` starts
-//! with `key(prefix)` and the character after it is absent or a starter (canonical combining
-//! class 0). "f" matches "ﬁle", but "e" does not match "é" (the next key character is
-//! U+0301).
-//!
-//! # Unicode data
-//!
-//! Everything uses Unicode [`UNICODE_VERSION`] (18.0.0):
-//! - NFKD and canonical combining classes: `unicode-normalization` 0.1.26, whose tables are
-//!   Unicode 18.0.0 (`unicode_normalization::UNICODE_VERSION`);
-//! - case folding: `unicase` 2.10.0, which does not state a version; it agrees with ICU4X 2.4
-//!   (Unicode 18.0.0 data) on all 1,112,064 scalar values;
-//! - the Default_Ignorable_Code_Point table below: DerivedCoreProperties.txt of Unicode 18.0.0.
-//!
-//! `tests/unicode_exhaustive.rs` compares each of these with ICU4X over every scalar value and
-//! fails when a dependency update changes the version, so this paragraph stays true.
-//!
-//! # ASCII fast path
-//!
-//! For ASCII input the key is `to_ascii_lowercase`. More generally, cutting a string next to
-//! an ASCII character cuts its key at the same place (`key(a + b) == key(a) + key(b)` when `a`
-//! ends or `b` starts with ASCII), because ASCII characters are starters that NFKD never
-//! decomposes or reorders across, folding maps to ASCII, and none is default ignorable. The
-//! matcher (the private `matcher` module) screens candidates eight leading bytes at a time
-//! with this, decides most of the rest from their leading ASCII run, and settles most
-//! non-ASCII candidates from their first character ([`stable_first_key_char`]) without
-//! computing a key.
+//! The matching key and the prefix relation of SPEC section 3 (documented on [`crate::core`]).
 
 use std::borrow::Cow;
 
@@ -137,7 +98,7 @@ fn general_key_into(x: &str, decomposed: &mut String, key: &mut String) {
 /// is itself a starter. `tests/unicode_exhaustive.rs` checks this for every scalar value.
 ///
 /// ```
-/// use rea::core::key::stable_first_key_char;
+/// use rea::core::stable_first_key_char;
 /// assert_eq!(stable_first_key_char('Σ'), Some('σ'));
 /// assert_eq!(stable_first_key_char('ﬁ'), Some('f'));
 /// assert_eq!(stable_first_key_char('\u{301}'), None);

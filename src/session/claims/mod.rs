@@ -50,7 +50,7 @@
 //! starting with `0x`) a name, as `name`; `calls` claims without `document` are about any
 //! document;
 //! `address` is canonical, as the session renders addresses (`0x` and 1 to 16 lowercase
-//! hexadecimal digits without a leading zero, see [`crate::core::discovery::is_valid_address`]); `hex` is 1 to
+//! hexadecimal digits without a leading zero, see [`crate::core::is_valid_address`]); `hex` is 1 to
 //! [`MAX_CLAIM_BYTES`] bytes as pairs of hexadecimal digits; `sha256` is 64 lowercase
 //! hexadecimal digits; `occurrence_id` is `occ-` and 32 lowercase hexadecimal digits; `format`
 //! is an inventory format name (`elf`, `mach-o`, `mach-o-fat`, `pe`, ...); `capture` is an

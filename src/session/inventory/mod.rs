@@ -34,7 +34,7 @@
 //!
 //! - The walk runs relative to directory handles and never follows a symbolic link: the root
 //!   is opened once (a link in the root path itself is followed, and the confinement is
-//!   checked on the opened handle, see [`crate::session::Confinement`]), then every subdirectory is opened with `openat(parent,
+//!   checked on the opened handle, see [`crate::session::files::Confinement`]), then every subdirectory is opened with `openat(parent,
 //!   name, O_DIRECTORY | O_NOFOLLOW)` and every file with `openat(parent, name, O_NOFOLLOW)`
 //!   and `fstat`-checked as a regular file. A link is reported as `symlink`, never followed or
 //!   opened; an entry swapped for a link, FIFO or device while the walk runs is reported

@@ -123,12 +123,12 @@ pub struct Opened {
     /// The current document: the first document, if any.
     pub current_document: Option<String>,
     /// The binary session this one replaced, if one was open.
-    pub replaced: Option<Closed>,
+    pub replaced: Option<ClosedBinary>,
 }
 
 /// What [`Session::close`] closed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Closed {
+pub struct ClosedBinary {
     /// The label of the closed target.
     pub label: String,
     /// How many Evidence records were discarded with the ledger.
@@ -246,7 +246,7 @@ impl Session {
     }
 
     /// Closes the open binary session and clears the Evidence ledger.
-    pub fn close(&self) -> Result<Closed, SessionError> {
+    pub fn close(&self) -> Result<ClosedBinary, SessionError> {
         self.lock().close_binary().ok_or(SessionError::NotOpen)
     }
 
@@ -415,12 +415,12 @@ impl Session {
 
 impl State {
     /// Ends the binary session, if one is open, and clears what belongs to it.
-    fn close_binary(&mut self) -> Option<Closed> {
+    fn close_binary(&mut self) -> Option<ClosedBinary> {
         let binary = self.binary.take()?;
         let evidence_discarded = self.ledger.clear();
         self.unknowns.clear();
         self.inventories.clear();
-        Some(Closed {
+        Some(ClosedBinary {
             label: binary.label,
             evidence_discarded,
         })

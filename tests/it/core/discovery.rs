@@ -5,11 +5,11 @@
 use std::convert::Infallible;
 
 use proptest::prelude::*;
-use rea::core::discovery::{discover, is_valid_address};
 use rea::core::{
     Discovery, MAX_VALUE_CHARS, Malformed, Outcome, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE,
     ProcedureEntry, ProcedurePage, Procedures, Step, invariants,
 };
+use rea::core::{discover, is_valid_address};
 
 fn entry(address: u64, name: Option<&str>) -> ProcedureEntry {
     ProcedureEntry {

@@ -2,8 +2,8 @@
 //! independent ICU4X-built reference relation.
 
 use crate::support::core::reference_matches;
-use rea::core::key::{general_key, key};
 use rea::core::matches;
+use rea::core::{general_key, key};
 
 /// Asserts `matches(prefix, candidate) == expected` and that the reference agrees.
 fn pin(prefix: &str, candidate: &str, expected: bool) {

@@ -4,8 +4,8 @@ use crate::support::core::{
     equivalent_variant, hard_string, icu_key, ignorable_string, reference_matches, short_string,
 };
 use proptest::prelude::*;
-use rea::core::key::{case_fold, general_key, is_default_ignorable, key_extends};
 use rea::core::{Prefix, invariants, key, matches};
+use rea::core::{case_fold, general_key, is_default_ignorable, key_extends};
 use unicode_normalization::{UnicodeNormalization, is_nfkd};
 
 /// NFKD of `x` contains DOTLESS I, the one exception to the case properties.

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use rea::session::Cancel;
+use rea::session::files::Confinement;
 use rea::session::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
-use rea::session::{Cancel, Confinement};
 use serde_json::json;
 
 use crate::support::inventory::{app_v1, sha256_hex, write_file, write_tree};

@@ -1,7 +1,7 @@
 //! Addresses: lenient on leading zeros, strict on everything else, canonical when rendered.
 
 use proptest::prelude::*;
-use rea::core::discovery::is_valid_address;
+use rea::core::is_valid_address;
 use rea::session::Address;
 
 proptest! {

@@ -189,7 +189,7 @@ proptest::proptest! {
     #[test]
     fn the_depth_check_agrees_with_the_recursive_depth(value in json_value(), limit in 0usize..14) {
         proptest::prop_assert_eq!(
-            rea::session::evidence::json_depth_exceeds(&value, limit),
+            rea::session::json_depth_exceeds(&value, limit),
             depth(&value) > limit
         );
     }

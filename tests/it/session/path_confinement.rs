@@ -4,7 +4,7 @@
 use std::os::unix::fs::symlink;
 use std::process::{Command, Stdio};
 
-use rea::session::Confinement;
+use rea::session::files::Confinement;
 use serde_json::json;
 
 use crate::support::fixtures::{Format, Spec, build};

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use crate::support::fixtures::fake::{Behaviour, FakeProvider, app_and_lib, entry};
 use crate::support::fixtures::helpers::{complete, complete_with};
 use rea::core::{Completion, Family, ProcedureEntry, ProcedurePage};
-use rea::session::sources::{SessionView, SourceConfig};
 use rea::session::{Observation, Provider, Session};
+use rea::session::{SessionView, SourceConfig};
 use serde_json::json;
 
 fn values(completion: &Completion) -> Vec<&str> {

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use rea::core::discovery::discover;
+use rea::core::discover;
 use rea::core::{Family, Outcome, Prefix, complete};
 use rea::providers::catalog::CatalogProvider;
-use rea::session::sources::{SourceConfig, complete_argument, complete_argument_at_hand};
 use rea::session::{Observation, Provider, Session};
+use rea::session::{SourceConfig, complete_argument, complete_argument_at_hand};
 use serde_json::json;
 
 /// Two catalogs with overlapping, non-ASCII and duplicate procedure names.
