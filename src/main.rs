@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use rea::mcp::prompt_file::{PromptFileState, PromptFileWatch};
-use rea::mcp::{Server, ServerConfig, ShellConfig};
-use rea::session::files::Confinement;
+use rea::mcp::prompt_file::{PromptFileLoadError, PromptFileState, PromptFileWatch};
+use rea::mcp::{RequestError, Server, ServerConfig, ShellConfig};
+use rea::providers::OpenError;
+use rea::session::files::{Confinement, FileError};
 use rea::session::{Session, SourceConfig};
 use serde_json::{Map, Value, json};
 
@@ -92,10 +93,45 @@ struct CompleteArgs {
     context: Vec<(String, String)>,
 }
 
-fn parse_context(text: &str) -> Result<(String, String), String> {
+fn parse_context(text: &str) -> Result<(String, String), ContextError> {
     text.split_once('=')
         .map(|(name, value)| (name.to_owned(), value.to_owned()))
-        .ok_or_else(|| format!("expected NAME=VALUE, got {text:?}"))
+        .ok_or_else(|| ContextError {
+            given: text.to_owned(),
+        })
+}
+
+/// A `--context` value without `=`.
+#[derive(Debug, thiserror::Error)]
+#[error("expected NAME=VALUE, got {given:?}")]
+struct ContextError {
+    given: String,
+}
+
+/// Why a command failed; printed after `rea: ` with exit status 1.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// A `--root` cannot be used.
+    #[error(transparent)]
+    Roots(#[from] FileError),
+    /// The `--open` path cannot be opened.
+    #[error("cannot open {}: {error}", path.display())]
+    Open { path: PathBuf, error: OpenError },
+    /// The `--prompt-file` cannot be loaded.
+    #[error(transparent)]
+    PromptFile(#[from] PromptFileLoadError),
+    /// The async runtime cannot start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// Stdin or stdout failed while serving.
+    #[error("stdio failed: {0}")]
+    Stdio(std::io::Error),
+    /// The completion request was refused, as the server would refuse it on the wire.
+    #[error("{error} (JSON-RPC {})", error.code().code())]
+    Complete { error: RequestError },
+    /// The result cannot be written.
+    #[error("cannot write the result: {0}")]
+    Write(std::io::Error),
 }
 
 fn main() -> ExitCode {
@@ -119,15 +155,16 @@ fn main() -> ExitCode {
 }
 
 /// The session and server the arguments describe, with the binary opened if asked.
-fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, String> {
+fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, CliError> {
     let session = Arc::new(Session::new());
     if !args.roots.is_empty() {
-        let confinement = Confinement::to_roots(&args.roots).map_err(|error| error.to_string())?;
-        session.set_confinement(confinement);
+        session.set_confinement(Confinement::to_roots(&args.roots)?);
     }
     if let Some(path) = &args.open {
-        rea::providers::open_path(&session, path)
-            .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
+        rea::providers::open_path(&session, path).map_err(|error| CliError::Open {
+            path: path.clone(),
+            error,
+        })?;
     }
     let config = ServerConfig {
         shell,
@@ -138,7 +175,7 @@ fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, String> 
     Ok(Server::with_session(config, session))
 }
 
-fn serve(args: ServeArgs) -> Result<(), String> {
+fn serve(args: ServeArgs) -> Result<(), CliError> {
     let shell = ShellConfig {
         max_line_bytes: args.max_line_bytes,
         ..ShellConfig::default()
@@ -146,9 +183,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     let server = server_for(&args.session, shell)?;
     let mut prompt_file = PromptFileState::default();
     if let Some(path) = &args.prompt_file {
-        prompt_file
-            .refresh(&server, path)
-            .map_err(|error| error.to_string())?;
+        prompt_file.refresh(&server, path)?;
     }
     // Two async workers suffice: blocking work runs on the server's own fixed pools, and stdin
     // and stdout have dedicated threads, so tokio's blocking pool is kept small.
@@ -157,7 +192,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         .max_blocking_threads(2)
         .enable_all()
         .build()
-        .map_err(|error| format!("cannot start the async runtime: {error}"))?;
+        .map_err(CliError::Runtime)?;
     let result = runtime.block_on(async {
         if let Some(path) = args.prompt_file {
             let watch = PromptFileWatch {
@@ -180,10 +215,10 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     });
     // Blocking provider calls that overran the shutdown grace must not hold the process.
     runtime.shutdown_timeout(Duration::from_millis(100));
-    result.map_err(|error| format!("stdio failed: {error}"))
+    result.map_err(CliError::Stdio)
 }
 
-fn complete(args: CompleteArgs) -> Result<(), String> {
+fn complete(args: CompleteArgs) -> Result<(), CliError> {
     let server = server_for(&args.session, ShellConfig::default())?;
     let context: Map<String, Value> = args
         .context
@@ -197,14 +232,12 @@ fn complete(args: CompleteArgs) -> Result<(), String> {
     });
     let result = server
         .complete(&params)
-        .map_err(|error| format!("{error} (JSON-RPC {})", error.code().code()))?;
+        .map_err(|error| CliError::Complete { error })?;
     let text = serde_json::to_string_pretty(&result).unwrap_or_default();
     let mut stdout = std::io::stdout().lock();
     match writeln!(stdout, "{text}") {
         // A reader that stopped early (`| head`) is not a failure.
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(format!("cannot write the result: {error}"))
-        }
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Write(error)),
         _ => Ok(()),
     }
 }

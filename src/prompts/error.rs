@@ -69,25 +69,14 @@ pub enum DefinitionError {
     },
 }
 
-/// Most characters of an untrusted name shown in a message; the rest is elided so a huge name
-/// cannot blow up an error response.
-const SHOWN_NAME_CHARS: usize = 200;
-
-/// Displays an untrusted name in double quotes, with control and quote characters escaped and
-/// at most [`SHOWN_NAME_CHARS`] characters shown.
+/// Displays an untrusted name in double quotes, with control and quote characters escaped,
+/// cut by the crate's one rule for caller text (`crate::text::cut`), so a huge name cannot
+/// blow up an error response.
 pub(crate) struct Quoted<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("\"")?;
-        let mut chars = self.0.chars();
-        for c in chars.by_ref().take(SHOWN_NAME_CHARS) {
-            write!(f, "{}", c.escape_debug())?;
-        }
-        if chars.next().is_some() {
-            f.write_str("…")?;
-        }
-        f.write_str("\"")
+        write!(f, "{:?}", crate::text::cut(self.0))
     }
 }
 
@@ -98,9 +87,11 @@ mod tests {
     #[test]
     fn quoted_escapes_and_bounds_names() {
         assert_eq!(Quoted("a\"b\n").to_string(), r#""a\"b\n""#);
-        let long = "x".repeat(SHOWN_NAME_CHARS + 5);
+        let long = "x".repeat(crate::text::QUOTED_CHARS + 5);
         let shown = Quoted(&long).to_string();
-        assert_eq!(shown.chars().count(), SHOWN_NAME_CHARS + 3);
-        assert!(shown.ends_with("…\""));
+        assert_eq!(
+            shown,
+            format!("\"{}...\"", "x".repeat(crate::text::QUOTED_CHARS))
+        );
     }
 }
