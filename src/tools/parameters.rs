@@ -748,3 +748,100 @@ pub(crate) const DOCUMENT: Parameter = Parameter {
     kind: Kind::Text,
     required: false,
 };
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{Kind, Parameter, Shape, fits, names_agree};
+
+    fn parameter(name: &'static str, kind: Kind, required: bool) -> Parameter {
+        Parameter {
+            name,
+            description: "",
+            kind,
+            required,
+        }
+    }
+
+    #[test]
+    fn each_field_type_fits_exactly_its_kinds() {
+        let integer = || Kind::Integer {
+            min: 1,
+            max: 9,
+            default: 5,
+        };
+        let cases = [
+            (Shape::Text, Kind::Text, true, true),
+            (Shape::Text, Kind::EvidenceId, true, true),
+            (Shape::Text, Kind::Text, false, false),
+            (Shape::OptionalText, Kind::Text, false, true),
+            (Shape::OptionalText, Kind::Address, false, false),
+            (Shape::Address, Kind::Address, true, true),
+            (Shape::Address, Kind::Text, true, false),
+            (Shape::OptionalAddress, Kind::Address, false, true),
+            (Shape::OptionalAddress, Kind::Address, true, false),
+            (Shape::Integer, integer(), true, true),
+            (Shape::Integer, integer(), false, true),
+            (Shape::Integer, Kind::Text, false, false),
+            (Shape::OptionalInteger, integer(), false, true),
+            (Shape::OptionalInteger, integer(), true, false),
+            (Shape::Json, Kind::Object, true, true),
+            (Shape::Json, Kind::List { max_items: 3 }, true, true),
+            (Shape::Json, Kind::Object, false, false),
+            (
+                Shape::EvidenceIds,
+                Kind::EvidenceIds { max_items: 3 },
+                true,
+                true,
+            ),
+            (Shape::EvidenceIds, Kind::List { max_items: 3 }, true, false),
+            (
+                Shape::Choice(&["a", "b"]),
+                Kind::Choice(&["a", "b"]),
+                false,
+                true,
+            ),
+            (
+                Shape::Choice(&["a", "b"]),
+                Kind::Choice(&["b", "a"]),
+                false,
+                false,
+            ),
+            (
+                Shape::Choice(&["a"]),
+                Kind::Choice(&["a", "b"]),
+                false,
+                false,
+            ),
+            (
+                Shape::Choice(&["a", "b"]),
+                Kind::Choice(&["a", "b"]),
+                true,
+                false,
+            ),
+        ];
+        for (index, (shape, kind, required, expected)) in cases.into_iter().enumerate() {
+            let parameter = parameter("x", kind, required);
+            assert_eq!(fits(&parameter, "x", &shape), expected, "case {index}");
+            assert!(!fits(&parameter, "y", &shape), "case {index}: another name");
+        }
+    }
+
+    proptest! {
+        /// A field names a parameter exactly when the names are equal, or the field is the raw
+        /// identifier of the name.
+        #[test]
+        fn a_field_names_the_parameter_of_its_name(
+            name in "[a-z_]{1,12}",
+            field in "[a-z_]{1,12}",
+        ) {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            let parameter = parameter(name, Kind::Text, true);
+            prop_assert_eq!(names_agree(&parameter, &field), field == name);
+            let raw = format!("r#{name}");
+            prop_assert!(names_agree(&parameter, &raw));
+            prop_assert_eq!(names_agree(&parameter, &format!("r#{field}")), field == name);
+        }
+    }
+}
