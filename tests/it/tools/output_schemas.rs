@@ -54,10 +54,10 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
     call("open_binary", json!({"path": binary.display().to_string()}));
     call("list_providers", json!({}));
     let documents = call("list_documents", json!({}));
-    let document = text(
-        &documents["documents"][0].as_object().unwrap().clone(),
-        "name",
-    );
+    let document = documents["documents"][0]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     call("set_current_document", json!({"document": document}));
     call("current_document", json!({}));
     call("list_procedures", json!({"limit": 2}));
