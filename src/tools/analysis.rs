@@ -1,17 +1,20 @@
 //! Static-analysis tools: procedures, segments, strings and bytes of a document. Each is an
 //! observation: its result is recorded as Evidence.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{ArgumentError, Arguments, DOCUMENT, Kind, PROVIDER, Parameter};
+use super::parameters::{
+    ArgumentError, DOCUMENT, Kind, PROVIDER, Parameter, choice, tool_arguments,
+};
 use super::schema::{array, count, flag, nullable_count, nullable_string, object, string};
-use super::spec::{Handler, ToolSpec, encode};
+use super::spec::{ToolResult, ToolSpec, observe};
 use crate::core::PROCEDURE_PAGE_SIZE;
 use crate::session::{
-    MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, ProcedureQuery, ReadLength,
-    StringQuery, Target,
+    Address, ImportPage, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, ProcedureInfo,
+    ProcedureQuery, ReadLength, Segment, StringMatch, StringQuery, Target,
 };
 
 /// Default number of results of the two searches.
@@ -50,6 +53,135 @@ const LIMIT_SEARCH: Parameter = Parameter {
     required: false,
 };
 
+const CURSOR: Parameter = Parameter {
+    name: "cursor",
+    description: "The `next_cursor` of the previous page; omit for the first page.",
+    kind: Kind::Text,
+    required: false,
+};
+
+choice! {
+    /// How `search_procedures` compares names.
+    pub(super) enum Matching {
+        Contains = "contains",
+        Exact = "exact",
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `list_procedures`.
+    pub(super) struct ListProceduresArguments<'a> {
+        document = DOCUMENT,
+        cursor: Option<&'a str> = CURSOR,
+        limit: u64 = LIMIT_PAGE,
+        provider = PROVIDER,
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `procedure_info`.
+    pub(super) struct ProcedureInfoArguments<'a> {
+        procedure: &'a str = Parameter {
+            name: "procedure",
+            description: "Start address (`0x` and lowercase hexadecimal) or unique name \
+                (display or raw) of the procedure.",
+            kind: Kind::Text,
+            required: true,
+        },
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `search_procedures`.
+    pub(super) struct SearchProceduresArguments<'a> {
+        query: &'a str = Parameter {
+            name: "query",
+            description: "Text to look for in procedure names.",
+            kind: Kind::Text,
+            required: true,
+        },
+        r#match: Matching = Parameter {
+            name: "match",
+            description: "`contains` (default): the name's matching key contains the \
+                query's; `exact`: the display or raw name equals the query.",
+            kind: Kind::Choice(Matching::OPTIONS),
+            required: false,
+        },
+        limit: u64 = LIMIT_SEARCH,
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `list_segments`: the target only.
+    pub(super) struct ListSegmentsArguments<'a> {
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `search_strings`.
+    pub(super) struct SearchStringsArguments<'a> {
+        contains: Option<&'a str> = Parameter {
+            name: "contains",
+            description: "Only strings containing this text; omit for all strings.",
+            kind: Kind::Text,
+            required: false,
+        },
+        min_chars: u64 = Parameter {
+            name: "min_chars",
+            description: "Shortest string reported, in characters (1 to 256, default 4).",
+            kind: Kind::Integer {
+                min: 1,
+                max: 256,
+                default: StringQuery::DEFAULT_MIN_CHARS as u64,
+            },
+            required: false,
+        },
+        limit: u64 = LIMIT_SEARCH,
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `read_bytes`.
+    pub(super) struct ReadBytesArguments<'a> {
+        address: Address = Parameter {
+            name: "address",
+            description: "Address of the first byte (`0x` and lowercase hexadecimal).",
+            kind: Kind::Address,
+            required: true,
+        },
+        length: u64 = Parameter {
+            name: "length",
+            description: "Number of bytes to read (1 to 4096).",
+            kind: Kind::Integer {
+                min: 1,
+                max: MAX_READ_BYTES as u64,
+                default: MAX_READ_BYTES as u64,
+            },
+            required: true,
+        },
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `list_imports`.
+    pub(super) struct ListImportsArguments<'a> {
+        document = DOCUMENT,
+        cursor: Option<&'a str> = CURSOR,
+        limit: u64 = LIMIT_IMPORTS,
+        provider = PROVIDER,
+    }
+}
+
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "list_procedures",
@@ -57,23 +189,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         description: "One page of the procedures of a document, one per start address in \
             address order, with the primary name when one is known. Pass `next_cursor` back \
             as `cursor` for the next page; it is null on the last page. Records Evidence.",
-        parameters: &[
-            DOCUMENT,
-            Parameter {
-                name: "cursor",
-                description: "The `next_cursor` of the previous page; omit for the first page.",
-                kind: Kind::Text,
-                required: false,
-            },
-            LIMIT_PAGE,
-            PROVIDER,
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: page_schema,
-        handler: Handler::Observe {
-            operation: Operation::ListProcedures,
-            run: list_procedures,
-        },
+        handler: observe!(Operation::ListProcedures, list_procedures),
     },
     ToolSpec {
         name: "procedure_info",
@@ -82,23 +199,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             raw), other names at the address, size, segment and where it was found. The \
             procedure is an address or a unique name; an ambiguous name is an error listing \
             the candidate addresses. Records Evidence.",
-        parameters: &[
-            Parameter {
-                name: "procedure",
-                description: "Start address (`0x` and lowercase hexadecimal) or unique name \
-                    (display or raw) of the procedure.",
-                kind: Kind::Text,
-                required: true,
-            },
-            DOCUMENT,
-            PROVIDER,
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: info_schema,
-        handler: Handler::Observe {
-            operation: Operation::ProcedureInfo,
-            run: procedure_info,
-        },
+        handler: observe!(Operation::ProcedureInfo, procedure_info),
     },
     ToolSpec {
         name: "search_procedures",
@@ -106,30 +208,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         description: "Procedures whose display or raw name contains the query (compared by \
             the Unicode-normalized, case-folded matching key) or equals it exactly, in \
             address order. Records Evidence.",
-        parameters: &[
-            Parameter {
-                name: "query",
-                description: "Text to look for in procedure names.",
-                kind: Kind::Text,
-                required: true,
-            },
-            Parameter {
-                name: "match",
-                description: "`contains` (default): the name's matching key contains the \
-                    query's; `exact`: the display or raw name equals the query.",
-                kind: Kind::Choice(&["contains", "exact"]),
-                required: false,
-            },
-            LIMIT_SEARCH,
-            DOCUMENT,
-            PROVIDER,
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: search_schema,
-        handler: Handler::Observe {
-            operation: Operation::SearchProcedures,
-            run: search_procedures,
-        },
+        handler: observe!(Operation::SearchProcedures, search_procedures),
     },
     ToolSpec {
         name: "list_segments",
@@ -137,13 +217,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         description: "The mapped regions (sections, or segments when there are no sections) \
             of a document in address order, with size, file extent and permissions. Records \
             Evidence.",
-        parameters: &[DOCUMENT, PROVIDER],
         annotations: ToolAnnotations::READ_ONLY,
-        output: segments_schema,
-        handler: Handler::Observe {
-            operation: Operation::ListSegments,
-            run: list_segments,
-        },
+        handler: observe!(Operation::ListSegments, list_segments),
     },
     ToolSpec {
         name: "search_strings",
@@ -151,33 +226,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         description: "Printable strings in the non-code, file-backed regions of a document, \
             in address order, optionally only those containing a text (compared by the \
             matching key). Records Evidence.",
-        parameters: &[
-            Parameter {
-                name: "contains",
-                description: "Only strings containing this text; omit for all strings.",
-                kind: Kind::Text,
-                required: false,
-            },
-            Parameter {
-                name: "min_chars",
-                description: "Shortest string reported, in characters (1 to 256, default 4).",
-                kind: Kind::Integer {
-                    min: 1,
-                    max: 256,
-                    default: StringQuery::DEFAULT_MIN_CHARS as u64,
-                },
-                required: false,
-            },
-            LIMIT_SEARCH,
-            DOCUMENT,
-            PROVIDER,
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: strings_schema,
-        handler: Handler::Observe {
-            operation: Operation::SearchStrings,
-            run: search_strings,
-        },
+        handler: observe!(Operation::SearchStrings, search_strings),
     },
     ToolSpec {
         name: "read_bytes",
@@ -185,32 +235,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         description: "Read up to 4096 bytes of a document starting at an address, as \
             hexadecimal. Fewer bytes come back when the file-backed region ends first. \
             Records Evidence.",
-        parameters: &[
-            Parameter {
-                name: "address",
-                description: "Address of the first byte (`0x` and lowercase hexadecimal).",
-                kind: Kind::Address,
-                required: true,
-            },
-            Parameter {
-                name: "length",
-                description: "Number of bytes to read (1 to 4096).",
-                kind: Kind::Integer {
-                    min: 1,
-                    max: MAX_READ_BYTES as u64,
-                    default: MAX_READ_BYTES as u64,
-                },
-                required: true,
-            },
-            DOCUMENT,
-            PROVIDER,
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: bytes_schema,
-        handler: Handler::Observe {
-            operation: Operation::ReadBytes,
-            run: read_bytes,
-        },
+        handler: observe!(Operation::ReadBytes, read_bytes),
     },
     ToolSpec {
         name: "list_imports",
@@ -221,120 +247,289 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             and the stub the code calls (PLT entry, import thunk, Mach-O stub) and the slot it \
             reads (GOT, IAT, lazy pointer) when known. Pass `next_cursor` back as `cursor` for \
             the next page; it is null on the last page. Records Evidence.",
-        parameters: &[
-            DOCUMENT,
-            Parameter {
-                name: "cursor",
-                description: "The `next_cursor` of the previous page; omit for the first page.",
-                kind: Kind::Text,
-                required: false,
-            },
-            LIMIT_IMPORTS,
-            PROVIDER,
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: imports_schema,
-        handler: Handler::Observe {
-            operation: Operation::ListImports,
-            run: list_imports,
-        },
+        handler: observe!(Operation::ListImports, list_imports),
     },
 ];
 
-fn list_imports(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let limit = usize::try_from(arguments.integer("limit")).unwrap_or(PROCEDURE_PAGE_SIZE);
-    let cursor = arguments.text("cursor");
-    let page = target
-        .query_document(|provider, document| provider.list_imports(document, cursor, limit))?;
-    Ok(json!({
-        "document": target.document()?,
-        "imports": encode("list_imports", &page.imports)?,
-        "next_cursor": page.next_cursor,
-    }))
+fn list_imports(
+    target: &Target,
+    arguments: ListImportsArguments<'_>,
+) -> Result<ListImportsResult, ToolError> {
+    let limit = usize::try_from(arguments.limit).unwrap_or(PROCEDURE_PAGE_SIZE);
+    let page = target.query_document(|provider, document| {
+        provider.list_imports(document, arguments.cursor, limit)
+    })?;
+    Ok(ListImportsResult {
+        document: target.document()?.to_owned(),
+        page,
+    })
 }
 
-fn list_procedures(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let limit = usize::try_from(arguments.integer("limit")).unwrap_or(PROCEDURE_PAGE_SIZE);
-    let cursor = arguments.text("cursor");
-    let page = target
-        .query_document(|provider, document| provider.list_procedures(document, cursor, limit))?;
-    let procedures: Vec<Value> = page
-        .entries
-        .iter()
-        .map(|entry| json!({"address": entry.address, "name": entry.name}))
-        .collect();
-    Ok(json!({
-        "document": target.document()?,
-        "procedures": procedures,
-        "next_cursor": page.next_cursor,
-    }))
+/// The result of `list_imports`.
+#[derive(Serialize)]
+pub(super) struct ListImportsResult {
+    document: String,
+    /// `imports` and `next_cursor`.
+    #[serde(flatten)]
+    page: ImportPage,
 }
 
-fn procedure_info(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let address = target.resolve_procedure(arguments.required_text("procedure")?)?;
+impl ToolResult for ListImportsResult {
+    fn output_schema() -> Value {
+        let symbol = object(json!({
+            "name": string("Display name (demangled when the raw name is mangled)."),
+            "raw_name": string("The name exactly as the binary stores it; `#<ordinal>` for a PE import by ordinal."),
+        }));
+        let import = object(json!({
+            "symbol": symbol,
+            "library": nullable_string("The library the format binds the symbol to, when it says."),
+            "version": nullable_string("The ELF symbol version, e.g. `GLIBC_2.2.5`, when it has one."),
+            "ordinal": nullable_count("The PE import ordinal (or hint) or the Mach-O library ordinal."),
+            "stub": nullable_string("Address of the stub the code calls (PLT entry, import thunk, Mach-O stub), when known."),
+            "slot": nullable_string("Address of the slot holding the target (GOT, IAT, lazy pointer), when known."),
+        }));
+        object(json!({
+            "document": string("The document listed."),
+            "imports": array(import, "This page's imports, in the format's order."),
+            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+        }))
+    }
+}
+
+fn list_procedures(
+    target: &Target,
+    arguments: ListProceduresArguments<'_>,
+) -> Result<ListProceduresResult, ToolError> {
+    let limit = usize::try_from(arguments.limit).unwrap_or(PROCEDURE_PAGE_SIZE);
+    let page = target.query_document(|provider, document| {
+        provider.list_procedures(document, arguments.cursor, limit)
+    })?;
+    Ok(ListProceduresResult {
+        document: target.document()?.to_owned(),
+        procedures: page
+            .entries
+            .into_iter()
+            .map(|entry| ListedProcedure {
+                address: entry.address,
+                name: entry.name,
+            })
+            .collect(),
+        next_cursor: page.next_cursor,
+    })
+}
+
+/// The result of `list_procedures`.
+#[derive(Serialize)]
+pub(super) struct ListProceduresResult {
+    document: String,
+    next_cursor: Option<String>,
+    procedures: Vec<ListedProcedure>,
+}
+
+/// One procedure of a `list_procedures` page.
+#[derive(Serialize)]
+struct ListedProcedure {
+    address: String,
+    name: Option<String>,
+}
+
+impl ToolResult for ListProceduresResult {
+    fn output_schema() -> Value {
+        let entry = object(json!({
+            "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
+            "name": nullable_string("The primary name, or null when none is known."),
+        }));
+        object(json!({
+            "document": string("The document listed."),
+            "procedures": array(entry, "This page's procedures, in the provider's stable order."),
+            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+        }))
+    }
+}
+
+fn procedure_info(
+    target: &Target,
+    arguments: ProcedureInfoArguments<'_>,
+) -> Result<ProcedureInfoResult, ToolError> {
+    let address = target.resolve_procedure(arguments.procedure)?;
     let info =
         target.query_document(|provider, document| provider.procedure_info(document, address))?;
-    let mut result = encode("procedure_info", &info)?;
-    result["document"] = json!(target.document()?);
-    Ok(result)
+    Ok(ProcedureInfoResult {
+        document: target.document()?.to_owned(),
+        info,
+    })
 }
 
-fn search_procedures(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let matching = match arguments.choice("match") {
-        "exact" => NameMatch::Exact,
-        _ => NameMatch::Contains,
+/// The result of `procedure_info`.
+#[derive(Serialize)]
+pub(super) struct ProcedureInfoResult {
+    document: String,
+    #[serde(flatten)]
+    info: ProcedureInfo,
+}
+
+impl ToolResult for ProcedureInfoResult {
+    fn output_schema() -> Value {
+        let mut properties = procedure_properties();
+        properties["document"] = string("The document.");
+        object(properties)
+    }
+}
+
+fn search_procedures(
+    target: &Target,
+    arguments: SearchProceduresArguments<'_>,
+) -> Result<SearchProceduresResult, ToolError> {
+    let matching = match arguments.r#match {
+        Matching::Contains => NameMatch::Contains,
+        Matching::Exact => NameMatch::Exact,
     };
-    let limit = usize::try_from(arguments.integer("limit")).unwrap_or(MAX_SEARCH_RESULTS);
-    let query = ProcedureQuery::new(arguments.required_text("query")?, matching).with_limit(limit);
+    let limit = usize::try_from(arguments.limit).unwrap_or(MAX_SEARCH_RESULTS);
+    let query = ProcedureQuery::new(arguments.query, matching).with_limit(limit);
     let found =
         target.query_document(|provider, document| provider.search_procedures(document, &query))?;
-    Ok(json!({
-        "document": target.document()?,
-        "procedures": encode("search_procedures", &found.procedures)?,
-        "truncated": found.truncated,
-    }))
+    Ok(SearchProceduresResult {
+        document: target.document()?.to_owned(),
+        procedures: found.procedures,
+        truncated: found.truncated,
+    })
 }
 
-fn list_segments(target: &Target, _: &Arguments<'_>) -> Result<Value, ToolError> {
+/// The result of `search_procedures`.
+#[derive(Serialize)]
+pub(super) struct SearchProceduresResult {
+    document: String,
+    procedures: Vec<ProcedureInfo>,
+    truncated: bool,
+}
+
+impl ToolResult for SearchProceduresResult {
+    fn output_schema() -> Value {
+        object(json!({
+            "document": string("The document searched."),
+            "procedures": array(object(procedure_properties()), "Matching procedures, in address order."),
+            "truncated": flag("Whether more procedures matched than were returned."),
+        }))
+    }
+}
+
+fn list_segments(
+    target: &Target,
+    _: ListSegmentsArguments<'_>,
+) -> Result<ListSegmentsResult, ToolError> {
     let segments = target.query_document(|provider, document| provider.list_segments(document))?;
-    Ok(json!({
-        "document": target.document()?,
-        "segments": encode("list_segments", &segments)?,
-    }))
+    Ok(ListSegmentsResult {
+        document: target.document()?.to_owned(),
+        segments,
+    })
 }
 
-fn search_strings(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let as_usize = |name| usize::try_from(arguments.integer(name)).unwrap_or(usize::MAX);
-    let query = StringQuery::new(arguments.text("contains").unwrap_or_default())
-        .with_min_chars(as_usize("min_chars"))
-        .with_limit(as_usize("limit"));
+/// The result of `list_segments`.
+#[derive(Serialize)]
+pub(super) struct ListSegmentsResult {
+    document: String,
+    segments: Vec<Segment>,
+}
+
+impl ToolResult for ListSegmentsResult {
+    fn output_schema() -> Value {
+        let segment = object(json!({
+            "name": string("Name, e.g. `.text` or `__TEXT,__text`."),
+            "address": string("Start address."),
+            "size": count("Size in memory, in bytes."),
+            "file_offset": nullable_count("Offset of its bytes in the file, if it has any."),
+            "file_size": count("Bytes backed by the file (0 for zero-fill regions)."),
+            "permissions": string("Permissions as `rwx` with `-` for absent ones, e.g. `r-x`."),
+        }));
+        object(json!({
+            "document": string("The document."),
+            "segments": array(segment, "Its segments, in address order."),
+        }))
+    }
+}
+
+fn search_strings(
+    target: &Target,
+    arguments: SearchStringsArguments<'_>,
+) -> Result<SearchStringsResult, ToolError> {
+    let as_usize = |value| usize::try_from(value).unwrap_or(usize::MAX);
+    let query = StringQuery::new(arguments.contains.unwrap_or_default())
+        .with_min_chars(as_usize(arguments.min_chars))
+        .with_limit(as_usize(arguments.limit));
     let found =
         target.query_document(|provider, document| provider.search_strings(document, &query))?;
-    Ok(json!({
-        "document": target.document()?,
-        "strings": encode("search_strings", &found.matches)?,
-        "truncated": found.truncated,
-    }))
+    Ok(SearchStringsResult {
+        document: target.document()?.to_owned(),
+        strings: found.matches,
+        truncated: found.truncated,
+    })
 }
 
-fn read_bytes(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let address = arguments.required_address("address")?;
-    let length =
-        ReadLength::new(arguments.integer("length")).map_err(|error| ArgumentError::Syntax {
-            tool: "read_bytes",
-            argument: "length",
-            reason: error.to_string(),
-        })?;
+/// The result of `search_strings`.
+#[derive(Serialize)]
+pub(super) struct SearchStringsResult {
+    document: String,
+    strings: Vec<StringMatch>,
+    truncated: bool,
+}
+
+impl ToolResult for SearchStringsResult {
+    fn output_schema() -> Value {
+        let found = object(json!({
+            "address": string("Address of the first byte."),
+            "text": string("The string (at most 4096 characters)."),
+            "truncated": flag("Whether the string in the file is longer than `text`."),
+            "segment": string("The segment containing it."),
+        }));
+        object(json!({
+            "document": string("The document searched."),
+            "strings": array(found, "Matching strings, in address order."),
+            "truncated": flag("Whether the search stopped early (limit or scan bound reached)."),
+        }))
+    }
+}
+
+fn read_bytes(
+    target: &Target,
+    arguments: ReadBytesArguments<'_>,
+) -> Result<ReadBytesResult, ToolError> {
+    let address = arguments.address;
+    let length = ReadLength::new(arguments.length).map_err(|error| ArgumentError::Syntax {
+        tool: "read_bytes",
+        argument: "length",
+        reason: error.to_string(),
+    })?;
     let mut bytes = target
         .query_document(|provider, document| provider.read_bytes(document, address, length))?;
     // The bound is the server's promise, whatever an integrator's provider returns.
     bytes.truncate(length.get());
-    Ok(json!({
-        "document": target.document()?,
-        "address": address.to_string(),
-        "length": bytes.len(),
-        "hex": hex(&bytes),
-    }))
+    Ok(ReadBytesResult {
+        document: target.document()?.to_owned(),
+        address: address.to_string(),
+        length: bytes.len(),
+        hex: hex(&bytes),
+    })
+}
+
+/// The result of `read_bytes`.
+#[derive(Serialize)]
+pub(super) struct ReadBytesResult {
+    address: String,
+    document: String,
+    hex: String,
+    length: usize,
+}
+
+impl ToolResult for ReadBytesResult {
+    fn output_schema() -> Value {
+        object(json!({
+            "document": string("The document read."),
+            "address": string("Address of the first byte, canonical (no leading zeros)."),
+            "length": count("Number of bytes read (fewer than asked when the region ends)."),
+            "hex": string("The bytes as lowercase hexadecimal, two digits per byte."),
+        }))
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -363,88 +558,4 @@ fn procedure_properties() -> Value {
             "Where the procedure was found.",
         ),
     })
-}
-
-fn page_schema() -> Value {
-    let entry = object(json!({
-        "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
-        "name": nullable_string("The primary name, or null when none is known."),
-    }));
-    object(json!({
-        "document": string("The document listed."),
-        "procedures": array(entry, "This page's procedures, in the provider's stable order."),
-        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-    }))
-}
-
-fn info_schema() -> Value {
-    let mut properties = procedure_properties();
-    properties["document"] = string("The document.");
-    object(properties)
-}
-
-fn search_schema() -> Value {
-    object(json!({
-        "document": string("The document searched."),
-        "procedures": array(object(procedure_properties()), "Matching procedures, in address order."),
-        "truncated": flag("Whether more procedures matched than were returned."),
-    }))
-}
-
-fn segments_schema() -> Value {
-    let segment = object(json!({
-        "name": string("Name, e.g. `.text` or `__TEXT,__text`."),
-        "address": string("Start address."),
-        "size": count("Size in memory, in bytes."),
-        "file_offset": nullable_count("Offset of its bytes in the file, if it has any."),
-        "file_size": count("Bytes backed by the file (0 for zero-fill regions)."),
-        "permissions": string("Permissions as `rwx` with `-` for absent ones, e.g. `r-x`."),
-    }));
-    object(json!({
-        "document": string("The document."),
-        "segments": array(segment, "Its segments, in address order."),
-    }))
-}
-
-fn strings_schema() -> Value {
-    let found = object(json!({
-        "address": string("Address of the first byte."),
-        "text": string("The string (at most 4096 characters)."),
-        "truncated": flag("Whether the string in the file is longer than `text`."),
-        "segment": string("The segment containing it."),
-    }));
-    object(json!({
-        "document": string("The document searched."),
-        "strings": array(found, "Matching strings, in address order."),
-        "truncated": flag("Whether the search stopped early (limit or scan bound reached)."),
-    }))
-}
-
-fn imports_schema() -> Value {
-    let symbol = object(json!({
-        "name": string("Display name (demangled when the raw name is mangled)."),
-        "raw_name": string("The name exactly as the binary stores it; `#<ordinal>` for a PE import by ordinal."),
-    }));
-    let import = object(json!({
-        "symbol": symbol,
-        "library": nullable_string("The library the format binds the symbol to, when it says."),
-        "version": nullable_string("The ELF symbol version, e.g. `GLIBC_2.2.5`, when it has one."),
-        "ordinal": nullable_count("The PE import ordinal (or hint) or the Mach-O library ordinal."),
-        "stub": nullable_string("Address of the stub the code calls (PLT entry, import thunk, Mach-O stub), when known."),
-        "slot": nullable_string("Address of the slot holding the target (GOT, IAT, lazy pointer), when known."),
-    }));
-    object(json!({
-        "document": string("The document listed."),
-        "imports": array(import, "This page's imports, in the format's order."),
-        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-    }))
-}
-
-fn bytes_schema() -> Value {
-    object(json!({
-        "document": string("The document read."),
-        "address": string("Address of the first byte, canonical (no leading zeros)."),
-        "length": count("Number of bytes read (fewer than asked when the region ends)."),
-        "hex": string("The bytes as lowercase hexadecimal, two digits per byte."),
-    }))
 }

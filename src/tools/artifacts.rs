@@ -10,16 +10,18 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{ArgumentError, Arguments, Kind, Parameter};
+use super::parameters::{ArgumentError, Kind, Parameter, tool_arguments};
 use super::schema::{array, count, object, string};
-use super::spec::{Handler, Retained, ToolSpec, encode};
+use super::spec::{Retained, ToolResult, ToolSpec, encode, read, retain};
 use crate::session::inventory::{
-    DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryLimits, InventoryPage, MAX_PAGE_SIZE,
-    OccurrenceFilter, PageSize, compare_inventories, list_occurrences, manifest_ids,
+    DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryDiff, InventoryLimits, InventoryPage,
+    MAX_PAGE_SIZE, Occurrence, OccurrenceFilter, PageSize, compare_inventories, list_occurrences,
+    manifest_ids,
 };
 use crate::session::schemas::ARTIFACT_INVENTORY_V1;
 use crate::session::{Cancel, Session};
@@ -28,6 +30,88 @@ use crate::session::{Cancel, Session};
 const MAX_PAGE_INDEX: u64 = 1_000_000;
 
 const MANIFEST: &str = "A manifest ID of a retained inventory (see inventory_artifacts).";
+
+tool_arguments! {
+    /// The arguments of `inventory_artifacts`.
+    pub(super) struct InventoryArtifactsArguments<'a> {
+        path: &'a str = Parameter {
+            name: "path",
+            description: "Path of the directory or zip archive on the server's machine.",
+            kind: Kind::Text,
+            required: true,
+        },
+        page: u64 = Parameter {
+            name: "page",
+            description: "Page index, from 0 (default 0).",
+            kind: Kind::Integer {
+                min: 0,
+                max: MAX_PAGE_INDEX,
+                default: 0,
+            },
+            required: false,
+        },
+        manifest_id: Option<&'a str> = Parameter {
+            name: "manifest_id",
+            description: "For a later page: the manifest ID of page 0, so the page comes \
+                from that same walk (kept by the server) instead of a new one.",
+            kind: Kind::Text,
+            required: false,
+        },
+        page_size: u64 = Parameter {
+            name: "page_size",
+            description: "Most occurrences per page (1 to 1000, default 200).",
+            kind: Kind::Integer {
+                min: 1,
+                max: MAX_PAGE_SIZE as u64,
+                default: DEFAULT_PAGE_SIZE as u64,
+            },
+            required: false,
+        },
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `list_artifact_occurrences`.
+    pub(super) struct ListOccurrencesArguments<'a> {
+        manifest_id: &'a str = Parameter {
+            name: "manifest_id",
+            description: MANIFEST,
+            kind: Kind::Text,
+            required: true,
+        },
+        under: Option<&'a str> = Parameter {
+            name: "under",
+            description: "Only occurrences at this path or below it (whole components).",
+            kind: Kind::Text,
+            required: false,
+        },
+        format: Option<&'a str> = Parameter {
+            name: "format",
+            description: "Only occurrences of this format: elf, mach-o, mach-o-fat, pe, \
+                zip, wasm, java-class, ar, script or unknown.",
+            kind: Kind::Text,
+            required: false,
+        },
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `compare_inventories`.
+    pub(super) struct CompareArguments<'a> {
+        before: &'a str = Parameter {
+            name: "before",
+            description: MANIFEST,
+            kind: Kind::Text,
+            required: true,
+        },
+        after: &'a str = Parameter {
+            name: "after",
+            description: MANIFEST,
+            kind: Kind::Text,
+            required: true,
+        },
+    }
+}
 
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
@@ -40,102 +124,29 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             stable occurrence ID, path, size, sha256 and detected executable format. The page \
             is retained as Evidence; call again with the next `page` (and the `manifest_id`) \
             for the rest: later pages come from the same walk, not a new one.",
-        parameters: &[
-            Parameter {
-                name: "path",
-                description: "Path of the directory or zip archive on the server's machine.",
-                kind: Kind::Text,
-                required: true,
-            },
-            Parameter {
-                name: "page",
-                description: "Page index, from 0 (default 0).",
-                kind: Kind::Integer {
-                    min: 0,
-                    max: MAX_PAGE_INDEX,
-                    default: 0,
-                },
-                required: false,
-            },
-            Parameter {
-                name: "manifest_id",
-                description: "For a later page: the manifest ID of page 0, so the page comes \
-                    from that same walk (kept by the server) instead of a new one.",
-                kind: Kind::Text,
-                required: false,
-            },
-            Parameter {
-                name: "page_size",
-                description: "Most occurrences per page (1 to 1000, default 200).",
-                kind: Kind::Integer {
-                    min: 1,
-                    max: MAX_PAGE_SIZE as u64,
-                    default: DEFAULT_PAGE_SIZE as u64,
-                },
-                required: false,
-            },
-        ],
         annotations: ToolAnnotations {
             read_only_hint: false,
             destructive_hint: false,
             idempotent_hint: false,
             open_world_hint: false,
         },
-        output: page_schema,
-        handler: Handler::Retain(inventory_artifacts),
+        handler: retain!(inventory_artifacts),
     },
     ToolSpec {
         name: "list_artifact_occurrences",
         title: "List Artifact Occurrences",
         description: "Occurrences of a retained inventory (its retained pages only), each with \
             its manifest ID, optionally only those below a path or of one executable format.",
-        parameters: &[
-            Parameter {
-                name: "manifest_id",
-                description: MANIFEST,
-                kind: Kind::Text,
-                required: true,
-            },
-            Parameter {
-                name: "under",
-                description: "Only occurrences at this path or below it (whole components).",
-                kind: Kind::Text,
-                required: false,
-            },
-            Parameter {
-                name: "format",
-                description: "Only occurrences of this format: elf, mach-o, mach-o-fat, pe, \
-                    zip, wasm, java-class, ar, script or unknown.",
-                kind: Kind::Text,
-                required: false,
-            },
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: occurrences_schema,
-        handler: Handler::Read(list_artifact_occurrences),
+        handler: read!(list_artifact_occurrences),
     },
     ToolSpec {
         name: "compare_inventories",
         title: "Compare Inventories",
         description: "Compare two retained inventories by path and digest: occurrences added, \
             removed and changed from `before` to `after`. Every page of both must be retained.",
-        parameters: &[
-            Parameter {
-                name: "before",
-                description: MANIFEST,
-                kind: Kind::Text,
-                required: true,
-            },
-            Parameter {
-                name: "after",
-                description: MANIFEST,
-                kind: Kind::Text,
-                required: true,
-            },
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: diff_schema,
-        handler: Handler::Read(compare),
+        handler: read!(compare),
     },
 ];
 
@@ -144,13 +155,17 @@ pub(super) const TOOLS: &[ToolSpec] = &[
 /// is kept and no `manifest_id` was given.
 fn inventory_artifacts(
     session: &Session,
-    arguments: &Arguments<'_>,
+    arguments: InventoryArtifactsArguments<'_>,
     cancel: &Cancel,
-) -> Result<Retained, ToolError> {
-    let path = arguments.required_text("path")?;
-    let size = PageSize::new(usize::try_from(arguments.integer("page_size")).unwrap_or(0))?;
-    let index = arguments.integer("page");
-    let manifest_id = arguments.text("manifest_id");
+) -> Result<Retained<InventoryPage>, ToolError> {
+    let InventoryArtifactsArguments {
+        path,
+        page: index,
+        manifest_id,
+        page_size,
+        ..
+    } = arguments;
+    let size = PageSize::new(usize::try_from(page_size).unwrap_or(0))?;
     let kept = (index > 0)
         .then(|| session.kept_inventory(manifest_id, path))
         .flatten();
@@ -181,12 +196,25 @@ fn inventory_artifacts(
             page: index,
             count: inventory.page_count(size),
         })?;
-    let document = encode("inventory_artifacts", &page)?;
     Ok(Retained {
-        reply: document.clone(),
-        document,
+        document: encode("inventory_artifacts", &page)?,
+        reply: page,
         recorded_arguments: None,
     })
+}
+
+/// The result of `inventory_artifacts`: the page, which is also the retained document.
+impl ToolResult for InventoryPage {
+    /// The published Artifact Inventory v1 schema.
+    fn output_schema() -> Value {
+        let mut schema: Value =
+            serde_json::from_str(ARTIFACT_INVENTORY_V1).expect("the published schema is JSON");
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("$schema");
+            object.remove("$id");
+        }
+        schema
+    }
 }
 
 /// The retained pages of the inventory `manifest_id`.
@@ -207,11 +235,11 @@ fn pages_of(pages: &[InventoryPage], manifest_id: &str) -> Result<Vec<InventoryP
 
 fn list_artifact_occurrences(
     session: &Session,
-    arguments: &Arguments<'_>,
-) -> Result<Value, ToolError> {
-    let manifest_id = arguments.required_text("manifest_id")?;
+    arguments: ListOccurrencesArguments<'_>,
+) -> Result<ListOccurrencesResult, ToolError> {
+    let manifest_id = arguments.manifest_id;
     let format = arguments
-        .text("format")
+        .format
         .map(|name| {
             serde_json::from_value::<ExecutableFormat>(json!(name)).map_err(|_| {
                 ArgumentError::Syntax {
@@ -225,33 +253,72 @@ fn list_artifact_occurrences(
     let pages = pages_of(&session.inventory_pages(), manifest_id)?;
     let filter = OccurrenceFilter {
         manifest_id: Some(manifest_id.to_owned()),
-        under: arguments.text("under").map(str::to_owned),
+        under: arguments.under.map(str::to_owned),
         format,
     };
-    let listed = list_occurrences(&pages, &filter);
-    Ok(json!({
-        "manifest_id": manifest_id,
-        "occurrences": encode("list_artifact_occurrences", &listed)?,
-    }))
+    let occurrences = list_occurrences(&pages, &filter)
+        .into_iter()
+        .map(|listed| ListedItem {
+            manifest_id: listed.manifest_id.to_owned(),
+            occurrence: listed.occurrence.clone(),
+        })
+        .collect();
+    Ok(ListOccurrencesResult {
+        manifest_id: manifest_id.to_owned(),
+        occurrences,
+    })
 }
 
-fn compare(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let pages = session.inventory_pages();
-    let before = pages_of(&pages, arguments.required_text("before")?)?;
-    let after = pages_of(&pages, arguments.required_text("after")?)?;
-    let diff = compare_inventories(&before, &after)?;
-    encode("compare_inventories", &diff)
+/// The result of `list_artifact_occurrences`.
+#[derive(Serialize)]
+pub(super) struct ListOccurrencesResult {
+    manifest_id: String,
+    occurrences: Vec<ListedItem>,
 }
 
-/// The published Artifact Inventory v1 schema: the result is the page document.
-fn page_schema() -> Value {
-    let mut schema: Value =
-        serde_json::from_str(ARTIFACT_INVENTORY_V1).expect("the published schema is JSON");
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("$id");
+/// One listed occurrence: its fields and its inventory's manifest ID.
+#[derive(Serialize)]
+struct ListedItem {
+    manifest_id: String,
+    #[serde(flatten)]
+    occurrence: Occurrence,
+}
+
+impl ToolResult for ListOccurrencesResult {
+    fn output_schema() -> Value {
+        let mut listed = occurrence_properties();
+        listed["manifest_id"] = string("The inventory's manifest ID.");
+        object(json!({
+            "manifest_id": string("The inventory listed."),
+            "occurrences": array(object(listed), "Matching occurrences, in path order."),
+        }))
     }
-    schema
+}
+
+fn compare(session: &Session, arguments: CompareArguments<'_>) -> Result<InventoryDiff, ToolError> {
+    let pages = session.inventory_pages();
+    let before = pages_of(&pages, arguments.before)?;
+    let after = pages_of(&pages, arguments.after)?;
+    Ok(compare_inventories(&before, &after)?)
+}
+
+/// The result of `compare_inventories`.
+impl ToolResult for InventoryDiff {
+    fn output_schema() -> Value {
+        let occurrence = object(occurrence_properties());
+        object(json!({
+            "before": string("Manifest ID of the first inventory."),
+            "after": string("Manifest ID of the second inventory."),
+            "added": array(occurrence.clone(), "Paths only `after` has."),
+            "removed": array(occurrence.clone(), "Paths only `before` has."),
+            "changed": array(object(json!({
+                "path": string("The path."),
+                "before": occurrence.clone(),
+                "after": occurrence,
+            })), "Paths both have, with different digests."),
+            "unchanged": count("Paths both have with the same digest."),
+        }))
+    }
 }
 
 fn occurrence_properties() -> Value {
@@ -262,29 +329,4 @@ fn occurrence_properties() -> Value {
         "sha256": string("SHA-256 of the content, lowercase hexadecimal."),
         "format": string("Executable format detected from the first bytes."),
     })
-}
-
-fn occurrences_schema() -> Value {
-    let mut listed = occurrence_properties();
-    listed["manifest_id"] = string("The inventory's manifest ID.");
-    object(json!({
-        "manifest_id": string("The inventory listed."),
-        "occurrences": array(object(listed), "Matching occurrences, in path order."),
-    }))
-}
-
-fn diff_schema() -> Value {
-    let occurrence = object(occurrence_properties());
-    object(json!({
-        "before": string("Manifest ID of the first inventory."),
-        "after": string("Manifest ID of the second inventory."),
-        "added": array(occurrence.clone(), "Paths only `after` has."),
-        "removed": array(occurrence.clone(), "Paths only `before` has."),
-        "changed": array(object(json!({
-            "path": string("The path."),
-            "before": occurrence.clone(),
-            "after": occurrence,
-        })), "Paths both have, with different digests."),
-        "unchanged": count("Paths both have with the same digest."),
-    }))
 }

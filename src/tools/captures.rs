@@ -3,16 +3,46 @@
 //! and imports what it recorded), and `verify_reconstruction` evaluates claims against
 //! retained Evidence only.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{Arguments, Kind, Parameter};
+use super::parameters::{Kind, Parameter, tool_arguments};
 use super::schema::{array, flag, nullable_string, object, string};
-use super::spec::{Handler, Retained, ToolSpec, encode};
+use super::spec::{Retained, ToolResult, ToolSpec, read, retain};
 use crate::session::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
-use crate::session::claims::{EvidenceRecordView, MAX_CLAIMS, evaluate, parse_claims};
+use crate::session::claims::{EvidenceRecordView, MAX_CLAIMS, Verdict, evaluate, parse_claims};
 use crate::session::{Cancel, Session};
+
+tool_arguments! {
+    /// The arguments of `import_process_capture`.
+    pub(super) struct ImportCaptureArguments<'a> {
+        capture: &'a Value = Parameter {
+            name: "capture",
+            description: "The capture document, a JSON object with `schema: \
+                \"rea.process-capture\"` and `version: 4`.",
+            kind: Kind::Object,
+            required: true,
+        },
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `verify_reconstruction`.
+    pub(super) struct VerifyArguments<'a> {
+        claims: &'a Value = Parameter {
+            name: "claims",
+            description: "Claim objects, each with a `kind` and that kind's fields, e.g. \
+                `{\"kind\": \"bytes_equal\", \"document\": \"app\", \"address\": \"0x1000\", \
+                \"hex\": \"5548\"}`.",
+            kind: Kind::List {
+                max_items: MAX_CLAIMS,
+            },
+            required: true,
+        },
+    }
+}
 
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
@@ -25,21 +55,13 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             only then is offered as a Process capture and read by verify_reconstruction. The \
             capture is stored once, as the Evidence record's result (its recorded `capture` \
             argument says so); at most 64 levels deep and 256 KiB.",
-        parameters: &[Parameter {
-            name: "capture",
-            description: "The capture document, a JSON object with `schema: \
-                \"rea.process-capture\"` and `version: 4`.",
-            kind: Kind::Object,
-            required: true,
-        }],
         annotations: ToolAnnotations {
             read_only_hint: false,
             destructive_hint: false,
             idempotent_hint: false,
             open_world_hint: false,
         },
-        output: import_schema,
-        handler: Handler::Retain(import_process_capture),
+        handler: retain!(import_process_capture),
     },
     ToolSpec {
         name: "verify_reconstruction",
@@ -51,19 +73,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             address or a name; checked against retained callees and disassemble Evidence). \
             Each claim comes back supported, contradicted or \
             unverified, citing the Evidence IDs it rests on. Nothing is observed or recorded.",
-        parameters: &[Parameter {
-            name: "claims",
-            description: "Claim objects, each with a `kind` and that kind's fields, e.g. \
-                `{\"kind\": \"bytes_equal\", \"document\": \"app\", \"address\": \"0x1000\", \
-                \"hex\": \"5548\"}`.",
-            kind: Kind::List {
-                max_items: MAX_CLAIMS,
-            },
-            required: true,
-        }],
         annotations: ToolAnnotations::READ_ONLY,
-        output: verdicts_schema,
-        handler: Handler::Read(verify_reconstruction),
+        handler: read!(verify_reconstruction),
     },
 ];
 
@@ -73,10 +84,10 @@ pub(crate) const CAPTURE_ARGUMENT_MARKER: &str = "(retained as this record's res
 
 fn import_process_capture(
     _session: &Session,
-    arguments: &Arguments<'_>,
+    arguments: ImportCaptureArguments<'_>,
     _cancel: &Cancel,
-) -> Result<Retained, ToolError> {
-    let document = arguments.json("capture").cloned().unwrap_or(Value::Null);
+) -> Result<Retained<ImportCaptureResult>, ToolError> {
+    let document = arguments.capture.clone();
     let (valid, validity, problem) = match classify_capture(&document) {
         CaptureValidity::ValidV4 => (true, "valid_v4", None),
         CaptureValidity::OtherVersion(version) => (
@@ -89,11 +100,11 @@ fn import_process_capture(
         CaptureValidity::Invalid(invalid) => (false, "invalid", Some(invalid.to_string())),
     };
     Ok(Retained {
-        reply: json!({
-            "valid": valid,
-            "validity": validity,
-            "problem": problem,
-        }),
+        reply: ImportCaptureResult {
+            problem,
+            valid,
+            validity,
+        },
         document,
         recorded_arguments: Some(
             [("capture".to_owned(), Value::from(CAPTURE_ARGUMENT_MARKER))]
@@ -103,8 +114,33 @@ fn import_process_capture(
     })
 }
 
-fn verify_reconstruction(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let claims = parse_claims(arguments.json("claims").unwrap_or(&Value::Null))?;
+/// The result of `import_process_capture`.
+#[derive(Serialize)]
+pub(super) struct ImportCaptureResult {
+    problem: Option<String>,
+    valid: bool,
+    validity: &'static str,
+}
+
+impl ToolResult for ImportCaptureResult {
+    fn output_schema() -> Value {
+        object(json!({
+            "valid": flag("Whether the capture is a valid Process Capture v4 (a Process capture completion candidate)."),
+            "validity": {
+                "type": "string",
+                "enum": ["valid_v4", "other_version", "invalid"],
+                "description": "What the document is.",
+            },
+            "problem": nullable_string("Why it is not a valid v4 capture; null when valid."),
+        }))
+    }
+}
+
+fn verify_reconstruction(
+    session: &Session,
+    arguments: VerifyArguments<'_>,
+) -> Result<VerifyResult, ToolError> {
+    let claims = parse_claims(arguments.claims)?;
     let records = session.evidence_records();
     let views: Vec<EvidenceRecordView<'_>> = records
         .iter()
@@ -116,34 +152,31 @@ fn verify_reconstruction(session: &Session, arguments: &Arguments<'_>) -> Result
             provider: record.provider.as_deref(),
         })
         .collect();
-    let verdicts = evaluate(&claims, &views);
-    Ok(json!({ "verdicts": encode("verify_reconstruction", &verdicts)? }))
+    Ok(VerifyResult {
+        verdicts: evaluate(&claims, &views),
+    })
 }
 
-fn import_schema() -> Value {
-    object(json!({
-        "valid": flag("Whether the capture is a valid Process Capture v4 (a Process capture completion candidate)."),
-        "validity": {
-            "type": "string",
-            "enum": ["valid_v4", "other_version", "invalid"],
-            "description": "What the document is.",
-        },
-        "problem": nullable_string("Why it is not a valid v4 capture; null when valid."),
-    }))
+/// The result of `verify_reconstruction`.
+#[derive(Serialize)]
+pub(super) struct VerifyResult {
+    verdicts: Vec<Verdict>,
 }
 
-fn verdicts_schema() -> Value {
-    object(json!({
-        "verdicts": array(object(json!({
-            "index": {"type": "integer", "minimum": 0, "description": "Position of the claim, from 0."},
-            "kind": string("The claim's kind."),
-            "status": {
-                "type": "string",
-                "enum": ["supported", "contradicted", "unverified"],
-                "description": "The verdict.",
-            },
-            "evidence": array(string("An Evidence ID."), "Evidence the verdict rests on, in ledger order."),
-            "reason": string("One sentence saying why."),
-        })), "One verdict per claim, in claim order."),
-    }))
+impl ToolResult for VerifyResult {
+    fn output_schema() -> Value {
+        object(json!({
+            "verdicts": array(object(json!({
+                "index": {"type": "integer", "minimum": 0, "description": "Position of the claim, from 0."},
+                "kind": string("The claim's kind."),
+                "status": {
+                    "type": "string",
+                    "enum": ["supported", "contradicted", "unverified"],
+                    "description": "The verdict.",
+                },
+                "evidence": array(string("An Evidence ID."), "Evidence the verdict rests on, in ledger order."),
+                "reason": string("One sentence saying why."),
+            })), "One verdict per claim, in claim order."),
+        }))
+    }
 }

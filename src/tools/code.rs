@@ -3,14 +3,18 @@
 //! may not support; the native provider computes one analysis per document on first use and
 //! every result says, under `analysis`, whether a bound cut that analysis short.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{ArgumentError, Arguments, DOCUMENT, Kind, PROVIDER, Parameter};
+use super::parameters::{ArgumentError, DOCUMENT, Kind, PROVIDER, Parameter, tool_arguments};
 use super::schema::{array, count, flag, nullable_string, object, string};
-use super::spec::{Handler, ToolSpec, encode};
-use crate::session::{CodeScope, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, Operation, Target};
+use super::spec::{ToolResult, ToolSpec, observe};
+use crate::session::{
+    Address, AnalysisStatus, CallEdge, CallGraph, CodeScope, Disassembly, MAX_CODE_PAGE,
+    MAX_DISASSEMBLY_BYTES, NamedAddress, Operation, Provider, ProviderError, References, Target,
+};
 
 /// Default number of entries in one page of a code-analysis result.
 const DEFAULT_CODE_PAGE: u64 = 200;
@@ -47,6 +51,64 @@ const LIMIT: Parameter = Parameter {
 /// The arguments `disassemble` takes exactly one of.
 const DISASSEMBLY_SCOPES: &[&str] = &["procedure", "address"];
 
+tool_arguments! {
+    /// The arguments of `disassemble`.
+    pub(super) struct DisassembleArguments<'a> {
+        procedure: Option<&'a str> = Parameter {
+            required: false,
+            ..PROCEDURE
+        },
+        address: Option<Address> = Parameter {
+            name: "address",
+            description: "First address of a range to decode (`0x` and lowercase \
+                hexadecimal), instead of a procedure.",
+            kind: Kind::Address,
+            required: false,
+        },
+        length: Option<u64> = Parameter {
+            name: "length",
+            description: "Bytes of the range from `address` (1 to 65536, default 256).",
+            kind: Kind::Integer {
+                min: 1,
+                max: MAX_DISASSEMBLY_BYTES,
+                default: DEFAULT_RANGE_BYTES,
+            },
+            required: false,
+        },
+        cursor: Option<&'a str> = CURSOR,
+        limit: u64 = LIMIT,
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `xrefs_to`.
+    pub(super) struct XrefsToArguments<'a> {
+        address: Address = Parameter {
+            name: "address",
+            description: "The referenced address (`0x` and lowercase hexadecimal).",
+            kind: Kind::Address,
+            required: true,
+        },
+        cursor: Option<&'a str> = CURSOR,
+        limit: u64 = LIMIT,
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `callers` and `callees`.
+    pub(super) struct CallGraphArguments<'a> {
+        procedure: &'a str = PROCEDURE,
+        cursor: Option<&'a str> = CURSOR,
+        limit: u64 = LIMIT,
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "disassemble",
@@ -57,39 +119,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             target of calls, branches and PC-relative operands with the procedure, stub \
             (`printf@plt`) or import it names. Give `procedure`, or `address` and `length`. \
             Paged: pass `next_cursor` back as `cursor`. Records Evidence.",
-        parameters: &[
-            Parameter {
-                required: false,
-                ..PROCEDURE
-            },
-            Parameter {
-                name: "address",
-                description: "First address of a range to decode (`0x` and lowercase \
-                    hexadecimal), instead of a procedure.",
-                kind: Kind::Address,
-                required: false,
-            },
-            Parameter {
-                name: "length",
-                description: "Bytes of the range from `address` (1 to 65536, default 256).",
-                kind: Kind::Integer {
-                    min: 1,
-                    max: MAX_DISASSEMBLY_BYTES,
-                    default: DEFAULT_RANGE_BYTES,
-                },
-                required: false,
-            },
-            CURSOR,
-            LIMIT,
-            DOCUMENT,
-            PROVIDER,
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: disassembly_schema,
-        handler: Handler::Observe {
-            operation: Operation::Disassemble,
-            run: disassemble,
-        },
+        handler: observe!(Operation::Disassemble, disassemble),
     },
     ToolSpec {
         name: "xrefs_to",
@@ -98,24 +129,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             operands, adrp+add/ldr pairs, absolute operands, pointers in data sections), each \
             with the referring procedure and segment, in address order. A string address from \
             search_strings leads to the procedures that use it. Paged. Records Evidence.",
-        parameters: &[
-            Parameter {
-                name: "address",
-                description: "The referenced address (`0x` and lowercase hexadecimal).",
-                kind: Kind::Address,
-                required: true,
-            },
-            CURSOR,
-            LIMIT,
-            DOCUMENT,
-            PROVIDER,
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: references_schema,
-        handler: Handler::Observe {
-            operation: Operation::XrefsTo,
-            run: xrefs_to,
-        },
+        handler: observe!(Operation::XrefsTo, xrefs_to),
     },
     ToolSpec {
         name: "callers",
@@ -123,13 +138,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         description: "The procedures with a direct call to a procedure (or to a stub such as \
             `printf@plt`, given by address), each with its call sites, in address order. \
             Paged. Records Evidence.",
-        parameters: &[PROCEDURE, CURSOR, LIMIT, DOCUMENT, PROVIDER],
         annotations: ToolAnnotations::READ_ONLY,
-        output: callers_schema,
-        handler: Handler::Observe {
-            operation: Operation::Callers,
-            run: callers,
-        },
+        handler: observe!(Operation::Callers, callers),
     },
     ToolSpec {
         name: "callees",
@@ -137,24 +147,22 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         description: "What a procedure calls directly, each with its call sites, in address \
             order; calls through PLT stubs and import slots are named by the imported symbol \
             (`import`). Paged. Records Evidence.",
-        parameters: &[PROCEDURE, CURSOR, LIMIT, DOCUMENT, PROVIDER],
         annotations: ToolAnnotations::READ_ONLY,
-        output: callees_schema,
-        handler: Handler::Observe {
-            operation: Operation::Callees,
-            run: callees,
-        },
+        handler: observe!(Operation::Callees, callees),
     },
 ];
 
-fn page_limit(arguments: &Arguments<'_>) -> usize {
-    usize::try_from(arguments.integer("limit")).unwrap_or(MAX_CODE_PAGE)
+fn page_limit(limit: u64) -> usize {
+    usize::try_from(limit).unwrap_or(MAX_CODE_PAGE)
 }
 
-fn disassemble(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let scope = match (arguments.has("procedure"), arguments.has("address")) {
-        (true, false) => {
-            if arguments.has("length") {
+fn disassemble(
+    target: &Target,
+    arguments: DisassembleArguments<'_>,
+) -> Result<DisassembleResult, ToolError> {
+    let scope = match (arguments.procedure, arguments.address) {
+        (Some(procedure), None) => {
+            if arguments.length.is_some() {
                 return Err(ArgumentError::Requires {
                     tool: "disassemble",
                     argument: "length",
@@ -162,11 +170,11 @@ fn disassemble(target: &Target, arguments: &Arguments<'_>) -> Result<Value, Tool
                 }
                 .into());
             }
-            CodeScope::Procedure(target.resolve_procedure(arguments.required_text("procedure")?)?)
+            CodeScope::Procedure(target.resolve_procedure(procedure)?)
         }
-        (false, true) => CodeScope::Range {
-            start: arguments.required_address("address")?,
-            length: arguments.integer("length"),
+        (None, Some(start)) => CodeScope::Range {
+            start,
+            length: arguments.length.unwrap_or(DEFAULT_RANGE_BYTES),
         },
         _ => {
             return Err(ArgumentError::OneOf {
@@ -176,58 +184,167 @@ fn disassemble(target: &Target, arguments: &Arguments<'_>) -> Result<Value, Tool
             .into());
         }
     };
-    let cursor = arguments.text("cursor");
-    let limit = page_limit(arguments);
-    let found = target.query_document(|provider, document| {
-        provider.disassemble(document, scope, cursor, limit)
+    let limit = page_limit(arguments.limit);
+    let disassembly = target.query_document(|provider, document| {
+        provider.disassemble(document, scope, arguments.cursor, limit)
     })?;
-    let mut result = encode("disassemble", &found)?;
-    result["document"] = json!(target.document()?);
-    Ok(result)
+    Ok(DisassembleResult {
+        document: target.document()?.to_owned(),
+        disassembly,
+    })
 }
 
-fn xrefs_to(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let address = arguments.required_address("address")?;
-    let cursor = arguments.text("cursor");
-    let limit = page_limit(arguments);
-    let found = target
-        .query_document(|provider, document| provider.xrefs_to(document, address, cursor, limit))?;
-    let mut result = encode("xrefs_to", &found)?;
-    result["document"] = json!(target.document()?);
-    Ok(result)
+/// The result of `disassemble`.
+#[derive(Serialize)]
+pub(super) struct DisassembleResult {
+    document: String,
+    #[serde(flatten)]
+    disassembly: Disassembly,
 }
 
-fn callers(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    call_graph(target, arguments, "callers")
+impl ToolResult for DisassembleResult {
+    fn output_schema() -> Value {
+        let instruction = object(json!({
+            "address": string("Address of the instruction."),
+            "bytes": string("Its bytes, lowercase hexadecimal."),
+            "mnemonic": string("The mnemonic."),
+            "operands": string("The operands as text."),
+            "target": nullable_string("Address it calls, branches to or refers to PC-relatively, or null."),
+            "target_kind": {
+                "description": "How it refers to `target` (null without one).",
+                "anyOf": [reference_kind("Reference kind."), {"type": "null"}],
+            },
+            "target_name": nullable_string("What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported symbol; null when unknown."),
+        }));
+        object(json!({
+            "document": string("The document."),
+            "architecture": string("The decoded architecture (`x86_64`, `i386`, `aarch64`)."),
+            "procedure": nullable(named_address("The procedure."), "The procedure decoded, or null for an address range."),
+            "start": string("First address of the procedure or range."),
+            "end": string("End of the procedure or range (exclusive)."),
+            "instructions": array(instruction, "This page's instructions, in address order."),
+            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+            "analysis": analysis_schema(),
+        }))
+    }
 }
 
-fn callees(target: &Target, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    call_graph(target, arguments, "callees")
+fn xrefs_to(target: &Target, arguments: XrefsToArguments<'_>) -> Result<XrefsToResult, ToolError> {
+    let limit = page_limit(arguments.limit);
+    let references = target.query_document(|provider, document| {
+        provider.xrefs_to(document, arguments.address, arguments.cursor, limit)
+    })?;
+    Ok(XrefsToResult {
+        document: target.document()?.to_owned(),
+        references,
+    })
+}
+
+/// The result of `xrefs_to`.
+#[derive(Serialize)]
+pub(super) struct XrefsToResult {
+    document: String,
+    #[serde(flatten)]
+    references: References,
+}
+
+impl ToolResult for XrefsToResult {
+    fn output_schema() -> Value {
+        let reference = object(json!({
+            "from": string("The referring instruction, or the data word holding the pointer."),
+            "kind": reference_kind("`call`, `jump` or `data`."),
+            "procedure": nullable(named_address("The procedure."), "The procedure containing `from`, or null."),
+            "segment": nullable_string("The segment containing `from`."),
+        }));
+        object(json!({
+            "document": string("The document."),
+            "target": named_address("The referenced address and what is there."),
+            "references": array(reference, "This page's references, by referring address."),
+            "total": count("Number of references to the address."),
+            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+            "analysis": analysis_schema(),
+        }))
+    }
+}
+
+/// A provider's `callers` or `callees`.
+type GraphQuery =
+    fn(&dyn Provider, &str, Address, Option<&str>, usize) -> Result<CallGraph, ProviderError>;
+
+fn callers(target: &Target, arguments: CallGraphArguments<'_>) -> Result<CallersResult, ToolError> {
+    let (page, callers) = call_graph(
+        target,
+        &arguments,
+        |provider, document, at, cursor, limit| provider.callers(document, at, cursor, limit),
+    )?;
+    Ok(CallersResult { page, callers })
+}
+
+fn callees(target: &Target, arguments: CallGraphArguments<'_>) -> Result<CalleesResult, ToolError> {
+    let (page, callees) = call_graph(
+        target,
+        &arguments,
+        |provider, document, at, cursor, limit| provider.callees(document, at, cursor, limit),
+    )?;
+    Ok(CalleesResult { page, callees })
 }
 
 fn call_graph(
     target: &Target,
-    arguments: &Arguments<'_>,
-    tool: &'static str,
-) -> Result<Value, ToolError> {
-    let procedure = target.resolve_procedure(arguments.required_text("procedure")?)?;
-    let cursor = arguments.text("cursor");
-    let limit = page_limit(arguments);
+    arguments: &CallGraphArguments<'_>,
+    query: GraphQuery,
+) -> Result<(GraphPage, Vec<CallEdge>), ToolError> {
+    let procedure = target.resolve_procedure(arguments.procedure)?;
+    let limit = page_limit(arguments.limit);
     let graph = target.query_document(|provider, document| {
-        if tool == "callers" {
-            provider.callers(document, procedure, cursor, limit)
-        } else {
-            provider.callees(document, procedure, cursor, limit)
-        }
+        query(provider, document, procedure, arguments.cursor, limit)
     })?;
-    Ok(json!({
-        "document": target.document()?,
-        "procedure": encode(tool, &graph.procedure)?,
-        tool: encode(tool, &graph.edges)?,
-        "total": graph.total,
-        "next_cursor": graph.next_cursor,
-        "analysis": encode(tool, &graph.analysis)?,
-    }))
+    let page = GraphPage {
+        analysis: graph.analysis,
+        document: target.document()?.to_owned(),
+        next_cursor: graph.next_cursor,
+        procedure: graph.procedure,
+        total: graph.total,
+    };
+    Ok((page, graph.edges))
+}
+
+/// What a `callers` or `callees` result holds besides its edges.
+#[derive(Serialize)]
+struct GraphPage {
+    analysis: AnalysisStatus,
+    document: String,
+    next_cursor: Option<String>,
+    procedure: NamedAddress,
+    total: usize,
+}
+
+/// The result of `callers`.
+#[derive(Serialize)]
+pub(super) struct CallersResult {
+    callers: Vec<CallEdge>,
+    #[serde(flatten)]
+    page: GraphPage,
+}
+
+impl ToolResult for CallersResult {
+    fn output_schema() -> Value {
+        graph_schema("callers", "This page's callers, in address order.")
+    }
+}
+
+/// The result of `callees`.
+#[derive(Serialize)]
+pub(super) struct CalleesResult {
+    callees: Vec<CallEdge>,
+    #[serde(flatten)]
+    page: GraphPage,
+}
+
+impl ToolResult for CalleesResult {
+    fn output_schema() -> Value {
+        graph_schema("callees", "This page's callees, in address order.")
+    }
 }
 
 fn named_address(description: &str) -> Value {
@@ -262,48 +379,6 @@ fn analysis_schema() -> Value {
     schema
 }
 
-fn disassembly_schema() -> Value {
-    let instruction = object(json!({
-        "address": string("Address of the instruction."),
-        "bytes": string("Its bytes, lowercase hexadecimal."),
-        "mnemonic": string("The mnemonic."),
-        "operands": string("The operands as text."),
-        "target": nullable_string("Address it calls, branches to or refers to PC-relatively, or null."),
-        "target_kind": {
-            "description": "How it refers to `target` (null without one).",
-            "anyOf": [reference_kind("Reference kind."), {"type": "null"}],
-        },
-        "target_name": nullable_string("What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported symbol; null when unknown."),
-    }));
-    object(json!({
-        "document": string("The document."),
-        "architecture": string("The decoded architecture (`x86_64`, `i386`, `aarch64`)."),
-        "procedure": nullable(named_address("The procedure."), "The procedure decoded, or null for an address range."),
-        "start": string("First address of the procedure or range."),
-        "end": string("End of the procedure or range (exclusive)."),
-        "instructions": array(instruction, "This page's instructions, in address order."),
-        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-        "analysis": analysis_schema(),
-    }))
-}
-
-fn references_schema() -> Value {
-    let reference = object(json!({
-        "from": string("The referring instruction, or the data word holding the pointer."),
-        "kind": reference_kind("`call`, `jump` or `data`."),
-        "procedure": nullable(named_address("The procedure."), "The procedure containing `from`, or null."),
-        "segment": nullable_string("The segment containing `from`."),
-    }));
-    object(json!({
-        "document": string("The document."),
-        "target": named_address("The referenced address and what is there."),
-        "references": array(reference, "This page's references, by referring address."),
-        "total": count("Number of references to the address."),
-        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-        "analysis": analysis_schema(),
-    }))
-}
-
 fn graph_schema(edges: &str, description: &str) -> Value {
     let edge = object(json!({
         "procedure": named_address("The caller or callee."),
@@ -319,12 +394,4 @@ fn graph_schema(edges: &str, description: &str) -> Value {
     });
     properties[edges] = array(edge, description);
     object(properties)
-}
-
-fn callers_schema() -> Value {
-    graph_schema("callers", "This page's callers, in address order.")
-}
-
-fn callees_schema() -> Value {
-    graph_schema("callees", "This page's callees, in address order.")
 }

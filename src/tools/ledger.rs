@@ -1,18 +1,54 @@
 //! Ledger tools: page through and fetch retained Evidence. They read the ledger and append
 //! nothing to it.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{Arguments, Kind, Parameter};
+use super::parameters::{Kind, Parameter, tool_arguments};
 use super::schema::{any, array, count, nullable_string, object, string};
-use super::spec::{Handler, ToolSpec, encode};
-use crate::session::{EvidenceRecord, Session};
+use super::spec::{ToolResult, ToolSpec, read};
+use crate::session::{EvidenceId, EvidenceRecord, Session};
 
 /// Default and largest page of `list_evidence`.
 const DEFAULT_EVIDENCE_PAGE: u64 = 50;
 const MAX_EVIDENCE_PAGE: u64 = 100;
+
+tool_arguments! {
+    /// The arguments of `list_evidence`.
+    pub(super) struct ListEvidenceArguments<'a> {
+        cursor: Option<&'a str> = Parameter {
+            name: "cursor",
+            description: "The `next_cursor` of the previous page (an Evidence ID); omit \
+                for the first page.",
+            kind: Kind::EvidenceId,
+            required: false,
+        },
+        limit: u64 = Parameter {
+            name: "limit",
+            description: "Most records in the page (1 to 100, default 50).",
+            kind: Kind::Integer {
+                min: 1,
+                max: MAX_EVIDENCE_PAGE,
+                default: DEFAULT_EVIDENCE_PAGE,
+            },
+            required: false,
+        },
+    }
+}
+
+tool_arguments! {
+    /// The arguments of `get_evidence`.
+    pub(super) struct GetEvidenceArguments<'a> {
+        id: &'a str = Parameter {
+            name: "id",
+            description: "The Evidence ID, e.g. `ev-000000000042`.",
+            kind: Kind::EvidenceId,
+            required: true,
+        },
+    }
+}
 
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
@@ -22,71 +58,92 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             each record's ID, sequence, operation, arguments, provider and document (fetch \
             the result with get_evidence). Pass `next_cursor` back as `cursor` for the next \
             page.",
-        parameters: &[
-            Parameter {
-                name: "cursor",
-                description: "The `next_cursor` of the previous page (an Evidence ID); omit \
-                    for the first page.",
-                kind: Kind::EvidenceId,
-                required: false,
-            },
-            Parameter {
-                name: "limit",
-                description: "Most records in the page (1 to 100, default 50).",
-                kind: Kind::Integer {
-                    min: 1,
-                    max: MAX_EVIDENCE_PAGE,
-                    default: DEFAULT_EVIDENCE_PAGE,
-                },
-                required: false,
-            },
-        ],
         annotations: ToolAnnotations::READ_ONLY,
-        output: page_schema,
-        handler: Handler::Read(list_evidence),
+        handler: read!(list_evidence),
     },
     ToolSpec {
         name: "get_evidence",
         title: "Get Evidence",
         description: "One retained Evidence record in full: ID, sequence, the operation that \
             observed it, its arguments and result, provider and document.",
-        parameters: &[Parameter {
-            name: "id",
-            description: "The Evidence ID, e.g. `ev-000000000042`.",
-            kind: Kind::EvidenceId,
-            required: true,
-        }],
         annotations: ToolAnnotations::READ_ONLY,
-        output: record_schema,
-        handler: Handler::Read(get_evidence),
+        handler: read!(get_evidence),
     },
 ];
 
-fn list_evidence(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let limit = usize::try_from(arguments.integer("limit")).unwrap_or(usize::MAX);
-    let page = session.list_evidence(arguments.text("cursor"), limit)?;
-    let records: Vec<Value> = page.records.iter().map(|r| summary(r)).collect();
-    Ok(json!({
-        "evidence": records,
-        "next_cursor": page.next_cursor,
-        "total": session.evidence_count(),
-    }))
-}
-
-fn summary(record: &EvidenceRecord) -> Value {
-    json!({
-        "id": record.id,
-        "sequence": record.sequence,
-        "operation": record.operation,
-        "arguments": record.arguments,
-        "provider": record.provider,
-        "document": record.document,
+fn list_evidence(
+    session: &Session,
+    arguments: ListEvidenceArguments<'_>,
+) -> Result<ListEvidenceResult, ToolError> {
+    let limit = usize::try_from(arguments.limit).unwrap_or(usize::MAX);
+    let page = session.list_evidence(arguments.cursor, limit)?;
+    Ok(ListEvidenceResult {
+        evidence: page
+            .records
+            .iter()
+            .map(|r| EvidenceSummary::of(r))
+            .collect(),
+        next_cursor: page.next_cursor,
+        total: session.evidence_count(),
     })
 }
 
-fn get_evidence(session: &Session, arguments: &Arguments<'_>) -> Result<Value, ToolError> {
-    let record = session.evidence(arguments.required_text("id")?)?;
-    encode("get_evidence", record.as_ref())
+/// The result of `list_evidence`.
+#[derive(Serialize)]
+pub(super) struct ListEvidenceResult {
+    evidence: Vec<EvidenceSummary>,
+    next_cursor: Option<EvidenceId>,
+    total: usize,
+}
+
+impl ToolResult for ListEvidenceResult {
+    fn output_schema() -> Value {
+        object(json!({
+            "evidence": array(object(record_properties()), "This page's records, oldest first (without results)."),
+            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+            "total": count("Records retained in the ledger."),
+        }))
+    }
+}
+
+/// An Evidence record without its result.
+#[derive(Serialize)]
+struct EvidenceSummary {
+    id: EvidenceId,
+    sequence: u64,
+    operation: String,
+    arguments: Value,
+    provider: Option<String>,
+    document: Option<String>,
+}
+
+impl EvidenceSummary {
+    fn of(record: &EvidenceRecord) -> EvidenceSummary {
+        EvidenceSummary {
+            id: record.id.clone(),
+            sequence: record.sequence,
+            operation: record.operation.clone(),
+            arguments: record.arguments.clone(),
+            provider: record.provider.clone(),
+            document: record.document.clone(),
+        }
+    }
+}
+
+fn get_evidence(
+    session: &Session,
+    arguments: GetEvidenceArguments<'_>,
+) -> Result<EvidenceRecord, ToolError> {
+    Ok(session.evidence(arguments.id)?.as_ref().clone())
+}
+
+/// The result of `get_evidence`: the record.
+impl ToolResult for EvidenceRecord {
+    fn output_schema() -> Value {
+        let mut properties = record_properties();
+        properties["result"] = any("The result of that call (without its `evidence_id`).");
+        object(properties)
+    }
 }
 
 fn record_properties() -> Value {
@@ -98,18 +155,4 @@ fn record_properties() -> Value {
         "provider": nullable_string("The provider that answered, if any."),
         "document": nullable_string("The document observed, if any."),
     })
-}
-
-fn page_schema() -> Value {
-    object(json!({
-        "evidence": array(object(record_properties()), "This page's records, oldest first (without results)."),
-        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-        "total": count("Records retained in the ledger."),
-    }))
-}
-
-fn record_schema() -> Value {
-    let mut properties = record_properties();
-    properties["result"] = any("The result of that call (without its `evidence_id`).");
-    object(properties)
 }

@@ -2,7 +2,6 @@
 //! argument checks, so the published schema and the server cannot disagree: arguments the
 //! schema rejects are always rejected, with an [`ArgumentError`] naming the tool and argument.
 
-use crate::session::Cancel;
 use serde_json::{Map, Number, Value, json};
 
 use crate::core::MAX_VALUE_CHARS;
@@ -228,13 +227,11 @@ fn integer_value(number: &Number) -> Option<i128> {
     Some(float.clamp(-bound, bound) as i128)
 }
 
-/// Arguments checked against a tool's parameters, and the call's cancellation signal (the
-/// two things a handler is given besides the session).
+/// Arguments checked against a tool's parameters. Handlers never see it: they are given the
+/// typed argument struct that [`tool_arguments!`] declares, built by [`Arguments::typed`].
 pub(crate) struct Arguments<'a> {
     tool: &'static str,
-    parameters: &'static [Parameter],
     values: &'a Map<String, Value>,
-    cancel: Cancel,
 }
 
 impl<'a> Arguments<'a> {
@@ -267,78 +264,193 @@ impl<'a> Arguments<'a> {
                 None => {}
             }
         }
-        Ok(Arguments {
-            tool,
-            parameters,
-            values,
-            cancel: Cancel::never(),
-        })
+        Ok(Arguments { tool, values })
     }
 
-    /// The same arguments, for a call that `cancel` can cancel.
-    pub(crate) fn with_cancel(self, cancel: &Cancel) -> Arguments<'a> {
-        Arguments {
-            cancel: cancel.clone(),
-            ..self
-        }
+    /// The tool these arguments were checked for.
+    pub(crate) fn tool(&self) -> &'static str {
+        self.tool
     }
 
-    /// The call's cancellation signal: long work checks it, and commits only while unset.
-    pub(crate) fn cancel(&self) -> &Cancel {
-        &self.cancel
+    /// The arguments as the tool's typed argument struct.
+    pub(crate) fn typed<T: FromArguments<'a>>(&self) -> Result<T, ArgumentError> {
+        T::from_arguments(self)
     }
 
-    /// A text, address or Evidence ID argument, if given.
-    pub(crate) fn text(&self, name: &str) -> Option<&'a str> {
+    /// The optional [`PROVIDER`] and [`DOCUMENT`] arguments that pick the target of a
+    /// provider-backed tool (the [`super::ToolBox`] reads them before the handler runs).
+    pub(crate) fn target_selection(&self) -> (Option<&'a str>, Option<&'a str>) {
+        (self.text(PROVIDER.name), self.text(DOCUMENT.name))
+    }
+
+    fn text(&self, name: &str) -> Option<&'a str> {
         self.values.get(name).and_then(Value::as_str)
     }
 
-    /// A required text argument.
-    pub(crate) fn required_text(&self, name: &'static str) -> Result<&'a str, ArgumentError> {
-        self.text(name).ok_or(ArgumentError::Missing {
+    fn value(&self, parameter: &Parameter) -> Option<&'a Value> {
+        self.values.get(parameter.name)
+    }
+
+    fn missing(&self, parameter: &Parameter) -> ArgumentError {
+        ArgumentError::Missing {
             tool: self.tool,
-            argument: name,
-        })
+            argument: parameter.name,
+        }
     }
+}
 
-    /// A required address argument.
-    pub(crate) fn required_address(&self, name: &'static str) -> Result<Address, ArgumentError> {
-        let text = self.required_text(name)?;
-        Address::parse(text).map_err(|error| ArgumentError::Syntax {
-            tool: self.tool,
-            argument: name,
-            reason: error.to_string(),
-        })
+/// A typed argument struct: what a handler is given instead of the argument map. Declare one
+/// with [`tool_arguments!`], which also yields its [`Parameter`] table.
+pub(crate) trait FromArguments<'a>: Sized {
+    /// The tool's parameters, in declaration order: the input schema and the checks.
+    const PARAMETERS: &'static [Parameter];
+
+    /// The struct from arguments already checked against [`FromArguments::PARAMETERS`].
+    fn from_arguments(arguments: &Arguments<'a>) -> Result<Self, ArgumentError>;
+}
+
+/// Which parameters a field type can hold (checked at compile time by [`fits`]).
+pub(crate) enum Shape {
+    /// `&str`: a required text or Evidence ID.
+    Text,
+    /// `Option<&str>`: an optional text or Evidence ID.
+    OptionalText,
+    /// [`Address`]: a required address.
+    Address,
+    /// `Option<Address>`: an optional address.
+    OptionalAddress,
+    /// `u64`: an integer, its default applied when absent.
+    Integer,
+    /// `Option<u64>`: an optional integer, `None` when absent.
+    OptionalInteger,
+    /// `&Value`: a required object or list, as given.
+    Json,
+    /// `Vec<String>`: a list of Evidence IDs.
+    EvidenceIds,
+    /// An enum declared with [`choice!`]: a choice with exactly these options.
+    Choice(&'static [&'static str]),
+}
+
+/// One field type of a typed argument struct.
+pub(crate) trait FromArgument<'a>: Sized {
+    /// The parameters it can hold.
+    const SHAPE: Shape;
+
+    /// The value of `parameter` among arguments already checked.
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError>;
+}
+
+impl<'a> FromArgument<'a> for &'a str {
+    const SHAPE: Shape = Shape::Text;
+
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError> {
+        arguments
+            .text(parameter.name)
+            .ok_or_else(|| arguments.missing(parameter))
     }
+}
 
-    /// Whether the argument was given.
-    pub(crate) fn has(&self, name: &str) -> bool {
-        self.values.contains_key(name)
+impl<'a> FromArgument<'a> for Option<&'a str> {
+    const SHAPE: Shape = Shape::OptionalText;
+
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError> {
+        Ok(arguments.text(parameter.name))
     }
+}
 
-    /// An integer argument, or its default.
-    pub(crate) fn integer(&self, name: &str) -> u64 {
-        let given = self
-            .values
-            .get(name)
+impl<'a> FromArgument<'a> for Option<Address> {
+    const SHAPE: Shape = Shape::OptionalAddress;
+
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError> {
+        let Some(text) = arguments.text(parameter.name) else {
+            return Ok(None);
+        };
+        Address::parse(text)
+            .map(Some)
+            .map_err(|error| ArgumentError::Syntax {
+                tool: arguments.tool,
+                argument: parameter.name,
+                reason: error.to_string(),
+            })
+    }
+}
+
+impl<'a> FromArgument<'a> for Address {
+    const SHAPE: Shape = Shape::Address;
+
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError> {
+        Option::<Address>::from_argument(arguments, parameter)?
+            .ok_or_else(|| arguments.missing(parameter))
+    }
+}
+
+impl<'a> FromArgument<'a> for Option<u64> {
+    const SHAPE: Shape = Shape::OptionalInteger;
+
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError> {
+        Ok(arguments
+            .value(parameter)
             .and_then(Value::as_number)
             .and_then(integer_value)
-            .and_then(|value| u64::try_from(value).ok());
-        given.unwrap_or_else(|| match self.parameter(name).map(|p| &p.kind) {
-            Some(Kind::Integer { default, .. }) => *default,
+            .and_then(|value| u64::try_from(value).ok()))
+    }
+}
+
+impl<'a> FromArgument<'a> for u64 {
+    const SHAPE: Shape = Shape::Integer;
+
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError> {
+        let given = Option::<u64>::from_argument(arguments, parameter)?;
+        Ok(given.unwrap_or(match parameter.kind {
+            Kind::Integer { default, .. } => default,
             _ => 0,
-        })
+        }))
     }
+}
 
-    /// A JSON argument (object or list) as given, if given.
-    pub(crate) fn json(&self, name: &str) -> Option<&'a Value> {
-        self.values.get(name)
+impl<'a> FromArgument<'a> for &'a Value {
+    const SHAPE: Shape = Shape::Json;
+
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError> {
+        arguments
+            .value(parameter)
+            .ok_or_else(|| arguments.missing(parameter))
     }
+}
 
-    /// An Evidence ID list argument (empty when absent).
-    pub(crate) fn texts(&self, name: &str) -> Vec<String> {
-        self.values
-            .get(name)
+impl<'a> FromArgument<'a> for Vec<String> {
+    const SHAPE: Shape = Shape::EvidenceIds;
+
+    fn from_argument(
+        arguments: &Arguments<'a>,
+        parameter: &'static Parameter,
+    ) -> Result<Self, ArgumentError> {
+        Ok(arguments
+            .value(parameter)
             .and_then(Value::as_array)
             .map(|items| {
                 items
@@ -347,27 +459,180 @@ impl<'a> Arguments<'a> {
                     .map(str::to_owned)
                     .collect()
             })
-            .unwrap_or_default()
-    }
-
-    /// A choice argument, or its default (the first option).
-    pub(crate) fn choice(&self, name: &str) -> &'static str {
-        let Some(Kind::Choice(options)) = self.parameter(name).map(|p| &p.kind) else {
-            return "";
-        };
-        let given = self.text(name);
-        options
-            .iter()
-            .find(|option| Some(**option) == given)
-            .or(options.first())
-            .copied()
-            .unwrap_or_default()
-    }
-
-    fn parameter(&self, name: &str) -> Option<&'static Parameter> {
-        self.parameters.iter().find(|p| p.name == name)
+            .unwrap_or_default())
     }
 }
+
+/// The option of a choice parameter given in `arguments`, or the first (the default).
+pub(crate) fn choice_index(arguments: &Arguments<'_>, parameter: &Parameter) -> usize {
+    let Kind::Choice(options) = parameter.kind else {
+        return 0;
+    };
+    let given = arguments.text(parameter.name);
+    options
+        .iter()
+        .position(|option| Some(*option) == given)
+        .unwrap_or(0)
+}
+
+/// Whether a field named `field` of shape `shape` can hold `parameter`: the names agree (a raw
+/// identifier `r#match` names `match`), and the kind and requiredness fit the type.
+pub(crate) const fn fits(parameter: &Parameter, field: &str, shape: &Shape) -> bool {
+    names_agree(parameter, field)
+        && match (shape, &parameter.kind) {
+            (Shape::Text, Kind::Text | Kind::EvidenceId) => parameter.required,
+            (Shape::OptionalText, Kind::Text | Kind::EvidenceId) => !parameter.required,
+            (Shape::Address, Kind::Address) => parameter.required,
+            (Shape::OptionalAddress, Kind::Address) => !parameter.required,
+            (Shape::Integer, Kind::Integer { .. }) => true,
+            (Shape::OptionalInteger, Kind::Integer { .. }) => !parameter.required,
+            (Shape::Json, Kind::Object | Kind::List { .. }) => parameter.required,
+            (Shape::EvidenceIds, Kind::EvidenceIds { .. }) => true,
+            (Shape::Choice(fields), Kind::Choice(options)) => {
+                !parameter.required && same_strings(fields, options)
+            }
+            _ => false,
+        }
+}
+
+/// Whether the field `field` names `parameter` (a raw identifier `r#match` names `match`).
+pub(crate) const fn names_agree(parameter: &Parameter, field: &str) -> bool {
+    let field = match field.as_bytes() {
+        [b'r', b'#', ..] => field.split_at(2).1,
+        _ => field,
+    };
+    same_str(parameter.name, field)
+}
+
+const fn same_strings(a: &[&str], b: &[&str]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if !same_str(a[index], b[index]) {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if a[index] != b[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
+/// Declares a tool's arguments once: the [`Parameter`] table (input schema and checks, in
+/// declaration order) and a typed struct with one field per parameter, so a handler reads
+/// `arguments.limit`, and a misspelled argument is a compile error.
+///
+/// Each entry is `field: Type = PARAMETER` (the field's name must be the parameter's name and
+/// its type must fit the parameter's kind: both are checked at compile time), or
+/// `field = PARAMETER` for a parameter the handler does not read (the `provider` and
+/// `document` that the ToolBox reads to pick the target). Field types: `&'a str`,
+/// `Option<&'a str>`, [`Address`], `Option<Address>`, `u64` (default applied),
+/// `Option<u64>`, `&'a Value`, `Vec<String>`, or an enum declared with [`choice!`].
+macro_rules! tool_arguments {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident<'a> {
+            $( $field:ident $(: $type:ty)? = $parameter:expr ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name<'a> {
+            $( $( pub(super) $field: $type, )? )*
+            _arguments: ::std::marker::PhantomData<&'a ()>,
+        }
+
+        $( const _: () = assert!(
+            $crate::tools::parameters::names_agree(&$parameter, stringify!($field)),
+            concat!("the field ", stringify!($field), " of ", stringify!($name),
+                " does not have the name of its parameter"),
+        ); )*
+
+        impl<'a> $crate::tools::parameters::FromArguments<'a> for $name<'a> {
+            const PARAMETERS: &'static [$crate::tools::parameters::Parameter] = &[$($parameter),*];
+
+            // A struct of target parameters only reads nothing.
+            #[allow(unused_variables)]
+            fn from_arguments(
+                arguments: &$crate::tools::parameters::Arguments<'a>,
+            ) -> Result<Self, $crate::tools::parameters::ArgumentError> {
+                Ok($name {
+                    $( $( $field: {
+                        const PARAMETER: $crate::tools::parameters::Parameter = $parameter;
+                        const {
+                            assert!(
+                                $crate::tools::parameters::fits(
+                                    &PARAMETER,
+                                    stringify!($field),
+                                    &<$type as $crate::tools::parameters::FromArgument<'a>>::SHAPE,
+                                ),
+                                concat!("the type of the field ", stringify!($field), " of ",
+                                    stringify!($name), " does not fit its parameter"),
+                            )
+                        };
+                        <$type as $crate::tools::parameters::FromArgument<'a>>::from_argument(
+                            arguments,
+                            &PARAMETER,
+                        )?
+                    }, )? )*
+                    _arguments: ::std::marker::PhantomData,
+                })
+            }
+        }
+    };
+}
+pub(crate) use tool_arguments;
+
+/// Declares the enum of a choice parameter: its options (the first is the default) for
+/// `Kind::Choice(Enum::OPTIONS)`, and how a typed argument struct reads it.
+macro_rules! choice {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $( $(#[$variant_meta:meta])* $variant:ident = $option:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name {
+            $( $(#[$variant_meta])* $variant ),+
+        }
+
+        impl $name {
+            /// The options, as the parameter declares them; the first is the default.
+            $vis const OPTIONS: &'static [&'static str] = &[$($option),+];
+            const VARIANTS: &'static [$name] = &[$($name::$variant),+];
+        }
+
+        impl<'a> $crate::tools::parameters::FromArgument<'a> for $name {
+            const SHAPE: $crate::tools::parameters::Shape =
+                $crate::tools::parameters::Shape::Choice($name::OPTIONS);
+
+            fn from_argument(
+                arguments: &$crate::tools::parameters::Arguments<'a>,
+                parameter: &'static $crate::tools::parameters::Parameter,
+            ) -> Result<Self, $crate::tools::parameters::ArgumentError> {
+                let index = $crate::tools::parameters::choice_index(arguments, parameter);
+                Ok($name::VARIANTS.get(index).copied().unwrap_or($name::VARIANTS[0]))
+            }
+        }
+    };
+}
+pub(crate) use choice;
 
 fn check_value(
     tool: &'static str,
@@ -483,3 +748,100 @@ pub(crate) const DOCUMENT: Parameter = Parameter {
     kind: Kind::Text,
     required: false,
 };
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{Kind, Parameter, Shape, fits, names_agree};
+
+    fn parameter(name: &'static str, kind: Kind, required: bool) -> Parameter {
+        Parameter {
+            name,
+            description: "",
+            kind,
+            required,
+        }
+    }
+
+    #[test]
+    fn each_field_type_fits_exactly_its_kinds() {
+        let integer = || Kind::Integer {
+            min: 1,
+            max: 9,
+            default: 5,
+        };
+        let cases = [
+            (Shape::Text, Kind::Text, true, true),
+            (Shape::Text, Kind::EvidenceId, true, true),
+            (Shape::Text, Kind::Text, false, false),
+            (Shape::OptionalText, Kind::Text, false, true),
+            (Shape::OptionalText, Kind::Address, false, false),
+            (Shape::Address, Kind::Address, true, true),
+            (Shape::Address, Kind::Text, true, false),
+            (Shape::OptionalAddress, Kind::Address, false, true),
+            (Shape::OptionalAddress, Kind::Address, true, false),
+            (Shape::Integer, integer(), true, true),
+            (Shape::Integer, integer(), false, true),
+            (Shape::Integer, Kind::Text, false, false),
+            (Shape::OptionalInteger, integer(), false, true),
+            (Shape::OptionalInteger, integer(), true, false),
+            (Shape::Json, Kind::Object, true, true),
+            (Shape::Json, Kind::List { max_items: 3 }, true, true),
+            (Shape::Json, Kind::Object, false, false),
+            (
+                Shape::EvidenceIds,
+                Kind::EvidenceIds { max_items: 3 },
+                true,
+                true,
+            ),
+            (Shape::EvidenceIds, Kind::List { max_items: 3 }, true, false),
+            (
+                Shape::Choice(&["a", "b"]),
+                Kind::Choice(&["a", "b"]),
+                false,
+                true,
+            ),
+            (
+                Shape::Choice(&["a", "b"]),
+                Kind::Choice(&["b", "a"]),
+                false,
+                false,
+            ),
+            (
+                Shape::Choice(&["a"]),
+                Kind::Choice(&["a", "b"]),
+                false,
+                false,
+            ),
+            (
+                Shape::Choice(&["a", "b"]),
+                Kind::Choice(&["a", "b"]),
+                true,
+                false,
+            ),
+        ];
+        for (index, (shape, kind, required, expected)) in cases.into_iter().enumerate() {
+            let parameter = parameter("x", kind, required);
+            assert_eq!(fits(&parameter, "x", &shape), expected, "case {index}");
+            assert!(!fits(&parameter, "y", &shape), "case {index}: another name");
+        }
+    }
+
+    proptest! {
+        /// A field names a parameter exactly when the names are equal, or the field is the raw
+        /// identifier of the name.
+        #[test]
+        fn a_field_names_the_parameter_of_its_name(
+            name in "[a-z_]{1,12}",
+            field in "[a-z_]{1,12}",
+        ) {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            let parameter = parameter(name, Kind::Text, true);
+            prop_assert_eq!(names_agree(&parameter, &field), field == name);
+            let raw = format!("r#{name}");
+            prop_assert!(names_agree(&parameter, &raw));
+            prop_assert_eq!(names_agree(&parameter, &format!("r#{field}")), field == name);
+        }
+    }
+}

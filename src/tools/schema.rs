@@ -1,6 +1,6 @@
 //! Small builders for the output schemas (JSON Schema 2020-12) of tool results.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// An object schema whose properties are all required and which allows no others.
 pub(crate) fn object(properties: Value) -> Value {
@@ -60,12 +60,4 @@ pub(crate) fn array(items: Value, description: &str) -> Value {
 /// Any JSON value, with a description.
 pub(crate) fn any(description: &str) -> Value {
     json!({"description": description})
-}
-
-/// Turns a handler's result into the result object.
-pub(crate) fn into_object(value: Value) -> Option<Map<String, Value>> {
-    match value {
-        Value::Object(object) => Some(object),
-        _ => None,
-    }
 }

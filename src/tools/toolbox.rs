@@ -8,20 +8,19 @@ use serde_json::{Map, Value};
 use super::definition::ToolDefinition;
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
 use super::parameters::Arguments;
-use super::schema::into_object;
-use super::spec::{Handler, ToolSpec};
-use super::{analysis, artifacts, captures, code, ledger, session, unknowns};
+use super::spec::{Run, ToolSpec};
+use super::{analysis, artifacts, binary, captures, code, ledger, residuals};
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::session::{Cancel, Observation, Operation, Session, Target};
 
 /// The catalog, in `tools/list` order. A group of tools is one file with a `TOOLS` list; a
 /// new group is one more line.
 const CATALOG: [&[ToolSpec]; 7] = [
-    session::TOOLS,
+    binary::TOOLS,
     analysis::TOOLS,
     code::TOOLS,
     ledger::TOOLS,
-    unknowns::TOOLS,
+    residuals::TOOLS,
     artifacts::TOOLS,
     captures::TOOLS,
 ];
@@ -117,22 +116,21 @@ impl ToolBox {
         arguments: &Map<String, Value>,
         cancel: &Cancel,
     ) -> Result<Map<String, Value>, ToolError> {
-        let checked = Arguments::check(spec.name, spec.parameters, arguments)?.with_cancel(cancel);
-        let encoded = |value| {
-            into_object(value).ok_or(ToolError::Encoding {
-                tool: spec.name,
-                reason: "the result is not a JSON object".to_owned(),
-            })
-        };
-        match spec.handler {
-            Handler::Change(run) | Handler::Read(run) => {
-                let result = encoded(run(&self.session, &checked)?)?;
+        let checked = Arguments::check(spec.name, spec.handler.parameters, arguments)?;
+        match spec.handler.run {
+            Run::Change(run) => {
+                let result = run(&self.session, &checked, cancel)?;
                 check_size(spec.name, &result)?;
                 Ok(result)
             }
-            Handler::Retain(run) => {
+            Run::Read(run) => {
+                let result = run(&self.session, &checked)?;
+                check_size(spec.name, &result)?;
+                Ok(result)
+            }
+            Run::Retain(run) => {
                 let retained = run(&self.session, &checked, cancel)?;
-                let mut reply = encoded(retained.reply)?;
+                let mut reply = retained.reply;
                 check_size(spec.name, &reply)?;
                 let observation = Observation::unbound(
                     spec.name,
@@ -150,12 +148,11 @@ impl ToolBox {
                 reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(reply)
             }
-            Handler::Observe { operation, run } => {
-                let target = self
-                    .session
-                    .target(checked.text("provider"), checked.text("document"))?;
+            Run::Observe { operation, run } => {
+                let (provider, document) = checked.target_selection();
+                let target = self.session.target(provider, document)?;
                 check_support(&target, operation)?;
-                let mut result = encoded(run(&target, &checked)?)?;
+                let mut result = run(&target, &checked)?;
                 check_size(spec.name, &result)?;
                 let observation = target.observation(
                     spec.name,

@@ -75,6 +75,7 @@ mod tools {
     mod errors;
     mod imports;
     mod ledger;
+    mod output_schemas;
     mod properties;
     mod session;
 }
