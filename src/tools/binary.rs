@@ -13,7 +13,7 @@ use super::schema::{array, count, flag, nullable_string, object, string};
 use super::spec::{ToolResult, ToolSpec, change, observe, read};
 use crate::providers::open_path_unless;
 use crate::session::{
-    Cancel, Closed, DocumentInfo, Opened, Operation, ProviderSummary, Session, Target,
+    Cancel, ClosedBinary, DocumentInfo, Opened, Operation, ProviderSummary, Session, Target,
 };
 
 /// Opening replaces the open binary and so discards its ledger.
@@ -150,18 +150,18 @@ impl ToolResult for Opened {
             "current_document": nullable_string("The current document: the first document, if any."),
             "replaced": {
                 "description": "The binary session this one replaced, or null.",
-                "anyOf": [Closed::output_schema(), {"type": "null"}],
+                "anyOf": [ClosedBinary::output_schema(), {"type": "null"}],
             },
         }))
     }
 }
 
-fn close_binary(session: &Session, _: NoArguments<'_>, _: &Cancel) -> Result<Closed, ToolError> {
+fn close_binary(session: &Session, _: NoArguments<'_>, _: &Cancel) -> Result<ClosedBinary, ToolError> {
     Ok(session.close()?)
 }
 
 /// The result of `close_binary`: what was closed.
-impl ToolResult for Closed {
+impl ToolResult for ClosedBinary {
     fn output_schema() -> Value {
         object(json!({
             "label": string("The closed target (for a file, its path)."),
