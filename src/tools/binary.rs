@@ -156,7 +156,11 @@ impl ToolResult for Opened {
     }
 }
 
-fn close_binary(session: &Session, _: NoArguments<'_>, _: &Cancel) -> Result<ClosedBinary, ToolError> {
+fn close_binary(
+    session: &Session,
+    _: NoArguments<'_>,
+    _: &Cancel,
+) -> Result<ClosedBinary, ToolError> {
     Ok(session.close()?)
 }
 
