@@ -71,13 +71,13 @@ mod tools {
     mod analysis;
     mod artifacts_captures;
     mod availability;
+    mod binary;
     mod catalog;
     mod errors;
     mod imports;
     mod ledger;
     mod output_schemas;
     mod properties;
-    mod session;
 }
 
 /// Artifact inventories of directories and zip archives, their schema and comparisons.

@@ -1,4 +1,4 @@
-//! Session tools: open_binary, close_binary, list_providers, list_documents,
+//! Binary and target tools (`tools::binary`): open_binary, close_binary, list_providers, list_documents,
 //! current_document and set_current_document on a catalog, the fake provider and real binaries.
 
 use std::sync::Arc;
