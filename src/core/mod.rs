@@ -18,8 +18,7 @@ pub mod bounds;
 pub mod complete;
 pub mod discovery;
 pub mod family;
-#[doc(hidden)]
-pub mod invariants;
+pub(crate) mod invariants;
 pub mod key;
 
 mod words;

@@ -6,8 +6,6 @@
 
 pub mod error;
 pub mod framing;
-#[doc(hidden)]
-pub mod fuzzing;
 mod handlers;
 pub mod message;
 mod outlet;
