@@ -105,7 +105,9 @@
 //! 4. [`providers`]: the built-in providers, and [`providers::open_path`], which loads a file
 //!    and opens it in a [`session::Session`].
 //! 5. [`tools`]: the tools a client calls.
-//! 6. [`mcp`]: the stdio shell; then the `rea` binary.
+//! 6. [`mcp`]: the stdio shell.
+//! 7. `fuzzing`: the hidden invariant checks behind the fuzz targets and their replay tests,
+//!    which may drive the whole server; then the `rea` binary.
 //!
 //! Within a layer, no two files with the same parent module import each other, directly or
 //! around a circle. The test `tests/it/architecture.rs` reads every file of `src/` and fails
@@ -115,6 +117,8 @@
 #![warn(missing_docs)]
 
 pub mod core;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod mcp;
 pub mod prompts;
 pub mod providers;

@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
-    rea::providers::fuzzing::check_catalog(bytes);
+    rea::fuzzing::providers::check_catalog(bytes);
 });

@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
-    rea::providers::fuzzing::check_code_analysis(bytes);
+    rea::fuzzing::providers::check_code_analysis(bytes);
 });

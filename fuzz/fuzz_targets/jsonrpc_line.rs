@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
     for line in bytes.split(|&b| b == b'\n') {
-        rea::mcp::fuzzing::check_classification(line);
+        rea::fuzzing::mcp::check_classification(line);
     }
-    rea::mcp::fuzzing::check_server(bytes);
+    rea::fuzzing::mcp::check_server(bytes);
 });

@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(violation) = rea::core::invariants::check_key_bytes(data) {
+    if let Err(violation) = rea::fuzzing::core::check_key_bytes(data) {
         panic!("{violation}");
     }
 });

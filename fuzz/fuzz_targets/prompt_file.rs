@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
-    rea::prompts::check_prompt_file(bytes);
+    rea::fuzzing::prompts::check_prompt_file(bytes);
 });

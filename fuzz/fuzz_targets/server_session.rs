@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
-    rea::mcp::fuzzing::check_session(bytes);
+    rea::fuzzing::mcp::check_session(bytes);
 });

@@ -98,8 +98,7 @@ mod bounds;
 mod complete;
 pub(crate) mod discovery;
 mod family;
-#[doc(hidden)]
-pub mod invariants;
+pub(crate) mod invariants;
 pub(crate) mod key;
 
 mod words;

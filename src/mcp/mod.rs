@@ -6,10 +6,8 @@
 
 mod error;
 mod framing;
-#[doc(hidden)]
-pub mod fuzzing;
 mod handlers;
-mod message;
+pub(crate) mod message;
 mod outlet;
 mod params;
 mod pool;

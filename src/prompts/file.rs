@@ -102,23 +102,3 @@ pub fn parse_prompt_file(text: &str) -> Result<Vec<PromptDefinition>, PromptFile
     }
     Ok(definitions)
 }
-
-/// Invariant check shared by the `prompt_file` fuzz target and its replay test: parsing never
-/// panics, and an accepted file yields valid, uniquely named definitions a registry accepts.
-#[doc(hidden)]
-pub fn check_prompt_file(bytes: &[u8]) {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return;
-    };
-    if let Ok(definitions) = parse_prompt_file(text) {
-        let mut registry = super::PromptRegistry::new();
-        for definition in definitions {
-            assert!(definition.validate().is_ok());
-            assert_eq!(
-                registry.register(definition),
-                Ok(super::RegistryChange::Added),
-                "names are unique"
-            );
-        }
-    }
-}

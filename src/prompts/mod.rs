@@ -85,6 +85,6 @@ pub use builtin::builtin_prompts;
 pub use data_block::{DATA_FENCE_CLOSE, DATA_FENCE_OPEN};
 pub use definition::{ArgumentDefinition, ArgumentListing, PromptDefinition, PromptListing};
 pub use error::{DefinitionError, PromptError};
-pub use file::{PromptFileError, check_prompt_file, parse_prompt_file};
+pub use file::{PromptFileError, parse_prompt_file};
 pub use registry::{DEFAULT_PAGE_SIZE, InvalidCursor, PromptPage, PromptRegistry, RegistryChange};
 pub use render::{RenderedPrompt, render};

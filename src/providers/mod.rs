@@ -4,7 +4,6 @@
 //! the [`Provider`] trait, never these providers.
 
 pub mod catalog;
-pub mod fuzzing;
 pub mod native;
 mod table;
 

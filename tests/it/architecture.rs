@@ -23,6 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["providers"],
     &["tools"],
     &["mcp"],
+    &["fuzzing"],
     &["main.rs"],
 ];
 

@@ -1,9 +1,11 @@
 //! Invariants of `complete()` (SPEC section 4).
 
-use super::{Violation, abbreviate, by_definition, ensure};
+use hashbrown::{HashMap, HashSet};
+
+use super::{Violation, abbreviate, ensure, keys_related};
 use crate::core::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
 use crate::core::complete::{Completion, complete};
-use crate::core::key::{key, key_extends};
+use crate::core::key::key;
 
 /// Lengths, in characters, a fuzz input can stretch a value to: around the value bound.
 const STRETCH_LENGTHS: [usize; 4] = [
@@ -26,9 +28,10 @@ impl CompleteCase {
     /// Decodes arbitrary bytes: `[copies][stretch][body]`. The body, split at 0xFF bytes and
     /// decoded as lossy UTF-8, gives the prefix then the candidates. The candidate list is
     /// repeated once, or for `copies` of 240 and up `(copies - 239) * 800` times (so inputs
-    /// can cross [`SCAN_LIMIT`]); `stretch` bits
-    /// 0-1 choose what to lengthen (prefix, first candidate) and bits 2-3 the length, around
-    /// [`MAX_VALUE_CHARS`].
+    /// can cross [`SCAN_LIMIT`]), but cut one list length past [`SCAN_LIMIT`]: every repeat
+    /// beyond that is another copy of a candidate already past the bound, which `complete()`
+    /// never reads, so it would only cost time. `stretch` bits 0-1 choose what to lengthen
+    /// (prefix, first candidate) and bits 2-3 the length, around [`MAX_VALUE_CHARS`].
     pub fn from_bytes(data: &[u8]) -> CompleteCase {
         let (copies, stretch, body) = match data {
             [copies, stretch, body @ ..] => (*copies, *stretch, body),
@@ -45,12 +48,8 @@ impl CompleteCase {
             0..=239 => 1,
             high => usize::from(high - 239) * 800,
         };
-        let mut candidates: Vec<String> = once
-            .iter()
-            .cycle()
-            .take(once.len() * copies)
-            .cloned()
-            .collect();
+        let length = (once.len() * copies).min(SCAN_LIMIT + once.len());
+        let mut candidates: Vec<String> = once.iter().cycle().take(length).cloned().collect();
         // Only one long value each, so a case stays cheap to check.
         let length = STRETCH_LENGTHS[usize::from(stretch >> 2) & 3];
         if stretch & 1 != 0 {
@@ -129,10 +128,14 @@ pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violati
         "total and has_more are consistent",
         shown,
     )?;
+    // Both sets are built once: looking each value up by a scan of the input, or keying the
+    // prefix again per value, made this check quadratic on inputs near the bounds.
+    let scanned_set: HashSet<&str> = scanned.iter().map(String::as_str).collect();
+    let prefix_key = key(prefix);
     ensure(
-        done.values
-            .iter()
-            .all(|value| scanned.contains(value) && by_definition(prefix, value)),
+        done.values.iter().all(|value| {
+            scanned_set.contains(value.as_str()) && keys_related(&prefix_key, &key(value))
+        }),
         "every value came from the scanned input and matches",
         shown,
     )?;
@@ -153,11 +156,19 @@ pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violati
     Ok(())
 }
 
-/// SPEC section 4 read literally with the crate's key: see [`literal_completion`].
+/// SPEC section 4 read literally with the crate's key: see [`literal_completion`]. The
+/// relation is a function of the candidate, so it is computed once per distinct candidate
+/// (inputs near [`SCAN_LIMIT`] repeat a few candidates thousands of times).
 fn reference(prefix: &str, scanned: &[String]) -> Completion {
     let prefix_key = key(prefix);
-    literal_completion(scanned, |candidate| {
-        prefix_key.is_empty() || key_extends(&prefix_key, &key(candidate))
+    let mut known: HashMap<String, bool> = HashMap::new();
+    literal_completion(scanned, |candidate| match known.get(candidate) {
+        Some(&matched) => matched,
+        None => {
+            let matched = keys_related(&prefix_key, &key(candidate));
+            known.insert(candidate.to_owned(), matched);
+            matched
+        }
     })
 }
 
@@ -168,18 +179,18 @@ pub fn literal_completion(
     candidates: &[String],
     mut matches: impl FnMut(&str) -> bool,
 ) -> Completion {
-    let mut values: Vec<String> = candidates
+    // Sorted by reference, and only the values kept are copied.
+    let mut values: Vec<&String> = candidates
         .iter()
         .take(SCAN_LIMIT)
         .filter(|candidate| candidate.chars().count() <= MAX_VALUE_CHARS && matches(candidate))
-        .cloned()
         .collect();
     values.sort();
     values.dedup();
     let total = values.len();
     values.truncate(MAX_VALUES);
     Completion {
-        values,
+        values: values.into_iter().cloned().collect(),
         total,
         has_more: total > MAX_VALUES,
     }

@@ -1,8 +1,9 @@
 //! Invariants of bounded procedure discovery (SPEC section 6), checked against a declarative
 //! reading of the rules rather than a second state machine.
 
-use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
+
+use hashbrown::{HashMap, HashSet};
 
 use super::{Violation, ensure};
 use crate::core::bounds::{MAX_VALUE_CHARS, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE};
@@ -73,9 +74,13 @@ fn page_from(descriptor: &[u8]) -> ProcedurePage {
     }
 }
 
-/// Decodes `data` with [`discovery_pages`] and runs [`check_discovery`].
+/// Decodes `data` as [`discovery_pages`] does and runs [`check_discovery`] on those pages,
+/// decoding each page only when discovery asks for it: discovery usually stops after a few
+/// pages, and decoding them all up front (up to 639 formatted entries per six input bytes)
+/// cost far more than the check.
 pub fn check_discovery_bytes(data: &[u8]) -> Result<(), Violation> {
-    check_discovery(&discovery_pages(data))
+    let descriptors: Vec<&[u8]> = data.chunks_exact(PAGE_DESCRIPTOR).collect();
+    check_pages(descriptors.len(), |at| page_from(descriptors[at]))
 }
 
 /// Runs [`discover`] against a provider that answers `pages` in order and then starts over
@@ -83,7 +88,15 @@ pub fn check_discovery_bytes(data: &[u8]) -> Result<(), Violation> {
 /// termination within [`PROCEDURE_ADDRESS_LIMIT`] pages, the request protocol, and that the
 /// outcome is exactly what SPEC section 6 says for the pages fed.
 pub fn check_discovery(pages: &[ProcedurePage]) -> Result<(), Violation> {
-    let shown = || format!("{} pages", pages.len());
+    check_pages(pages.len(), |at| pages[at].clone())
+}
+
+/// [`check_discovery`] on `count` pages, where `page(at)` gives page `at`.
+fn check_pages(
+    count: usize,
+    mut page: impl FnMut(usize) -> ProcedurePage,
+) -> Result<(), Violation> {
+    let shown = || format!("{count} pages");
     let mut fed: Vec<ProcedurePage> = Vec::new();
     let mut requests: Vec<PageRequest> = Vec::new();
     let mut overrun = false;
@@ -94,9 +107,9 @@ pub fn check_discovery(pages: &[ProcedurePage]) -> Result<(), Violation> {
             overrun = true;
             return Ok::<_, Infallible>(ProcedurePage::default());
         }
-        let page = match pages {
-            [] => ProcedurePage::default(),
-            _ => pages[fed.len() % pages.len()].clone(),
+        let page = match count {
+            0 => ProcedurePage::default(),
+            _ => page(fed.len() % count),
         };
         fed.push(page.clone());
         Ok(page)
@@ -176,50 +189,49 @@ pub fn check_discovery(pages: &[ProcedurePage]) -> Result<(), Violation> {
     }
 }
 
-/// What the pages before the current one established.
+/// What the pages before the current one established, borrowed from the pages fed (a set of
+/// copied strings per check made the oracle cost more than discovery itself).
 #[derive(Default)]
-struct Seen {
-    addresses: Vec<String>,
-    address_set: HashSet<String>,
-    cursors: HashSet<String>,
+struct Seen<'a> {
+    addresses: Vec<&'a str>,
+    address_set: HashSet<&'a str>,
+    cursors: HashSet<&'a str>,
     /// Name to its distinct addresses, and first-seen order of names.
-    names: HashMap<String, HashSet<String>>,
-    name_order: Vec<String>,
+    names: HashMap<&'a str, HashSet<&'a str>>,
+    name_order: Vec<&'a str>,
 }
 
-impl Seen {
-    fn add(&mut self, page: &ProcedurePage) {
+impl<'a> Seen<'a> {
+    fn add(&mut self, page: &'a ProcedurePage) {
         if let Some(cursor) = &page.next_cursor {
-            self.cursors.insert(cursor.clone());
+            self.cursors.insert(cursor);
         }
         for entry in &page.entries {
-            if self.address_set.insert(entry.address.clone()) {
-                self.addresses.push(entry.address.clone());
+            if self.address_set.insert(&entry.address) {
+                self.addresses.push(&entry.address);
             }
-            if let Some(name) = entry.name.as_ref().filter(|name| !name.is_empty()) {
-                if !self.names.contains_key(name) {
-                    self.name_order.push(name.clone());
-                }
-                self.names
-                    .entry(name.clone())
-                    .or_default()
-                    .insert(entry.address.clone());
+            if let Some(name) = entry.name.as_deref().filter(|name| !name.is_empty()) {
+                let addresses = self.names.entry(name).or_insert_with(|| {
+                    self.name_order.push(name);
+                    HashSet::new()
+                });
+                addresses.insert(&entry.address);
             }
         }
     }
 
-    fn unique_names(&self) -> Vec<String> {
+    fn unique_names(&self) -> Vec<&'a str> {
         self.name_order
             .iter()
-            .filter(|name| self.names[*name].len() == 1)
-            .cloned()
+            .copied()
+            .filter(|name| self.names[name].len() == 1)
             .collect()
     }
 }
 
 /// The first reason SPEC section 6 gives to reject `page` after `seen`, if any, checked in
 /// the order discovery checks them.
-fn page_fault(page: &ProcedurePage, seen: &Seen) -> Option<Malformed> {
+fn page_fault(page: &ProcedurePage, seen: &Seen<'_>) -> Option<Malformed> {
     if page.entries.len() > PROCEDURE_PAGE_SIZE {
         return Some(Malformed::TooManyEntries {
             got: page.entries.len(),
@@ -239,13 +251,13 @@ fn page_fault(page: &ProcedurePage, seen: &Seen) -> Option<Malformed> {
         }
     }
     let cursor = page.next_cursor.as_ref()?;
-    if seen.cursors.contains(cursor) {
+    if seen.cursors.contains(cursor.as_str()) {
         return Some(Malformed::RepeatedCursor);
     }
     let advances = page
         .entries
         .iter()
-        .any(|entry| !seen.address_set.contains(&entry.address));
+        .any(|entry| !seen.address_set.contains(entry.address.as_str()));
     (!advances).then_some(Malformed::NoProgress)
 }
 

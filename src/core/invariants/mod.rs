@@ -1,9 +1,11 @@
-//! Invariant checks shared by the cargo-fuzz targets (`fuzz/fuzz_targets/`) and the plain
-//! `cargo test` replay of saved fuzz inputs (`tests/core_fuzz_regressions.rs`).
+//! Invariants of the pure core, checked by the cargo-fuzz targets (`fuzz/fuzz_targets/`), the
+//! plain `cargo test` replay of saved fuzz inputs (`tests/it/fuzz_replay/`) and the core's
+//! properties. Test support, not API: crate-private, reached from outside only through the
+//! hidden [`crate::fuzzing::core`].
 //!
-//! Test support, not API: hidden from the docs. Each `check_*_bytes` function decodes an
-//! arbitrary byte string into a case and checks every invariant the matching fuzz target
-//! promises, returning the first [`Violation`]. Everything here is pure.
+//! Each `check_*_bytes` function decodes an arbitrary byte string into a case and checks every
+//! invariant the matching fuzz target promises, returning the first [`Violation`]. Everything
+//! here is pure.
 
 mod complete;
 mod discovery;
@@ -11,7 +13,7 @@ mod key;
 
 pub use complete::{CompleteCase, check_complete, check_complete_bytes, literal_completion};
 pub use discovery::{check_discovery, check_discovery_bytes, discovery_pages};
-pub use key::{check_key, check_key_bytes, check_pair};
+pub use key::{MAX_KEY_CASE_CHARS, check_key, check_key_bytes, check_pair};
 
 /// An invariant that does not hold for some input.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -53,7 +55,11 @@ fn abbreviate(text: &str) -> String {
 
 /// SPEC section 3's relation computed straight from the key, without the matcher's shortcuts.
 fn by_definition(prefix: &str, candidate: &str) -> bool {
-    let prefix_key = crate::core::key(prefix);
-    prefix_key.is_empty()
-        || crate::core::key::key_extends(&prefix_key, &crate::core::key(candidate))
+    keys_related(&crate::core::key(prefix), &crate::core::key(candidate))
+}
+
+/// [`by_definition`] on keys already computed, so a check keys each string once: the prefix
+/// key is empty, or the candidate key extends it at a starter boundary.
+fn keys_related(prefix_key: &str, candidate_key: &str) -> bool {
+    prefix_key.is_empty() || crate::core::key::key_extends(prefix_key, candidate_key)
 }

@@ -5,9 +5,8 @@ use crate::support::core::{
     equivalent_variant, hard_string, long_string, reference_matches, short_string,
 };
 use proptest::prelude::*;
-use rea::core::{
-    Completion, MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT, complete, invariants, matches,
-};
+use rea::core::{Completion, MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT, complete, matches};
+use rea::fuzzing::core::{check_complete, check_complete_bytes, literal_completion};
 
 /// A prefix and candidates of which many extend an equivalent of the prefix, with
 /// duplicates, over-long values, and sometimes more than `MAX_VALUES` matches.
@@ -34,7 +33,7 @@ fn completion_case() -> impl Strategy<Value = (String, Vec<String>)> {
 
 /// SPEC section 4 read literally, with the ICU4X-built reference relation.
 fn literal(prefix: &str, candidates: &[String]) -> Completion {
-    invariants::literal_completion(candidates, |candidate| reference_matches(prefix, candidate))
+    literal_completion(candidates, |candidate| reference_matches(prefix, candidate))
 }
 
 proptest! {
@@ -106,12 +105,12 @@ proptest! {
     /// `complete` is total and keeps every invariant on arbitrary bytes, as the fuzz target.
     #[test]
     fn fuzz_complete_invariants_hold(data in prop::collection::vec(any::<u8>(), 0..200)) {
-        prop_assert_eq!(invariants::check_complete_bytes(&data), Ok(()));
+        prop_assert_eq!(check_complete_bytes(&data), Ok(()));
     }
 
     /// The same invariant check on generated hard cases.
     #[test]
     fn invariant_check_holds_on_hard_cases((prefix, candidates) in completion_case()) {
-        prop_assert_eq!(invariants::check_complete(&prefix, &candidates), Ok(()));
+        prop_assert_eq!(check_complete(&prefix, &candidates), Ok(()));
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::support::core::{hard_string, short_string};
 use proptest::prelude::*;
-use rea::core::invariants;
+use rea::fuzzing::core::check_complete;
 
 fn sorted_case() -> impl Strategy<Value = (String, Vec<String>)> {
     let prefix = prop_oneof![2 => Just(String::new()), 3 => short_string()];
@@ -25,7 +25,7 @@ proptest! {
 
     #[test]
     fn sorted_and_almost_sorted_inputs_complete_literally((prefix, candidates) in sorted_case()) {
-        prop_assert_eq!(invariants::check_complete(&prefix, &candidates), Ok(()));
+        prop_assert_eq!(check_complete(&prefix, &candidates), Ok(()));
     }
 }
 

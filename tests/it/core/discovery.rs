@@ -7,9 +7,10 @@ use std::convert::Infallible;
 use proptest::prelude::*;
 use rea::core::{
     Discovery, MAX_VALUE_CHARS, Malformed, Outcome, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE,
-    ProcedureEntry, ProcedurePage, Procedures, Step, invariants,
+    ProcedureEntry, ProcedurePage, Procedures, Step,
 };
 use rea::core::{discover, is_valid_address};
+use rea::fuzzing::core::{check_discovery, check_discovery_bytes};
 
 fn entry(address: u64, name: Option<&str>) -> ProcedureEntry {
     ProcedureEntry {
@@ -106,13 +107,13 @@ proptest! {
     fn terminates_and_obeys_the_rules_on_adversarial_pages(
         pages in prop::collection::vec(adversarial_page(), 0..12),
     ) {
-        prop_assert_eq!(invariants::check_discovery(&pages), Ok(()));
+        prop_assert_eq!(check_discovery(&pages), Ok(()));
     }
 
     /// The same check on pages decoded from arbitrary bytes, as the fuzz target does.
     #[test]
     fn fuzz_discovery_invariants_hold(data in prop::collection::vec(any::<u8>(), 0..90)) {
-        prop_assert_eq!(invariants::check_discovery_bytes(&data), Ok(()));
+        prop_assert_eq!(check_discovery_bytes(&data), Ok(()));
     }
 
     /// Names are offered after exhaustive discovery, exactly the unshared ones, in

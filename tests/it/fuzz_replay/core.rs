@@ -4,8 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use rea::core::invariants::{
-    Violation, check_complete_bytes, check_discovery_bytes, check_key_bytes,
+use rea::core::SCAN_LIMIT;
+use rea::fuzzing::core::{
+    CompleteCase, Violation, check_complete_bytes, check_discovery_bytes, check_key_bytes,
 };
 
 type Check = fn(&[u8]) -> Result<(), Violation>;
@@ -57,4 +58,21 @@ fn complete_invariants_regressions() {
 #[test]
 fn discovery_termination_regressions() {
     replay(TARGETS[2].0, TARGETS[2].1);
+}
+
+/// A `complete_invariants` input that repeats its candidates past `SCAN_LIMIT` stops one list
+/// length past it: the repeats beyond are never scanned, and building them made the target
+/// crawl.
+#[test]
+fn complete_cases_stop_one_candidate_list_past_the_scan_limit() {
+    let case = CompleteCase::from_bytes(&[255, 0, b'p', 0xFF, b'a', 0xFF, b'b']);
+    assert_eq!(case.prefix, "p");
+    assert_eq!(case.candidates.len(), SCAN_LIMIT + 2);
+    assert!(
+        case.candidates
+            .chunks(2)
+            .all(|pair| pair == ["a", "b"] || pair == ["a"])
+    );
+    let fewer = CompleteCase::from_bytes(&[240, 0, b'p', 0xFF, b'a', 0xFF, b'b']);
+    assert_eq!(fewer.candidates.len(), 800 * 2);
 }

@@ -8,9 +8,9 @@ fn saved_jsonrpc_line_inputs_keep_their_invariants() {
     let mut replayed = 0;
     for entry in std::fs::read_dir(&folder).expect("regression folder exists") {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-        rea::mcp::fuzzing::check_server(&bytes);
+        rea::fuzzing::mcp::check_server(&bytes);
         for line in bytes.split(|&b| b == b'\n') {
-            rea::mcp::fuzzing::check_classification(line);
+            rea::fuzzing::mcp::check_classification(line);
         }
         replayed += 1;
     }
@@ -27,7 +27,7 @@ fn a_batch_member_reusing_an_answered_id_is_not_a_lost_request() {
             .join("fuzz/regressions/jsonrpc_line/batch-id-reuse.jsonl"),
     )
     .unwrap();
-    rea::mcp::fuzzing::check_server(&bytes);
+    rea::fuzzing::mcp::check_server(&bytes);
 }
 
 #[test]
@@ -35,7 +35,7 @@ fn saved_server_session_inputs_keep_their_invariants() {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/server_session");
     let mut replayed = 0;
     for entry in std::fs::read_dir(&folder).expect("regression folder exists") {
-        rea::mcp::fuzzing::check_session(&std::fs::read(entry.unwrap().path()).unwrap());
+        rea::fuzzing::mcp::check_session(&std::fs::read(entry.unwrap().path()).unwrap());
         replayed += 1;
     }
     assert!(replayed >= 3, "the saved inputs are present");

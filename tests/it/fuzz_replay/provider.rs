@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::support::fixtures::{Format, Spec, build, macho};
-use rea::providers::fuzzing::{check_catalog, check_native};
+use rea::fuzzing::providers::{check_catalog, check_native};
 
 /// Every saved input of `target`, with its file name.
 fn saved_inputs(target: &str) -> Vec<(String, Vec<u8>)> {

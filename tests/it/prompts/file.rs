@@ -53,7 +53,7 @@ fn saved_fuzz_inputs_keep_their_invariants() {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/prompt_file");
     let mut replayed = 0;
     for entry in std::fs::read_dir(folder).unwrap() {
-        rea::prompts::check_prompt_file(&std::fs::read(entry.unwrap().path()).unwrap());
+        rea::fuzzing::prompts::check_prompt_file(&std::fs::read(entry.unwrap().path()).unwrap());
         replayed += 1;
     }
     assert!(replayed >= 4);

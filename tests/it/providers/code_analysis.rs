@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use proptest::prelude::*;
-use rea::providers::fuzzing::check_code_analysis;
+use rea::fuzzing::providers::check_code_analysis;
 use rea::providers::native::NativeProvider;
 use rea::session::{Address, Provider, ReferenceKind};
 use serde_json::{Map, Value, json};

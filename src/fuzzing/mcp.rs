@@ -1,19 +1,40 @@
-//! Invariant checks shared by the `jsonrpc_line` fuzz target and the regression test that
-//! replays its saved inputs. Not part of the supported API.
+//! The MCP shell's invariants: checks shared by the `jsonrpc_line` and `server_session` fuzz
+//! targets and the tests that replay their saved inputs. Every check panics when an invariant
+//! breaks.
 
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use super::message::{Line, Message, RequestKey, classify_line};
-use super::{Server, ServerConfig, ShellConfig};
+use crate::mcp::message::{Line, Message, RequestKey, classify_line};
+use crate::mcp::{Server, ServerConfig, ShellConfig};
 
 /// Id of the request appended after the fuzz input; it must always be answered.
 const SENTINEL_ID: &str = "rea-fuzz-sentinel";
 
 /// Line bound used for fuzzing, small enough that the fuzzer reaches it.
 const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Most requests one input sends the server: twice [`ShellConfig::DEFAULT_MAX_IN_FLIGHT`], so
+/// a session can still fill the in-flight bound and go past it. Each request costs the whole
+/// server's work for it (about a tenth of a millisecond under the fuzzer's instrumentation),
+/// so an uncapped input of a few KiB, hundreds of requests, ran under a thousand inputs a
+/// second; requests past the bound reach nothing new.
+pub const MAX_REQUESTS: usize = 2 * ShellConfig::DEFAULT_MAX_IN_FLIGHT;
+
+/// The part of `bytes` [`check_server`] serves: its first [`MAX_REQUESTS`] lines.
+fn served_lines(bytes: &[u8]) -> &[u8] {
+    match bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(MAX_REQUESTS - 1)
+    {
+        Some((at, _)) => &bytes[..at],
+        None => bytes,
+    }
+}
 
 /// Classifies `bytes` and checks the classification is consistent.
 pub fn check_classification(bytes: &[u8]) {
@@ -40,10 +61,12 @@ pub fn check_classification(bytes: &[u8]) {
     }
 }
 
-/// Runs the whole stdio loop on `bytes` followed by a ping, and checks that every output line
-/// is a JSON-RPC message or batch, that the server is still serving, and that each request
-/// with a unique id (on its own line) got exactly one response.
+/// Runs the whole stdio loop on the first [`MAX_REQUESTS`] lines of `bytes` followed by a
+/// ping, and checks that every output line is a JSON-RPC message or batch, that the server is
+/// still serving, and that each request with a unique id (on its own line) got exactly one
+/// response.
 pub fn check_server(bytes: &[u8]) {
+    let bytes = served_lines(bytes);
     let mut input = bytes.to_vec();
     input.push(b'\n');
     input.extend_from_slice(
@@ -126,11 +149,12 @@ enum Step {
     Junk(Vec<u8>),
 }
 
-/// Decodes `bytes` into steps: each step takes two bytes (what, and a parameter).
+/// Decodes `bytes` into at most [`MAX_REQUESTS`] steps: each step takes two bytes (what, and
+/// a parameter).
 fn steps(bytes: &[u8]) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut next_id = 0u64;
-    for pair in bytes.chunks(2).take(64) {
+    for pair in bytes.chunks(2).take(MAX_REQUESTS) {
         let (what, parameter) = (pair[0], pair.get(1).copied().unwrap_or(0));
         let earlier = |next_id: u64| u64::from(parameter) % next_id.max(1);
         let fresh = |next_id: &mut u64| {

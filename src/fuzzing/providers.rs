@@ -1,16 +1,15 @@
-//! Invariant checks shared by the `native_provider`, `catalog_parser` and `code_analysis` fuzz
-//! targets and the
-//! tests that replay their saved inputs. Not part of the supported API: every check panics
-//! when an invariant breaks.
+//! The built-in providers' invariants: checks shared by the `native_provider`,
+//! `catalog_parser` and `code_analysis` fuzz targets and the tests that replay their saved
+//! inputs. Every check panics when an invariant breaks.
 
 use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use super::catalog::{CatalogError, CatalogProvider};
-use super::native::NativeProvider;
 use crate::core::discovery::{discover, is_valid_address};
 use crate::core::{MAX_VALUE_CHARS, Outcome, PROCEDURE_PAGE_SIZE};
+use crate::providers::catalog::{CatalogError, CatalogProvider};
+use crate::providers::native::{MAX_ANALYSIS_TIME, MAX_INSTRUCTIONS, NativeProvider};
 use crate::session::{
     Address, CodeScope, MAX_READ_BYTES, NameMatch, ProcedureQuery, Provider, ProviderError,
     ReadLength, ReferenceKind, StringQuery,
@@ -86,7 +85,7 @@ pub fn check_code_analysis(bytes: &[u8]) {
             }
             check_call_graph(&provider, &document, address);
         }
-        let limit = super::native::MAX_ANALYSIS_TIME + std::time::Duration::from_secs(5);
+        let limit = MAX_ANALYSIS_TIME + std::time::Duration::from_secs(5);
         assert!(
             started.elapsed() < limit,
             "analysis stays within its time bound"
@@ -107,7 +106,7 @@ fn check_disassembly(provider: &NativeProvider, document: &str, address: Address
             Err(ProviderError::NoProcedure { .. } | ProviderError::Unmapped { .. }) => return true,
             Err(other) => panic!("disassemble {address}: {other}"),
         };
-        assert!(page.analysis.instructions <= super::native::MAX_INSTRUCTIONS);
+        assert!(page.analysis.instructions <= MAX_INSTRUCTIONS);
         assert!(page.instructions.len() <= 16);
         for instruction in &page.instructions {
             assert_eq!(instruction.address, expected, "contiguous instructions");
