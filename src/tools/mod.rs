@@ -120,7 +120,7 @@
 //!   raw_name}], size, segment, sources: [source], evidence_id}`; `name` and `aliases` are
 //!   every name the provider knows at the address; `source` is one of `symbol_table`,
 //!   `dynamic_symbols`, `exports`, `unwind_table`, `function_starts`, `import_stubs`,
-//!   `catalog`.
+//!   `entry_point`, `call_targets`, `catalog`.
 //! - `search_procedures`: `{document, procedures: [procedure], truncated, evidence_id}`, each
 //!   *procedure* shaped as `procedure_info` without `document` and `evidence_id`.
 //! - `list_segments`: `{document, segments: [{name, address, size, file_offset, file_size,
