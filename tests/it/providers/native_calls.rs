@@ -457,9 +457,9 @@ fn real_windows_extensions_call_imports_by_name_and_a_32_bit_one_has_procedures(
         targets.len()
     );
     // Call targets only reached from code no call reaches (functions called through pointers,
-    // such as Python method tables) are missed.
+    // such as Python method tables) are missed: 40 of 44 in markupsafe 2.1.5.
     assert!(
-        found > 0 && starts.len() > 10,
+        found * 10 >= targets.len() * 9 && starts.len() > 10,
         "{found} of {}",
         targets.len()
     );

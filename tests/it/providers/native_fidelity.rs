@@ -210,11 +210,16 @@ fn demangling_differences(provider: &NativeProvider) -> Vec<(String, String, Str
         .collect()
 }
 
-/// FIXME: `cpp_demangle` 0.5.1 still differs from `c++filt` in meaning on these libstdc++ names:
-/// it drops the second parameter of the `basic_string` iterator-range constructor templates
-/// (`_ZNSsC1IPcEET_S1_RKSaIcE` is `basic_string<char*>(char*, char*, allocator const&)`) and
-/// puts the `&` of `__do_upcast`'s last parameter on its prefix. Fixing them needs a change
-/// in the demangler's substitution handling; until then the test pins the exact list.
+/// FIXME: `cpp_demangle` 0.5.1 (the newest release) still differs from `c++filt` in meaning on
+/// these libstdc++ names: it drops the second parameter of the `basic_string` iterator-range
+/// constructor templates (`_ZNSsC1IPcEET_S1_RKSaIcE` is `basic_string<char*>(char*, char*,
+/// allocator const&)`) and puts the `&` of `__do_upcast`'s last parameter on its prefix. The
+/// first is the demangler reading the first type after a template constructor's name as a
+/// return type (the ABI gives constructors none; upstream issue gimli-rs/cpp_demangle#129,
+/// open); the second is its resolution of a substitution (`S1_`) inside a reference. Both are
+/// decided inside the demangler's parser, which the crate does not let a caller adjust: a
+/// correction outside it would re-parse the encoding. Until the demangler is patched or
+/// replaced, the test pins the exact list.
 const KNOWN_DIFFERENCES: [&str; 26] = [
     "_ZNK10__cxxabiv120__si_class_type_info11__do_upcastEPKNS_17__class_type_infoEPKvRNS1_15__upcast_resultE",
     "_ZNK10__cxxabiv121__vmi_class_type_info11__do_upcastEPKNS_17__class_type_infoEPKvRNS1_15__upcast_resultE",
