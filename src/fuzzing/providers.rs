@@ -11,8 +11,8 @@ use crate::core::{MAX_VALUE_CHARS, Outcome, PROCEDURE_PAGE_SIZE};
 use crate::providers::catalog::{CatalogError, CatalogProvider};
 use crate::providers::native::{MAX_ANALYSIS_TIME, MAX_INSTRUCTIONS, NativeProvider};
 use crate::session::{
-    Address, CodeScope, MAX_READ_BYTES, NameMatch, ProcedureQuery, Provider, ProviderError,
-    ReadLength, ReferenceKind, StringQuery,
+    Address, CallKind, CodeScope, MAX_READ_BYTES, NameMatch, ProcedureQuery, Provider,
+    ProviderError, ReadLength, ReferenceKind, StringQuery,
 };
 
 /// Procedures per document whose details are checked, to keep each input fast.
@@ -127,7 +127,7 @@ fn check_disassembly(provider: &NativeProvider, document: &str, address: Address
     true
 }
 
-/// Callees and callers agree, and call sites are call references.
+/// Callees and callers agree, and call sites are call references (jumps for tail calls).
 fn check_call_graph(provider: &NativeProvider, document: &str, address: Address) {
     let Ok(callees) = provider.callees(document, address, None, 16) else {
         return;
@@ -142,7 +142,7 @@ fn check_call_graph(provider: &NativeProvider, document: &str, address: Address)
             let back = callers
                 .edges
                 .iter()
-                .find(|caller| caller.procedure.address == address)
+                .find(|caller| caller.procedure.address == address && caller.kind == edge.kind)
                 .expect("the callee lists the procedure among its callers");
             assert_eq!(back.call_sites, edge.call_sites);
         }
@@ -150,13 +150,17 @@ fn check_call_graph(provider: &NativeProvider, document: &str, address: Address)
             .xrefs_to(document, edge.procedure.address, None, 1_000)
             .expect("references to a callee");
         assert!(references.references.len() <= references.total);
+        let kind = match edge.kind {
+            CallKind::Call => ReferenceKind::Call,
+            CallKind::TailCall => ReferenceKind::Jump,
+        };
         if references.next_cursor.is_none() {
             for site in &edge.call_sites {
                 assert!(
                     references
                         .references
                         .iter()
-                        .any(|r| r.from == *site && r.kind == ReferenceKind::Call)
+                        .any(|r| r.from == *site && r.kind == kind)
                 );
             }
         }

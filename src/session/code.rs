@@ -141,6 +141,17 @@ pub struct References {
     pub analysis: AnalysisStatus,
 }
 
+/// How one procedure transfers control to another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// A call instruction (direct, or through an import slot).
+    Call,
+    /// An unconditional jump (`jmp`, `b`) from inside a procedure to the start of another
+    /// known procedure, a stub or an import slot: the caller does not return there.
+    TailCall,
+}
+
 /// One edge of the direct call graph.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CallEdge {
@@ -148,7 +159,9 @@ pub struct CallEdge {
     pub procedure: NamedAddress,
     /// The imported symbol, when the callee is a stub or an import slot.
     pub import: Option<String>,
-    /// The call instructions of this edge, in address order.
+    /// Whether the edge's instructions are calls or tail-call jumps.
+    pub kind: CallKind,
+    /// The call (or tail-call jump) instructions of this edge, in address order.
     pub call_sites: Vec<Address>,
 }
 

@@ -42,12 +42,12 @@ pub use evidence::{
     MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation, json_depth_exceeds,
 };
 pub use provider::{
-    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CodeScope, Disassembly, DocumentInfo,
-    DocumentNames, Import, ImportPage, Instruction, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES,
-    MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, NamedAddress, Operation, Permissions,
-    ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider,
-    ProviderError, ReadLength, ReadLengthError, Reference, ReferenceKind, References, Segment,
-    StringMatch, StringMatches, StringQuery,
+    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, Disassembly,
+    DocumentInfo, DocumentNames, Import, ImportPage, Instruction, MAX_CODE_PAGE,
+    MAX_DISASSEMBLY_BYTES, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, NamedAddress, Operation,
+    Permissions, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource,
+    Provider, ProviderError, ReadLength, ReadLengthError, Reference, ReferenceKind, References,
+    Segment, StringMatch, StringMatches, StringQuery,
 };
 pub use sources::{
     DOCUMENT_ARGUMENT, PROVIDER_ARGUMENT, SessionView, SourceConfig, complete_argument,

@@ -10,8 +10,9 @@ use super::address::Address;
 use crate::core::ProcedurePage;
 
 pub use super::code::{
-    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CodeScope, Disassembly, Instruction,
-    MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, NamedAddress, Reference, ReferenceKind, References,
+    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, Disassembly,
+    Instruction, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, NamedAddress, Reference, ReferenceKind,
+    References,
 };
 
 /// Most bytes one [`Provider::read_bytes`] call returns (SPEC section 10).
@@ -174,6 +175,11 @@ pub enum ProcedureSource {
     FunctionStarts,
     /// Import stubs named after the imported symbol (ELF PLT entries such as `printf@plt`).
     ImportStubs,
+    /// The entry point of the image (PE without `.pdata`).
+    EntryPoint,
+    /// A direct call target the disassembler found from the known starts (PE without
+    /// `.pdata`).
+    CallTargets,
     /// A loaded catalog file.
     Catalog,
 }

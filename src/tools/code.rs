@@ -135,18 +135,20 @@ pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "callers",
         title: "Callers of a procedure",
-        description: "The procedures with a direct call to a procedure (or to a stub such as \
-            `printf@plt`, given by address), each with its call sites, in address order. \
-            Paged. Records Evidence.",
+        description: "The procedures with a direct call or tail call to a procedure (or to a \
+            stub such as `printf@plt`, given by address), each with its call sites and `kind` \
+            (`call` or `tail_call`), in address order. Paged. Records Evidence.",
         annotations: ToolAnnotations::READ_ONLY,
         handler: observe!(Operation::Callers, callers),
     },
     ToolSpec {
         name: "callees",
         title: "Callees of a procedure",
-        description: "What a procedure calls directly, each with its call sites, in address \
-            order; calls through PLT stubs and import slots are named by the imported symbol \
-            (`import`). Paged. Records Evidence.",
+        description: "What a procedure calls directly, each with its call sites and `kind` \
+            (`call`, or `tail_call` for an unconditional jump to the start of another \
+            procedure), in address order; calls through PLT stubs, PE import thunks, Mach-O \
+            stubs and import slots are named by the imported symbol (`import`). Paged. Records \
+            Evidence.",
         annotations: ToolAnnotations::READ_ONLY,
         handler: observe!(Operation::Callees, callees),
     },
@@ -382,8 +384,9 @@ fn analysis_schema() -> Value {
 fn graph_schema(edges: &str, description: &str) -> Value {
     let edge = object(json!({
         "procedure": named_address("The caller or callee."),
-        "import": nullable_string("The imported symbol when the callee is a PLT stub or an import slot."),
-        "call_sites": array(string("Address of a call instruction."), "The calls of this edge, in address order."),
+        "import": nullable_string("The imported symbol when the callee is a stub (PLT entry, PE import thunk, Mach-O stub) or an import slot."),
+        "kind": {"type": "string", "enum": ["call", "tail_call"], "description": "`call` for call instructions; `tail_call` for unconditional jumps from inside the caller to the start of the callee (another procedure, a stub or an import slot)."},
+        "call_sites": array(string("Address of a call instruction, or of a tail-call jump."), "The calls (or tail-call jumps) of this edge, in address order."),
     }));
     let mut properties = json!({
         "document": string("The document."),

@@ -53,6 +53,7 @@ mod providers {
     mod catalog;
     mod code_analysis;
     mod native;
+    mod native_calls;
     mod native_fidelity;
     mod native_imports;
     mod native_system;

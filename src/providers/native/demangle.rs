@@ -51,11 +51,52 @@ fn demangle_itanium(raw: &str) -> Option<String> {
     if let Some(thunk) = demangle_thunk(mangled) {
         return Some(thunk);
     }
-    let symbol = cpp_demangle::Symbol::new(mangled.as_bytes()).ok()?;
-    let demangled = symbol.demangle().ok()?;
+    let demangled = match template_structor(mangled) {
+        Some(demangled) => demangled,
+        None => cpp_demangle::Symbol::new(mangled.as_bytes())
+            .ok()?
+            .demangle()
+            .ok()?,
+    };
     Some(integer_literal_suffixes(&expand_standard_abbreviations(
         mangled, demangled,
     )))
+}
+
+/// Most candidate ends of the name tried by [`template_structor`].
+const MAX_NAME_END_TRIES: usize = 16;
+
+/// The display of a template constructor or destructor (`_ZNSsC1IPcEET_S1_RKSaIcE`), or
+/// `None` for other names.
+///
+/// The ABI encodes no return type for them, but `cpp_demangle` 0.5.1 reads their first
+/// parameter as one and does not print it (gimli-rs/cpp_demangle#129): `basic_string<char*>(
+/// char*, char*, allocator const&)` loses a `char*`. The same encoding with an explicit `v`
+/// (`void`) return type after the name demangles with every parameter (`v` is no
+/// substitution candidate, so `T_` and `S1_` keep their meaning). The name ends where the
+/// `_Z` + nested-name prefix parses as a whole symbol; the correction applies only when the
+/// demangler then prints no return type, that is when it sees a constructor or destructor.
+fn template_structor(mangled: &str) -> Option<String> {
+    let bytes = mangled.as_bytes();
+    if !mangled.starts_with("_ZN") {
+        return None;
+    }
+    let marker = bytes
+        .windows(3)
+        .position(|w| matches!(w, [b'C', b'1'..=b'5', b'I'] | [b'D', b'0'..=b'2', b'I']))?;
+    let end = (marker + 3..bytes.len())
+        .filter(|&at| bytes[at - 1] == b'E' && bytes[at - 2] == b'E')
+        .take(MAX_NAME_END_TRIES)
+        .find(|&at| {
+            matches!(cpp_demangle::BorrowedSymbol::with_tail(&bytes[..at]),
+                Ok((_, tail)) if tail.is_empty())
+        })?;
+    let patched = format!("{}v{}", &mangled[..end], &mangled[end..]);
+    let demangled = cpp_demangle::Symbol::new(patched.as_bytes())
+        .ok()?
+        .demangle()
+        .ok()?;
+    (!demangled.starts_with("void ")).then_some(demangled)
 }
 
 /// Integer template arguments as `c++filt` prints them: `1l`, `2u`, `3ul`, `4ll`, `5ull`,

@@ -2,12 +2,14 @@
 //! native provider serves: its regions and its procedures.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use object::{
     BinaryFormat, FileKind, Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionFlags,
     SectionKind, SymbolKind, elf, pe,
 };
 
+use super::analysis::{Isa, call_targets};
 use super::demangle::demangle;
 use super::eh_frame::{FrameLayout, fde_starts};
 use super::elf::ElfDetails;
@@ -85,7 +87,7 @@ pub(crate) fn read_image(data: &[u8]) -> Result<Image, ProviderError> {
     };
     collect_symbols(&file, &elf, &mut builder, &executable);
     collect_exports(&file, data, kind, &elf, &mut builder, &executable);
-    collect_unwind_starts(&file, data, kind, &mut builder, &executable);
+    let unwind_starts = collect_unwind_starts(&file, data, kind, &mut builder, &executable);
     if file.format() == BinaryFormat::Elf && file.sections().all(|section| section.size() == 0) {
         collect_sectionless(&file, data, kind, &mut elf, &mut builder, &executable);
     }
@@ -102,11 +104,15 @@ pub(crate) fn read_image(data: &[u8]) -> Result<Image, ProviderError> {
             builder.add(*address, ProcedureSource::ImportStubs, Some(name), None);
         }
     }
+    let imports = super::imports::collect(data, kind, elf);
+    if matches!(kind, FileKind::Pe32 | FileKind::Pe64) && unwind_starts == 0 {
+        collect_call_targets(&file, data, kind, &regions, &imports, &mut builder);
+    }
     Ok(Image {
         format: format_name(file.format()),
         architecture: format!("{:?}", file.architecture()).to_lowercase(),
         procedures: builder.finish(&segments),
-        imports: super::imports::collect(data, kind, elf),
+        imports,
         regions,
     })
 }
@@ -403,14 +409,60 @@ fn collect_sectionless(
     );
 }
 
+/// A PE without `.pdata` entries: the entry point, and the direct call targets found from it
+/// and the exports (see [`super::analysis::call_targets`]); import thunks and slots are not
+/// procedures.
+fn collect_call_targets(
+    file: &object::File<'_>,
+    data: &[u8],
+    kind: FileKind,
+    regions: &[Region],
+    imports: &[Import],
+    builder: &mut TableBuilder,
+) {
+    let Some(isa) = Isa::of(file.architecture()) else {
+        return;
+    };
+    let entry = file.entry();
+    let mut known: Vec<u64> = super::pe::exports(data, kind)
+        .iter()
+        .map(|export| export.address)
+        .collect();
+    let import_addresses: HashSet<u64> = imports
+        .iter()
+        .flat_map(|import| [import.stub, import.slot])
+        .flatten()
+        .map(|address| address.value())
+        .collect();
+    let executable = |address: u64| {
+        regions.iter().any(|region| {
+            region.segment.permissions.execute
+                && address
+                    .checked_sub(region.segment.address.value())
+                    .is_some_and(|offset| offset < region.segment.file_size)
+        })
+    };
+    if entry != 0 && executable(entry) && !import_addresses.contains(&entry) {
+        builder.add(entry, ProcedureSource::EntryPoint, None, None);
+        known.push(entry);
+    }
+    let excluded = |address: u64| import_addresses.contains(&address);
+    for address in call_targets(isa, data, regions, &known, &excluded) {
+        builder.add(address, ProcedureSource::CallTargets, None, None);
+    }
+}
+
+/// Adds the starts of unwind and function-start tables; returns how many there were.
 fn collect_unwind_starts(
     file: &object::File<'_>,
     data: &[u8],
     kind: FileKind,
     builder: &mut TableBuilder,
     executable: &dyn Fn(u64) -> bool,
-) {
+) -> usize {
+    let mut count = 0;
     let mut add = |address: u64, source: ProcedureSource, size: Option<u64>| {
+        count += 1;
         if executable(address) {
             builder.add(address, source, None, size);
         }
@@ -436,4 +488,5 @@ fn collect_unwind_starts(
     for start in pe_runtime_functions(data, kind) {
         add(start.address, ProcedureSource::UnwindTable, start.size);
     }
+    count
 }

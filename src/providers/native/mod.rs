@@ -13,7 +13,10 @@
 //! - **Procedures**, one per address in address order: defined function symbols of the symbol
 //!   table and the dynamic symbol table, exports, and the function starts of unwind and
 //!   function-start tables (ELF/Mach-O `.eh_frame`, Mach-O `LC_FUNCTION_STARTS`, PE `.pdata`),
-//!   which give addresses without names, and the ELF PLT entries named after their target as
+//!   which give addresses without names; a PE without `.pdata` entries (every 32-bit one) adds
+//!   its entry point and the direct call targets the disassembler finds from the entry point
+//!   and the exports (bounded by [`MAX_DISCOVERY_INSTRUCTIONS`], [`MAX_DISCOVERED_STARTS`] and
+//!   [`MAX_DISCOVERY_TIME`]), named where a symbol or export names them; and the ELF PLT entries named after their target as
 //!   `objdump -d` labels them (`printf@plt`). ELF `STT_GNU_IFUNC` symbols are functions; a
 //!   dynamic symbol of a non-default version is named with it (`memcpy@GLIBC_2.2.5`), so the
 //!   bare name is the default version. An ELF file without section headers is read through
@@ -66,7 +69,10 @@ use object::FileKind;
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
 
 use self::analysis::{Analysis, Input};
-pub use self::analysis::{MAX_ANALYSIS_TIME, MAX_INSTRUCTIONS, MAX_REFERENCES};
+pub use self::analysis::{
+    MAX_ANALYSIS_TIME, MAX_DISCOVERED_STARTS, MAX_DISCOVERY_INSTRUCTIONS, MAX_DISCOVERY_TIME,
+    MAX_INSTRUCTIONS, MAX_REFERENCES,
+};
 use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
 use crate::core::{Outcome, ProcedurePage};
@@ -175,6 +181,7 @@ impl NativeProvider {
             image: self.image_bytes(document),
             regions: &document.image.regions,
             procedures: &document.image.procedures,
+            imports: &document.image.imports,
         };
         Ok((
             document.analysis.get_or_init(|| Analysis::build(&input)),

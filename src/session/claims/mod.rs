@@ -91,8 +91,10 @@
 //!   `capture_*_digest` compares the stream's recorded `sha256`; when that stream was truncated,
 //!   a different digest is unverified rather than contradicted.
 //! - `callees`: `{document, procedure: {address, name}, callees: [{procedure: {address, name},
-//!   import, call_sites}...], next_cursor, analysis: {complete}}`. Each callee is a direct call
-//!   of `procedure`, known by its address, its name and its `import`.
+//!   import, kind, call_sites}...], next_cursor, analysis: {complete}}`. Each callee of `kind`
+//!   `call` (or without `kind`) is a direct call of `procedure`, known by its address, its name
+//!   and its `import`; `tail_call` edges are jumps, as `disassemble` shows them, and are not
+//!   read.
 //! - `disassemble`: `{document, procedure: {address, name} | null, instructions: [{target,
 //!   target_kind, target_name}...], next_cursor, analysis: {complete}}`. Each instruction with
 //!   `target_kind` `call` and a `target` is a direct call of `procedure`, known by the target

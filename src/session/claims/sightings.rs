@@ -282,6 +282,10 @@ pub(super) fn call_views<'a>(evidence: &[EvidenceRecordView<'a>]) -> Vec<CallVie
         .filter_map(|record| {
             let calls = match record.operation {
                 "callees" => items(record.result, "callees")
+                    // A tail call is a jump, as `disassemble` shows it: not a call here.
+                    .filter(|edge| {
+                        edge.get("kind").and_then(Value::as_str).unwrap_or("call") == "call"
+                    })
                     .map(|edge| {
                         let procedure = edge.get("procedure");
                         let mut names = Vec::new();

@@ -38,6 +38,11 @@ fn call(at: u64, target: u64) -> [u8; 5] {
 /// An ELF of four functions (`main`, `helper`, `fini`, `lonely`) where `main` calls `helper`
 /// and then `fini`, and the others only return.
 fn program() -> Program {
+    program_ending(&[0xc3])
+}
+
+/// The program with `main` ending in `end` after its two calls.
+fn program_ending(end: &[u8]) -> Program {
     let spec = Spec {
         functions: vec![
             Function::named("main", Binding::Exported),
@@ -63,7 +68,7 @@ fn program() -> Program {
     let mut code = Vec::new();
     code.extend(call(main, helper));
     code.extend(call(main + 5, fini));
-    code.push(0xc3);
+    code.extend(end);
     let mut bytes = built.bytes;
     bytes[offset..offset + code.len()].copy_from_slice(&code);
     let files = Files::new();
@@ -196,6 +201,36 @@ fn a_complete_disassembly_supports_and_contradicts() {
         ]
     );
     snapshot_json("complete_disassembly", &result);
+}
+
+#[test]
+fn a_tail_call_is_a_jump_not_a_call_for_the_claim() {
+    // `main` ends with `jmp lonely` (at main + 10): `callees` lists it as a tail call.
+    let probe = program();
+    let mut jump = call(probe.main + 10, probe.lonely);
+    jump[0] = 0xe9;
+    let program = program_ending(&jump);
+    let callees = success(&program.tools, "callees", json!({"procedure": "main"}));
+    let kinds: Vec<&Value> = callees["callees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|edge| &edge["kind"])
+        .collect();
+    assert_eq!(kinds, [&json!("call"), &json!("call"), &json!("tail_call")]);
+    let result = verdicts(&program, table(&program));
+    // As a complete disassembly (where the jump is a `jump`) rules it out, so does `callees`.
+    assert_eq!(
+        statuses(&result),
+        [
+            "supported",
+            "supported",
+            "contradicted",
+            "contradicted",
+            "unverified",
+            "unverified"
+        ]
+    );
 }
 
 #[test]

@@ -164,8 +164,8 @@ fn libc_ifuncs_are_named_and_memcpy_is_the_default_version() {
 }
 
 /// C++ names of each form the demangler adjusts to `c++filt`'s: thunks, the standard
-/// abbreviations and their constructors, integer literals, `decltype(nullptr)`, and a class
-/// really named `std::string`.
+/// abbreviations and their constructors, integer literals, `decltype(nullptr)`, a class
+/// really named `std::string`, and template constructors.
 fn cpp_spec() -> Spec {
     let names = [
         "_ZN3foo3barEi",
@@ -179,6 +179,9 @@ fn cpp_spec() -> Spec {
         "_Z1fDn",
         "_ZNSt6string3fooEv",
         "_ZNKSt4hashISsEclESs",
+        // Template constructors: no return type is encoded (`T_` is the first parameter).
+        "_ZNSsC1IPcEET_S1_RKSaIcE",
+        "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2IPKcvEET_S8_RKS3_",
     ];
     Spec {
         functions: names
@@ -210,38 +213,16 @@ fn demangling_differences(provider: &NativeProvider) -> Vec<(String, String, Str
         .collect()
 }
 
-/// FIXME: `cpp_demangle` 0.5.1 still differs from `c++filt` in meaning on these libstdc++ names:
-/// it drops the second parameter of the `basic_string` iterator-range constructor templates
-/// (`_ZNSsC1IPcEET_S1_RKSaIcE` is `basic_string<char*>(char*, char*, allocator const&)`) and
-/// puts the `&` of `__do_upcast`'s last parameter on its prefix. Fixing them needs a change
-/// in the demangler's substitution handling; until then the test pins the exact list.
-const KNOWN_DIFFERENCES: [&str; 26] = [
+/// FIXME: `cpp_demangle` 0.5.1 (the newest release) still differs from `c++filt` in meaning on
+/// these libstdc++ names: it puts the `&` of `__do_upcast`'s last parameter on its prefix
+/// (`__class_type_info&::__upcast_result` for `__class_type_info::__upcast_result&`), from its
+/// resolution of a substitution (`S1_`) inside a reference, decided inside the demangler's
+/// parser, which the crate does not let a caller adjust. (The 24 `basic_string` iterator
+/// constructors it used to get wrong are corrected in `demangle::template_structor`.) Until
+/// the demangler is patched or replaced, the test pins the exact list.
+const KNOWN_DIFFERENCES: [&str; 2] = [
     "_ZNK10__cxxabiv120__si_class_type_info11__do_upcastEPKNS_17__class_type_infoEPKvRNS1_15__upcast_resultE",
     "_ZNK10__cxxabiv121__vmi_class_type_info11__do_upcastEPKNS_17__class_type_infoEPKvRNS1_15__upcast_resultE",
-    "_ZNSbIwSt11char_traitsIwESaIwEEC1IN9__gnu_cxx17__normal_iteratorIPwS2_EEEET_S8_RKS1_",
-    "_ZNSbIwSt11char_traitsIwESaIwEEC1IPKwEET_S6_RKS1_",
-    "_ZNSbIwSt11char_traitsIwESaIwEEC1IPwEET_S5_RKS1_",
-    "_ZNSbIwSt11char_traitsIwESaIwEEC2IN9__gnu_cxx17__normal_iteratorIPwS2_EEEET_S8_RKS1_",
-    "_ZNSbIwSt11char_traitsIwESaIwEEC2IPKwEET_S6_RKS1_",
-    "_ZNSbIwSt11char_traitsIwESaIwEEC2IPwEET_S5_RKS1_",
-    "_ZNSsC1IN9__gnu_cxx17__normal_iteratorIPcSsEEEET_S4_RKSaIcE",
-    "_ZNSsC1IPKcEET_S2_RKSaIcE",
-    "_ZNSsC1IPcEET_S1_RKSaIcE",
-    "_ZNSsC2IN9__gnu_cxx17__normal_iteratorIPcSsEEEET_S4_RKSaIcE",
-    "_ZNSsC2IPKcEET_S2_RKSaIcE",
-    "_ZNSsC2IPcEET_S1_RKSaIcE",
-    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC1IN9__gnu_cxx17__normal_iteratorIPcS4_EEvEET_SA_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC1IPKcvEET_S8_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC1IPcvEET_S7_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2IN9__gnu_cxx17__normal_iteratorIPcS4_EEvEET_SA_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2IPKcvEET_S8_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2IPcvEET_S7_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC1IN9__gnu_cxx17__normal_iteratorIPwS4_EEvEET_SA_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC1IPKwvEET_S8_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC1IPwvEET_S7_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC2IN9__gnu_cxx17__normal_iteratorIPwS4_EEvEET_SA_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC2IPKwvEET_S8_RKS3_",
-    "_ZNSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEC2IPwvEET_S7_RKS3_",
 ];
 
 #[test]
@@ -275,6 +256,8 @@ fn cpp_names_match_cxxfilt_on_the_system_libstdcxx() {
         "virtual thunk to foo::bar()",
         "std::basic_string<char, std::char_traits<char>, std::allocator<char> >::size()",
         "f(std::ratio<1l, 1000l>)",
+        "std::basic_string<char, std::char_traits<char>, std::allocator<char> >::basic_string<char*>(char*, char*, std::allocator<char> const&)",
+        "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::basic_string<char const*, void>(char const*, char const*, std::allocator<char> const&)",
     ] {
         assert_eq!(exact(&provider, name).len(), 1, "{name}");
     }
@@ -489,5 +472,48 @@ fn elf_without_section_headers_uses_pt_dynamic_and_pt_gnu_eh_frame() {
                 .collect()
         };
         assert_eq!(imports(&bare), imports(&whole), "{}", path.display());
+    }
+}
+
+/// Builtin types as mangled and as printed.
+const BUILTINS: [(&str, &str); 5] = [
+    ("i", "int"),
+    ("c", "char"),
+    ("d", "double"),
+    ("l", "long"),
+    ("b", "bool"),
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
+
+    /// A template constructor `C::C<T>(T, ...)` is shown with every parameter, the first (the
+    /// template parameter) included: the ABI encodes no return type for it.
+    #[test]
+    fn template_constructors_keep_every_parameter(
+        class in "[A-Z][a-z]{1,8}",
+        argument in 0..BUILTINS.len(),
+        rest in proptest::collection::vec(0..BUILTINS.len(), 0..4),
+    ) {
+        let (mangled_argument, argument) = BUILTINS[argument];
+        let mut raw = format!("_ZN{}{class}C1I{mangled_argument}EET_", class.len());
+        let mut parameters = vec![argument];
+        for index in rest {
+            raw.push_str(BUILTINS[index].0);
+            parameters.push(BUILTINS[index].1);
+        }
+        let expected = format!("{class}::{class}<{argument}>({})", parameters.join(", "));
+        let spec = Spec {
+            functions: vec![Function::mangled(&raw, &expected, Binding::Global)],
+            stripped: false,
+        };
+        let provider =
+            NativeProvider::from_bytes("fixture", build(&spec, Format::Elf).bytes).unwrap();
+        let names: Vec<String> = all_names(&provider)
+            .into_iter()
+            .filter(|(found, _)| *found == raw)
+            .map(|(_, display)| display)
+            .collect();
+        proptest::prop_assert_eq!(names, vec![expected]);
     }
 }

@@ -5,32 +5,12 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use rea::providers::native::NativeProvider;
 use rea::session::{Address, Import, Operation, ProcedureSource, Provider, ProviderError};
 
 use crate::support::fixtures;
-
-/// Output of `program args`, or `None` (with a message) when it cannot run.
-fn run(program: &str, args: &[&str]) -> Option<String> {
-    match Command::new(program).args(args).output() {
-        Ok(output) if output.status.success() => {
-            Some(String::from_utf8_lossy(&output.stdout).into_owned())
-        }
-        Ok(output) => {
-            println!(
-                "skipped: {program} {args:?} failed: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            None
-        }
-        Err(error) => {
-            println!("skipped: {program} is not available: {error}");
-            None
-        }
-    }
-}
+use crate::support::wheels::run;
 
 const PROGRAM: &str = r#"
 #include <stdio.h>

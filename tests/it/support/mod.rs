@@ -15,5 +15,6 @@ pub mod prompt_contract;
 pub mod schema;
 pub mod snapshots;
 pub mod tools;
+pub mod wheels;
 
 pub use client::{Client, assert_schema_valid};

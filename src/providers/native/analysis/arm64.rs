@@ -4,7 +4,7 @@
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand};
 
-use super::decode::{Next, Step, Text};
+use super::decode::{Flow, Next, Step, Text};
 use crate::session::ReferenceKind;
 
 /// The page an `adrp` put in each general register, while no later instruction overwrote it.
@@ -39,10 +39,25 @@ pub(super) fn sweep(
             address: pc,
             length: 4,
             reference,
+            flow: decoded.as_ref().map_or(Flow::End, flow),
         };
         if visit(step, text) == Next::Stop {
             return;
         }
+    }
+}
+
+/// Where execution goes after `instruction`.
+fn flow(instruction: &Instruction) -> Flow {
+    match instruction.opcode {
+        Opcode::B => Flow::Unconditional,
+        Opcode::Bcc(_) | Opcode::CBZ | Opcode::CBNZ | Opcode::TBZ | Opcode::TBNZ => {
+            Flow::Conditional
+        }
+        Opcode::BR | Opcode::RET | Opcode::BRK | Opcode::UDF | Opcode::HLT | Opcode::Invalid => {
+            Flow::End
+        }
+        _ => Flow::Next,
     }
 }
 

@@ -34,6 +34,22 @@ pub(crate) struct Step {
     pub(crate) length: usize,
     /// The address it calls, jumps to or refers to, and how.
     pub(crate) reference: Option<(u64, ReferenceKind)>,
+    /// Where execution goes after it.
+    pub(crate) flow: Flow,
+}
+
+/// Where execution goes after one instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// On to the next instruction (calls included).
+    Next,
+    /// To the branch target or on to the next instruction.
+    Conditional,
+    /// To the branch target only (`jmp`, `b`, direct or through memory).
+    Unconditional,
+    /// Nowhere the decoder can follow: a return, a jump through a register, a trap or an
+    /// undecodable instruction.
+    End,
 }
 
 /// The text of one instruction.

@@ -11,7 +11,11 @@
 //!
 //! ELF PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) are named `symbol@plt` after the import slot
 //! they jump through (from `.rela.plt` and the `GLOB_DAT` relocations), so calls through them
-//! name the imported symbol; a call through the slot itself names the symbol.
+//! name the imported symbol; a call through the slot itself names the symbol. PE import thunks
+//! (`jmp [IAT slot]`) and IAT slots, and Mach-O `__stubs` entries and lazy or non-lazy
+//! pointers, are named by the imported symbol as `list_imports` gives it (`ExitProcess`,
+//! `_printf`, as `llvm-objdump` names Mach-O stubs), so a direct call to a thunk or stub and an
+//! indirect `call [slot]` name the import alike.
 //!
 //! # Bounds
 //!
@@ -22,6 +26,7 @@
 
 mod arm64;
 mod decode;
+mod discover;
 mod imports;
 mod query;
 mod strings;
@@ -31,11 +36,14 @@ mod x86;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use self::decode::{Isa, Next};
+pub(crate) use self::decode::Isa;
+use self::decode::{Flow, Next, Step};
+pub(crate) use self::discover::call_targets;
+pub use self::discover::{MAX_DISCOVERED_STARTS, MAX_DISCOVERY_INSTRUCTIONS, MAX_DISCOVERY_TIME};
 use self::sweep::sweep;
 use super::image::Region;
 use crate::providers::table::ProcedureTable;
-use crate::session::{AnalysisLimit, AnalysisStatus, ReferenceKind};
+use crate::session::{AnalysisLimit, AnalysisStatus, Import, ReferenceKind};
 
 /// Most instructions one analysis decodes (a 10 MB x86-64 binary has about 3 million).
 pub const MAX_INSTRUCTIONS: u64 = 20_000_000;
@@ -78,6 +86,8 @@ pub(crate) struct Input<'a> {
     pub(crate) regions: &'a [Region],
     /// Its procedures.
     pub(crate) procedures: &'a ProcedureTable,
+    /// Its imports, with the stub and slot addresses the code uses.
+    pub(crate) imports: &'a [Import],
 }
 
 impl Input<'_> {
@@ -115,6 +125,9 @@ struct Ref {
     to: u64,
     from: u64,
     kind: ReferenceKind,
+    /// A jump that does not fall through (`jmp`, `b`): a tail call when it leaves its
+    /// procedure for the start of another.
+    unconditional: bool,
 }
 
 /// The analysis of one document (see the [module documentation](self)).
@@ -122,8 +135,11 @@ pub(crate) struct Analysis {
     isa: Option<Isa>,
     architecture: String,
     procedures: Vec<Procedure>,
-    /// PLT stub address to imported symbol.
+    /// Stub address (ELF PLT entry, PE import thunk, Mach-O `__stubs` entry) to imported
+    /// symbol.
     stubs: HashMap<u64, String>,
+    /// What follows the symbol in a stub's name: `@plt` for ELF, nothing otherwise.
+    stub_suffix: &'static str,
     /// Import slot address to imported symbol.
     slots: HashMap<u64, String>,
     /// Sorted by (to, from, kind).
@@ -142,12 +158,7 @@ struct Collector {
 }
 
 impl Collector {
-    fn step(
-        &mut self,
-        from: u64,
-        reference: Option<(u64, ReferenceKind)>,
-        mapped: &dyn Fn(u64) -> bool,
-    ) -> Next {
+    fn step(&mut self, step: Step, mapped: &dyn Fn(u64) -> bool) -> Next {
         self.instructions += 1;
         if self.instructions > MAX_INSTRUCTIONS {
             self.cut_short_by = Some(AnalysisLimit::Instructions);
@@ -157,8 +168,13 @@ impl Collector {
             self.cut_short_by = Some(AnalysisLimit::Time);
             return Next::Stop;
         }
-        match reference {
-            Some((to, kind)) if mapped(to) => self.keep(Ref { to, from, kind }),
+        match step.reference {
+            Some((to, kind)) if mapped(to) => self.keep(Ref {
+                to,
+                from: step.address,
+                kind,
+                unconditional: kind == ReferenceKind::Jump && step.flow == Flow::Unconditional,
+            }),
             _ => Next::Continue,
         }
     }
@@ -190,6 +206,7 @@ impl Analysis {
             architecture,
             procedures,
             stubs: HashMap::new(),
+            stub_suffix: "",
             slots: HashMap::new(),
             references: Vec::new(),
             by_origin: Vec::new(),
@@ -207,6 +224,26 @@ impl Analysis {
             |address: u64, size: usize| read_word(input, address, size, file_little_endian(&file));
         let relocated = imports::relocated(&file, &read);
         analysis.slots = relocated.slots;
+        if matches!(file, object::File::Elf32(_) | object::File::Elf64(_)) {
+            analysis.stub_suffix = "@plt";
+        } else {
+            // PE thunks and IAT slots, Mach-O stubs and pointers, as `list_imports` has them.
+            for import in input.imports {
+                let symbol = &import.symbol.raw_name;
+                if let Some(stub) = import.stub {
+                    analysis
+                        .stubs
+                        .entry(stub.value())
+                        .or_insert_with(|| symbol.clone());
+                }
+                if let Some(slot) = import.slot {
+                    analysis
+                        .slots
+                        .entry(slot.value())
+                        .or_insert_with(|| symbol.clone());
+                }
+            }
+        }
         let mut collector = Collector {
             deadline: Instant::now() + MAX_ANALYSIS_TIME,
             instructions: 0,
@@ -246,7 +283,7 @@ impl Analysis {
                 .unwrap_or(usize::MAX)
                 .min(bytes.len());
             sweep(isa, &bytes[..length], start, false, &mut |step, _| {
-                collector.step(step.address, step.reference, &mapped)
+                collector.step(step, &mapped)
             });
             if collector.cut_short_by.is_some() {
                 break;
@@ -306,6 +343,7 @@ impl Analysis {
                         to: value,
                         from: at,
                         kind: ReferenceKind::Data,
+                        unconditional: false,
                     }) == Next::Stop
                 {
                     break;

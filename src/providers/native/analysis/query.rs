@@ -8,9 +8,12 @@ use super::decode::{Isa, Next};
 use super::sweep::sweep;
 use super::{Analysis, Input, Ref};
 use crate::session::{
-    Address, CallEdge, CallGraph, CodeScope, Disassembly, Instruction, MAX_CODE_PAGE,
+    Address, CallEdge, CallGraph, CallKind, CodeScope, Disassembly, Instruction, MAX_CODE_PAGE,
     MAX_DISASSEMBLY_BYTES, NamedAddress, ProviderError, Reference, ReferenceKind, References,
 };
+
+/// Call sites by (other procedure, kind): calls before tail calls for the same procedure.
+type Edges = BTreeMap<(u64, CallKind), Vec<Address>>;
 
 /// Prefix of the index cursors of references and call edges.
 const INDEX_CURSOR: &str = "at:";
@@ -30,7 +33,7 @@ impl Analysis {
     /// What is at `address`: a stub, an import slot, a procedure, or a place inside one.
     pub(super) fn name_of(&self, address: u64) -> Option<String> {
         if let Some(symbol) = self.stubs.get(&address) {
-            return Some(format!("{symbol}@plt"));
+            return Some(format!("{symbol}{}", self.stub_suffix));
         }
         if let Some(symbol) = self.slots.get(&address) {
             return Some(symbol.clone());
@@ -194,7 +197,28 @@ impl Analysis {
         })
     }
 
-    /// `callers`: the procedures with a direct call to `procedure`.
+    /// How `reference` transfers control from its procedure to its target, if it does: a
+    /// call, or a tail call (an unconditional jump from inside a procedure to the start of
+    /// another procedure, a stub or an import slot; a stub's own jump through its slot is not
+    /// one).
+    fn call_kind(&self, reference: &Ref) -> Option<CallKind> {
+        match reference.kind {
+            ReferenceKind::Call => Some(CallKind::Call),
+            ReferenceKind::Jump if reference.unconditional => {
+                let origin = self.procedure_containing(reference.from)?;
+                let target = reference.to;
+                let known = self.procedure_at(target).is_some()
+                    || self.stubs.contains_key(&target)
+                    || self.slots.contains_key(&target);
+                let from_stub = self.stubs.contains_key(&reference.from)
+                    || self.stubs.contains_key(&origin.start);
+                (known && target != origin.start && !from_stub).then_some(CallKind::TailCall)
+            }
+            _ => None,
+        }
+    }
+
+    /// `callers`: the procedures with a direct call (or tail call) to `procedure`.
     pub(crate) fn callers(
         &self,
         document: &str,
@@ -206,14 +230,14 @@ impl Analysis {
         let target = procedure.value();
         let first = self.references.partition_point(|r| r.to < target);
         let last = self.references.partition_point(|r| r.to <= target);
-        let mut edges: BTreeMap<u64, Vec<Address>> = BTreeMap::new();
+        let mut edges: Edges = BTreeMap::new();
         for reference in &self.references[first..last] {
-            if reference.kind == ReferenceKind::Call {
+            if let Some(kind) = self.call_kind(reference) {
                 let caller = self
                     .procedure_containing(reference.from)
                     .map_or(reference.from, |p| p.start);
                 edges
-                    .entry(caller)
+                    .entry((caller, kind))
                     .or_default()
                     .push(Address::new(reference.from));
             }
@@ -221,7 +245,7 @@ impl Analysis {
         self.graph(target, edges, cursor, limit)
     }
 
-    /// `callees`: what `procedure` calls directly.
+    /// `callees`: what `procedure` calls (or tail-calls) directly.
     pub(crate) fn callees(
         &self,
         document: &str,
@@ -239,12 +263,12 @@ impl Analysis {
         let origin = |index: &u32| self.references[*index as usize].from;
         let first = self.by_origin.partition_point(|i| origin(i) < found.start);
         let last = self.by_origin.partition_point(|i| origin(i) < found.end);
-        let mut edges: BTreeMap<u64, Vec<Address>> = BTreeMap::new();
+        let mut edges: Edges = BTreeMap::new();
         for index in &self.by_origin[first..last] {
             let reference = self.references[*index as usize];
-            if reference.kind == ReferenceKind::Call {
+            if let Some(kind) = self.call_kind(&reference) {
                 edges
-                    .entry(reference.to)
+                    .entry((reference.to, kind))
                     .or_default()
                     .push(Address::new(reference.from));
             }
@@ -255,17 +279,18 @@ impl Analysis {
     fn graph(
         &self,
         procedure: u64,
-        edges: BTreeMap<u64, Vec<Address>>,
+        edges: Edges,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<CallGraph, ProviderError> {
         let edges: Vec<CallEdge> = edges
             .into_iter()
-            .map(|(address, mut call_sites)| {
+            .map(|((address, kind), mut call_sites)| {
                 call_sites.sort_unstable();
                 CallEdge {
                     procedure: self.named(address),
                     import: self.import_of(address),
+                    kind,
                     call_sites,
                 }
             })

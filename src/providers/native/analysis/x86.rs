@@ -5,7 +5,7 @@ use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, OpKind, Register,
 };
 
-use super::decode::{Next, Step, Text};
+use super::decode::{Flow, Next, Step, Text};
 use crate::session::ReferenceKind;
 
 pub(super) fn sweep(
@@ -24,6 +24,7 @@ pub(super) fn sweep(
             address: instruction.ip(),
             length: instruction.len().max(1),
             reference: reference(&instruction, bitness),
+            flow: flow(&instruction),
         };
         let text = formatter.as_mut().map(|formatter| {
             let mut text = Text::default();
@@ -38,6 +39,26 @@ pub(super) fn sweep(
         if visit(step, text) == Next::Stop {
             return;
         }
+    }
+}
+
+/// Where execution goes after `instruction`.
+fn flow(instruction: &Instruction) -> Flow {
+    if instruction.is_invalid() {
+        return Flow::End;
+    }
+    match instruction.flow_control() {
+        FlowControl::Next | FlowControl::Call | FlowControl::IndirectCall => Flow::Next,
+        FlowControl::ConditionalBranch | FlowControl::XbeginXabortXend => Flow::Conditional,
+        FlowControl::UnconditionalBranch => Flow::Unconditional,
+        // `jmp [slot]` goes where the slot points: an import, for the code that follows.
+        FlowControl::IndirectBranch if instruction.op0_kind() == OpKind::Memory => {
+            Flow::Unconditional
+        }
+        FlowControl::IndirectBranch
+        | FlowControl::Return
+        | FlowControl::Interrupt
+        | FlowControl::Exception => Flow::End,
     }
 }
 
