@@ -111,7 +111,9 @@
 //!
 //! Within a layer, no two files with the same parent module import each other, directly or
 //! around a circle. The test `tests/it/architecture.rs` reads every file of `src/` and fails
-//! on a `use`, `crate::`, `super::` or `self::` path that breaks one of these rules.
+//! on a `use`, `crate::`, `super::` or `self::` path that breaks one of these rules, and on a
+//! module with children written as `name.rs` beside `name/` (the crate's one convention is
+//! `name/mod.rs`).
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
