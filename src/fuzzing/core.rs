@@ -4,7 +4,7 @@
 //! this is their only public path. Each returns the first [`Violation`] instead of panicking.
 
 pub use crate::core::invariants::{
-    CompleteCase, MAX_KEY_CASE_CHARS, Violation, check_complete, check_complete_bytes,
-    check_discovery, check_discovery_bytes, check_key, check_key_bytes, check_pair,
-    discovery_pages, literal_completion,
+    CompleteCase, MAX_KEY_CASE_CHARS, MAX_LISTED_CANDIDATES, MAX_REPEATED_CANDIDATES, Violation,
+    check_complete, check_complete_bytes, check_discovery, check_discovery_bytes, check_key,
+    check_key_bytes, check_pair, discovery_pages, literal_completion,
 };

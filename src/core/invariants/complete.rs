@@ -15,6 +15,12 @@ const STRETCH_LENGTHS: [usize; 4] = [
     5_000,
 ];
 
+/// Most candidates one input lists before its repeats (the rest of the body is ignored).
+pub const MAX_LISTED_CANDIDATES: usize = 128;
+
+/// Most candidates one input gives, repeats included.
+pub const MAX_REPEATED_CANDIDATES: usize = 2_048;
+
 /// One `complete()` call.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CompleteCase {
@@ -26,12 +32,16 @@ pub struct CompleteCase {
 
 impl CompleteCase {
     /// Decodes arbitrary bytes: `[copies][stretch][body]`. The body, split at 0xFF bytes and
-    /// decoded as lossy UTF-8, gives the prefix then the candidates. The candidate list is
-    /// repeated once, or for `copies` of 240 and up `(copies - 239) * 800` times (so inputs
-    /// can cross [`SCAN_LIMIT`]), but cut one list length past [`SCAN_LIMIT`]: every repeat
-    /// beyond that is another copy of a candidate already past the bound, which `complete()`
-    /// never reads, so it would only cost time. `stretch` bits 0-1 choose what to lengthen
-    /// (prefix, first candidate) and bits 2-3 the length, around [`MAX_VALUE_CHARS`].
+    /// decoded as lossy UTF-8, gives the prefix then at most [`MAX_LISTED_CANDIDATES`]
+    /// candidates. The candidate list is repeated once; for `copies` 252 to 255, 4, 16, 64 or
+    /// 256 times, at most [`MAX_REPEATED_CANDIDATES`] candidates in all (past [`MAX_VALUES`]
+    /// matches with few distinct candidates, which takes the counting path). Inputs never
+    /// reach [`SCAN_LIMIT`]: a case at that bound costs as much as thousands of small ones,
+    /// and libFuzzer keeps such cases in its corpus, so they set the target's pace. The bound
+    /// itself is checked by [`check_complete`] in the replay tests and a property test.
+    /// When `stretch` bits 4-7 are all set (one input in sixteen, for the same reason), bits
+    /// 0-1 choose what to lengthen (prefix, first candidate) and bits 2-3 the length, around
+    /// [`MAX_VALUE_CHARS`].
     pub fn from_bytes(data: &[u8]) -> CompleteCase {
         let (copies, stretch, body) = match data {
             [copies, stretch, body @ ..] => (*copies, *stretch, body),
@@ -41,16 +51,20 @@ impl CompleteCase {
             .split(|&b| b == 0xFF)
             .map(|piece| String::from_utf8_lossy(piece).into_owned());
         let mut prefix = pieces.next().unwrap_or_default();
-        let once: Vec<String> = pieces.collect();
-        // Mostly one copy, so most inputs are quick to check; the top sixteen values repeat
-        // the list 800 to 12,800 times, past SCAN_LIMIT.
+        // Distinct work grows with the candidates of one list, and the properties need few:
+        // the repeat modes reach past MAX_VALUES.
+        let once: Vec<String> = pieces.take(MAX_LISTED_CANDIDATES).collect();
         let copies = match copies {
-            0..=239 => 1,
-            high => usize::from(high - 239) * 800,
+            0..=251 => 1,
+            252 => 4,
+            253 => 16,
+            254 => 64,
+            255 => 256,
         };
-        let length = (once.len() * copies).min(SCAN_LIMIT + once.len());
+        let length = (once.len() * copies).min(MAX_REPEATED_CANDIDATES);
         let mut candidates: Vec<String> = once.iter().cycle().take(length).cloned().collect();
         // Only one long value each, so a case stays cheap to check.
+        let stretch = if stretch >> 4 == 0xF { stretch } else { 0 };
         let length = STRETCH_LENGTHS[usize::from(stretch >> 2) & 3];
         if stretch & 1 != 0 {
             prefix = stretched(&prefix, length);
