@@ -163,74 +163,53 @@ fn steps(bytes: &[u8]) -> Vec<Step> {
         };
         let prefix: String =
             ["", "ev-", "ev-0000", "x", "\\u00e9"][usize::from(parameter) % 5].to_owned();
+        // One request line: `members` follow the id (the method and any params).
+        let request = |id: u64, members: String| Step::Request {
+            id,
+            line: format!(r#"{{"jsonrpc":"2.0","id":{id},{members}}}"#),
+        };
         let step = match what % 9 {
             0 => Step::Cancel(earlier(next_id)),
-            1 => {
-                let id = fresh(&mut next_id);
-                Step::Request {
-                    id,
-                    line: format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
-                }
-            }
-            2 => {
-                let id = fresh(&mut next_id);
-                Step::Request {
-                    id,
-                    line: format!(
-                        r#"{{"jsonrpc":"2.0","id":{id},"method":"completion/complete","params":{{"ref":{{"type":"ref/prompt","name":"verify_reconstruction"}},"argument":{{"name":"evidence","value":"{prefix}"}}}}}}"#
-                    ),
-                }
-            }
-            3 => {
-                let id = fresh(&mut next_id);
-                Step::Request {
-                    id,
-                    line: format!(
-                        r#"{{"jsonrpc":"2.0","id":{id},"method":"prompts/get","params":{{"name":"trace_crash","arguments":{{"symptom":"{prefix}"}}}}}}"#
-                    ),
-                }
-            }
+            1 => request(fresh(&mut next_id), r#""method":"ping""#.to_owned()),
+            2 => request(
+                fresh(&mut next_id),
+                format!(
+                    r#""method":"completion/complete","params":{{"ref":{{"type":"ref/prompt","name":"verify_reconstruction"}},"argument":{{"name":"evidence","value":"{prefix}"}}}}"#
+                ),
+            ),
+            3 => request(
+                fresh(&mut next_id),
+                format!(
+                    r#""method":"prompts/get","params":{{"name":"trace_crash","arguments":{{"symptom":"{prefix}"}}}}"#
+                ),
+            ),
             4 => {
-                let id = fresh(&mut next_id);
                 let tool = [
                     "list_evidence",
                     "list_unknowns",
                     "list_providers",
                     "open_binary",
                 ][usize::from(parameter) % 4];
-                Step::Request {
-                    id,
-                    line: format!(
-                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+                request(
+                    fresh(&mut next_id),
+                    format!(
+                        r#""method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}"#
                     ),
-                }
+                )
             }
             5 => {
-                let id = fresh(&mut next_id);
                 let path = ["/dev/stdin", "/proc/self/fd/1", "/", "/proc/kmsg"]
                     [usize::from(parameter) % 4];
-                Step::Request {
-                    id,
-                    line: format!(
-                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"open_binary","arguments":{{"path":"{path}"}}}}}}"#
+                request(
+                    fresh(&mut next_id),
+                    format!(
+                        r#""method":"tools/call","params":{{"name":"open_binary","arguments":{{"path":"{path}"}}}}"#
                     ),
-                }
+                )
             }
             // A second request with an id that may still be in flight.
-            6 => {
-                let id = earlier(next_id);
-                Step::Request {
-                    id,
-                    line: format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
-                }
-            }
-            7 => {
-                let id = fresh(&mut next_id);
-                Step::Request {
-                    id,
-                    line: format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"no/such"}}"#),
-                }
-            }
+            6 => request(earlier(next_id), r#""method":"ping""#.to_owned()),
+            7 => request(fresh(&mut next_id), r#""method":"no/such""#.to_owned()),
             _ => Step::Junk(vec![parameter; usize::from(parameter % 4) + 1]),
         };
         steps.push(step);
