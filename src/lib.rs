@@ -73,8 +73,11 @@
 //!   [`session::Provider::ready_document_names`], [`session::Provider::ready_discovery`]) is
 //!   answered on the async worker, without a hop ([`session::complete_argument_at_hand`]).
 //! - **Requests in flight**: at most [`mcp::ShellConfig::max_in_flight`] (16) per connection,
-//!   a batch counting as one. The next line is not read until one finishes: backpressure, not
-//!   buffering. A request keeps its slot until its work has really stopped.
+//!   a batch counting as one; a request keeps its slot until its work has really stopped.
+//!   Up to [`mcp::ShellConfig::max_waiting`] (64) more requests
+//!   ([`mcp::ShellConfig::max_waiting_bytes`], 16 MiB) wait for a slot while input is read on,
+//!   so cancellations and notifications are never held behind a request; a request beyond them
+//!   is answered at once with `-32000` naming both limits. `ping` needs no slot.
 //! - **Output**: at most [`mcp::ShellConfig::output_queue`] (16) answers wait for the client;
 //!   a client that stops reading stops the server reading. No answer is longer than
 //!   [`mcp::ShellConfig::max_response_bytes`] (4 MiB): a larger one becomes a `-32603` error
@@ -86,11 +89,24 @@
 //!   [`session::SourceConfig::provider_timeout`]; a provider whose call overran gets no new
 //!   calls until that call returns (its completions answer empty at once).
 //! - **Cancellation**: `notifications/cancelled` sets the request's [`session::Cancel`]; long
-//!   work stops at its next check, and a request cancelled before it commits (records
-//!   Evidence, opens a binary) never commits. Its answer is never sent.
-//! - **Protocol edges**: `initialize` is accepted once and never inside a batch; a request
+//!   work stops at its next check. Every change of state (opening, closing, selecting a
+//!   document, registering, refining or resolving an unknown, recording Evidence) claims its
+//!   commit with [`session::Cancel::commit`] under the session's lock after every check that
+//!   could fail, so exactly one of the cancel and the commit wins: a request cancelled first
+//!   never commits and is never answered; one that committed first is answered.
+//! - **Errors never commit**: a tool call that answers `isError` left the session as it was
+//!   (`open_binary` opens into a new state and swaps it in one step; its result is a summary
+//!   of at most [`tools::OPEN_SUMMARY_DOCUMENTS`] documents, so it cannot be what fails).
+//! - **Protocol edges**: `initialize` is accepted once and never inside a batch; before it,
+//!   only `ping` runs (other methods get `-32600` saying so; unknown ones `-32601`); a request
 //!   whose id is already in flight is rejected; a request whose id can be read is answered
-//!   under it even when a string holds a lone surrogate escape.
+//!   under it whatever else on the line is broken (a lone surrogate escape, invalid UTF-8, a
+//!   number JSON cannot hold, nesting past the parser's limit); a client's response is taken
+//!   only when it is a valid JSON-RPC response (`jsonrpc` "2.0", exactly one of `result` and
+//!   `error`), and is never answered.
+//! - **Confinement follows the roots**: when the client's roots narrow so that the open
+//!   binary's file lies outside them, its tools answer an error and its completions are empty
+//!   until the roots include it again.
 //!
 //! ## Layers
 //!

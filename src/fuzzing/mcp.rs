@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use crate::mcp::message::{Line, Message, RequestKey, classify_line};
+use crate::mcp::message::{Line, Message, RequestKey, classify_line, readable_id};
 use crate::mcp::{Server, ServerConfig, ShellConfig};
 
 /// Id of the request appended after the fuzz input; it must always be answered.
@@ -36,12 +36,22 @@ fn served_lines(bytes: &[u8]) -> &[u8] {
     }
 }
 
-/// Classifies `bytes` and checks the classification is consistent.
+/// Classifies `bytes` and checks the classification is consistent, and that the lexical id
+/// reader agrees with the JSON parser on every line the parser reads as an object.
 pub fn check_classification(bytes: &[u8]) {
+    if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(bytes) {
+        let parsed = object.get("id").filter(|id| RequestKey::of(id).is_some());
+        assert_eq!(
+            readable_id(bytes).as_ref(),
+            parsed,
+            "the id reader disagrees"
+        );
+    }
     let line = classify_line(bytes);
     let messages = match &line {
-        Line::Unparsable(error) => {
+        Line::Unparsable { id, error } => {
             assert!(matches!(error.code().code(), -32700));
+            assert!(id.is_null() || RequestKey::of(id).is_some());
             return;
         }
         Line::Single(message) => std::slice::from_ref(message),
@@ -56,8 +66,19 @@ pub fn check_classification(bytes: &[u8]) {
                 assert!(id.is_null() || RequestKey::of(id).is_some());
                 assert_eq!(error.code().code(), -32600);
             }
-            Message::Notification(_) | Message::ClientResponse(_) => {}
+            Message::Notification(_)
+            | Message::ClientResponse(_)
+            | Message::MalformedResponse { .. } => {}
         }
+    }
+}
+
+/// The id a message is answered under, when it must be answered under its own id.
+fn answered_id(message: Message) -> Option<Value> {
+    match message {
+        Message::Request(request) => Some(request.id),
+        Message::Invalid { id, .. } if !id.is_null() => Some(id),
+        _ => None,
     }
 }
 
@@ -107,17 +128,16 @@ pub fn check_server(bytes: &[u8]) {
         if raw.len() > MAX_LINE_BYTES {
             continue;
         }
-        let (messages, in_batch) = match classify_line(raw) {
-            Line::Single(message) => (vec![message], false),
-            Line::Batch(messages) => (messages, true),
-            Line::Unparsable(_) => (Vec::new(), false),
+        // An unparsable line whose id could be read is answered under that id.
+        let (ids, in_batch): (Vec<Value>, bool) = match classify_line(raw) {
+            Line::Single(message) => (answered_id(message).into_iter().collect(), false),
+            Line::Batch(messages) => (messages.into_iter().filter_map(answered_id).collect(), true),
+            Line::Unparsable { id, .. } => (
+                Some(id).filter(|id| !id.is_null()).into_iter().collect(),
+                false,
+            ),
         };
-        for message in messages {
-            let id = match message {
-                Message::Request(request) => request.id,
-                Message::Invalid { id, .. } if !id.is_null() => id,
-                _ => continue,
-            };
+        for id in ids {
             if in_batch {
                 batched.insert(id.to_string());
             }

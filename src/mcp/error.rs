@@ -25,6 +25,9 @@ pub enum ErrorCode {
     InvalidParams = -32602,
     /// `-32603`: an internal error.
     InternalError = -32603,
+    /// `-32000` (the JSON-RPC range for server errors): the server is at its request limit;
+    /// the request was not run and may be sent again once answers arrive.
+    ServerBusy = -32000,
 }
 
 impl ErrorCode {
@@ -146,6 +149,26 @@ pub enum RequestError {
     /// `initialize` inside a batch.
     #[error("Invalid request: initialize must not be part of a JSON-RPC batch")]
     InitializeInBatch,
+    /// A request other than `initialize` and `ping` before `initialize`.
+    #[error(
+        "Invalid request: {} was sent before initialize; send initialize first (only ping may come before it)",
+        quoted(.method)
+    )]
+    NotInitialized {
+        /// The method sent.
+        method: String,
+    },
+    /// Every request slot and every place in the wait list is taken.
+    #[error(
+        "Server busy: {in_flight} requests are running and {waiting} more are waiting, the limits of \
+         this connection; this request was not run: wait for answers, then send it again"
+    )]
+    Busy {
+        /// Requests that may run at once ([`super::ShellConfig::max_in_flight`]).
+        in_flight: usize,
+        /// Requests that may wait for a slot ([`super::ShellConfig::max_waiting`]).
+        waiting: usize,
+    },
     /// No method of this name (or not yet: tools methods exist only with tools).
     #[error("Method not found: {}", crate::text::cut(.method))]
     MethodNotFound {
@@ -292,7 +315,9 @@ impl RequestError {
             | DuplicateId { .. }
             | BatchNotAccepted
             | BatchTooLong { .. }
-            | InitializeInBatch => ErrorCode::InvalidRequest,
+            | InitializeInBatch
+            | NotInitialized { .. } => ErrorCode::InvalidRequest,
+            Busy { .. } => ErrorCode::ServerBusy,
             MethodNotFound { .. } => ErrorCode::MethodNotFound,
             ParamsNotObject { .. }
             | MissingField { .. }

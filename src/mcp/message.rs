@@ -62,8 +62,15 @@ pub enum Message {
     Request(Request),
     /// A notification: never answered.
     Notification(Notification),
-    /// A response from the client (the server sends no requests, so it is logged and dropped).
+    /// A well-formed response from the client (`jsonrpc` `"2.0"`, a string or integer id,
+    /// exactly one of `result` and `error`): an answer to the server's `roots/list`.
     ClientResponse(Value),
+    /// A message that looks like a response (no `method`; a `result` or an `error`) but is
+    /// not a valid one: logged and dropped, never answered (a response gets no response).
+    MalformedResponse {
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// An invalid message: answered with this error and id (`null` when unknown).
     Invalid {
         /// The id to answer with.
@@ -80,8 +87,23 @@ pub enum Line {
     Single(Message),
     /// A JSON array of messages (valid only under protocol 2025-03-26).
     Batch(Vec<Message>),
-    /// The line could not be parsed; answered with this error and a `null` id.
-    Unparsable(RequestError),
+    /// The line could not be parsed; answered with this error under `id`: the id of the
+    /// top-level object when it could still be read ([`readable_id`]), else `null`.
+    Unparsable {
+        /// The id to answer with.
+        id: Value,
+        /// The error.
+        error: RequestError,
+    },
+}
+
+impl Line {
+    fn unparsable(bytes: &[u8], error: RequestError) -> Line {
+        Line::Unparsable {
+            id: readable_id(bytes).unwrap_or(Value::Null),
+            error,
+        }
+    }
 }
 
 /// Classifies raw line bytes.
@@ -89,25 +111,28 @@ pub fn classify_line(bytes: &[u8]) -> Line {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
-            return Line::Unparsable(RequestError::NotUtf8 {
+            let error = RequestError::NotUtf8 {
                 offset: e.valid_up_to(),
-            });
+            };
+            return Line::unparsable(bytes, error);
         }
     };
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(e) if e.to_string().contains("surrogate") || e.to_string().contains("escape") => {
             return lone_surrogates(text).unwrap_or_else(|| {
-                Line::Unparsable(RequestError::LoneSurrogateEscape {
+                let error = RequestError::LoneSurrogateEscape {
                     line: e.line(),
                     column: e.column(),
-                })
+                };
+                Line::unparsable(bytes, error)
             });
         }
         Err(e) => {
-            return Line::Unparsable(RequestError::NotJson {
+            let error = RequestError::NotJson {
                 reason: e.to_string(),
-            });
+            };
+            return Line::unparsable(bytes, error);
         }
     };
     match value {
@@ -212,6 +237,9 @@ pub fn classify_message(value: Value) -> Message {
         id: answer_id.clone(),
         error,
     };
+    if !object.contains_key("method") && is_response(&object) {
+        return classify_response(object, id);
+    }
     match object.get("jsonrpc") {
         Some(Value::String(v)) if v == "2.0" => {}
         Some(other) => {
@@ -242,14 +270,152 @@ pub fn classify_message(value: Value) -> Message {
             }),
             None => invalid(RequestError::InvalidId { id }),
         },
-        (None, Some(id)) if is_response(&object) => {
-            object.insert("id".to_owned(), id);
-            Message::ClientResponse(Value::Object(object))
-        }
         (None, _) => invalid(RequestError::MissingMethod),
     }
 }
 
 fn is_response(object: &Map<String, Value>) -> bool {
     object.contains_key("result") || object.contains_key("error")
+}
+
+/// A message without `method` that carries `result` or `error`, checked as a JSON-RPC 2.0
+/// response.
+fn classify_response(mut object: Map<String, Value>, id: Option<Value>) -> Message {
+    let malformed = |reason| Message::MalformedResponse { reason };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return malformed("its \"jsonrpc\" field is not \"2.0\"");
+    }
+    if object.contains_key("result") && object.contains_key("error") {
+        return malformed("it holds both \"result\" and \"error\"");
+    }
+    let Some(id) = id.filter(|id| RequestKey::of(id).is_some()) else {
+        return malformed("its id is missing or not a string or an integer");
+    };
+    if let Some(error) = object.get("error") {
+        let code = error.get("code").is_some_and(|code| code.is_i64());
+        let message = error.get("message").is_some_and(Value::is_string);
+        if !(code && message) {
+            return malformed("its error is not an object with an integer code and a message");
+        }
+    }
+    object.insert("id".to_owned(), id);
+    Message::ClientResponse(Value::Object(object))
+}
+
+/// The `id` member of the top-level object of a line that did not parse, read lexically
+/// (invalid UTF-8 elsewhere, a number JSON cannot represent, nesting past the parser's
+/// limit), when it is a valid request id. Like the parser, the last `id` member counts; the
+/// scan ends where the object's structure breaks. It is iterative and linear in the line: it
+/// skips every other member's value by bracket depth and string escapes, never recursing.
+pub fn readable_id(bytes: &[u8]) -> Option<Value> {
+    let mut found = None;
+    let mut at = skip_blanks(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at += 1;
+    while let Some(member) = next_member(bytes, at) {
+        if is_id_key(&bytes[member.key.clone()]) {
+            found = Some(member.value.clone());
+        }
+        at = skip_blanks(bytes, member.value.end);
+        if bytes.get(at) != Some(&b',') {
+            break;
+        }
+        at += 1;
+    }
+    let id: Value = serde_json::from_slice(&bytes[found?]).ok()?;
+    RequestKey::of(&id).is_some().then_some(id)
+}
+
+/// Byte ranges of one `"key": value` member.
+struct Member {
+    key: std::ops::Range<usize>,
+    value: std::ops::Range<usize>,
+}
+
+fn next_member(bytes: &[u8], at: usize) -> Option<Member> {
+    let key_start = skip_blanks(bytes, at);
+    let key_end = string_end(bytes, key_start)?;
+    let colon = skip_blanks(bytes, key_end);
+    if bytes.get(colon) != Some(&b':') {
+        return None;
+    }
+    let value_start = skip_blanks(bytes, colon + 1);
+    let value_end = value_end(bytes, value_start)?;
+    Some(Member {
+        key: key_start..key_end,
+        value: value_start..value_end,
+    })
+}
+
+/// Whether a JSON string (quotes included) is `"id"`, escapes decoded.
+fn is_id_key(key: &[u8]) -> bool {
+    key == b"\"id\""
+        || (key.contains(&b'\\')
+            && serde_json::from_slice::<String>(key).is_ok_and(|key| key == "id"))
+}
+
+fn skip_blanks(bytes: &[u8], mut at: usize) -> usize {
+    while bytes
+        .get(at)
+        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        at += 1;
+    }
+    at
+}
+
+/// The end (one past the closing quote) of the JSON string starting at `at`.
+fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut at = at + 1;
+    loop {
+        match bytes.get(at)? {
+            b'\\' => at += 2,
+            b'"' => return Some(at + 1),
+            _ => at += 1,
+        }
+    }
+}
+
+/// The end of the JSON value starting at `at`: a string, a bracketed value (skipped by
+/// depth), or a scalar (up to the next delimiter).
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => string_end(bytes, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut at = at;
+            loop {
+                match bytes.get(at)? {
+                    b'"' => {
+                        at = string_end(bytes, at)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(at + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                at += 1;
+            }
+        }
+        _ => {
+            let mut end = at;
+            while bytes
+                .get(end)
+                .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                end += 1;
+            }
+            (end > at).then_some(end)
+        }
+    }
 }

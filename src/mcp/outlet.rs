@@ -76,6 +76,12 @@ impl Outlet {
         }
     }
 
+    /// Resolves when the writer is gone (the output failed, e.g. the client closed it): no
+    /// answer can reach the client any more.
+    pub(crate) async fn closed(&self) {
+        self.lines.closed().await;
+    }
+
     /// Tells the writer that nothing more will come, waiting at most `grace` for room in the
     /// queue (a client that stopped reading may never make room).
     pub(crate) async fn close(&self, grace: std::time::Duration) {

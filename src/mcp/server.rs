@@ -1,15 +1,18 @@
 //! The connection loop: frames in, classification, dispatch through the `RpcModule`, answers
 //! out through one bounded queue, with a fixed number of requests in flight.
 //!
-//! Backpressure, not buffering: the loop takes the next frame only when it can act on it. A
-//! request waits for an in-flight permit before the following frame is read, and a request
-//! keeps its permit until its work has really stopped (a cancelled request's blocking work
-//! included), so at most [`ShellConfig::max_in_flight`] requests run and nothing queues behind
-//! them but the one frame being held. Answers go through a queue of
-//! [`ShellConfig::output_queue`] lines; a client that stops reading fills it, which stops the
-//! requests, which stops the reading.
+//! Bounded, and always listening: at most [`ShellConfig::max_in_flight`] requests run, and a
+//! request keeps its slot until its work has really stopped (a cancelled request's blocking
+//! work included). Requests beyond them wait on a list of at most [`ShellConfig::max_waiting`]
+//! requests ([`ShellConfig::max_waiting_bytes`] bytes), and input is read on meanwhile, so a
+//! cancellation is read whatever the slots hold (a cancelled waiting request is dropped and
+//! never answered); a request beyond the list is answered at once with a `-32000` error
+//! naming the limits. Answers go through a queue of [`ShellConfig::output_queue`] lines; a
+//! client that stops reading fills it, which stops the requests and every answer the loop
+//! itself sends, which stops the reading. A client that closes the output stops the loop at
+//! once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,7 +20,7 @@ use std::time::Duration;
 use jsonrpsee::types::Params;
 use jsonrpsee::{ConnectionId, Extensions, MethodCallback, RpcModule};
 use serde_json::Value;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use super::error::RequestError;
@@ -34,9 +37,15 @@ use crate::session::Cancel;
 pub struct ShellConfig {
     /// Longest accepted line in bytes; longer lines are skipped and answered with `-32600`.
     pub max_line_bytes: usize,
-    /// Requests (a batch counts as one) running at once per connection; the next request is
-    /// not read until one finishes.
+    /// Requests (a batch counts as one) running at once per connection.
     pub max_in_flight: usize,
+    /// Requests waiting for a running slot, per connection; a request beyond them is answered
+    /// at once with a `-32000` error naming both limits. Input is read on while requests wait,
+    /// so cancellations and notifications are never held behind a request.
+    pub max_waiting: usize,
+    /// Most bytes of request lines waiting for a slot, per connection (the wait list is full
+    /// when either bound is reached).
+    pub max_waiting_bytes: usize,
     /// Answers and notifications waiting for the client to read them; when full, requests
     /// wait (and so does reading).
     pub output_queue: usize,
@@ -51,6 +60,10 @@ pub struct ShellConfig {
 impl ShellConfig {
     /// Default [`ShellConfig::max_in_flight`].
     pub const DEFAULT_MAX_IN_FLIGHT: usize = 16;
+    /// Default [`ShellConfig::max_waiting`].
+    pub const DEFAULT_MAX_WAITING: usize = 64;
+    /// Default [`ShellConfig::max_waiting_bytes`]: 16 MiB.
+    pub const DEFAULT_MAX_WAITING_BYTES: usize = 16 * 1024 * 1024;
     /// Default [`ShellConfig::output_queue`].
     pub const DEFAULT_OUTPUT_QUEUE: usize = 16;
     /// Default [`ShellConfig::max_response_bytes`]: 4 MiB.
@@ -64,6 +77,8 @@ impl Default for ShellConfig {
         ShellConfig {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_in_flight: ShellConfig::DEFAULT_MAX_IN_FLIGHT,
+            max_waiting: ShellConfig::DEFAULT_MAX_WAITING,
+            max_waiting_bytes: ShellConfig::DEFAULT_MAX_WAITING_BYTES,
             output_queue: ShellConfig::DEFAULT_OUTPUT_QUEUE,
             max_response_bytes: ShellConfig::DEFAULT_MAX_RESPONSE_BYTES,
             max_batch_messages: ShellConfig::DEFAULT_MAX_BATCH_MESSAGES,
@@ -72,7 +87,7 @@ impl Default for ShellConfig {
     }
 }
 
-/// Requests running now, by id, for `notifications/cancelled` and duplicate ids.
+/// Requests running or waiting now, by id, for `notifications/cancelled` and duplicate ids.
 #[derive(Debug, Default)]
 struct InFlight {
     next_serial: AtomicU64,
@@ -89,6 +104,10 @@ impl InFlight {
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
         requests.insert(key, (serial, cancel));
         Some(serial)
+    }
+
+    fn contains(&self, key: &RequestKey) -> bool {
+        self.lock().contains_key(key)
     }
 
     fn finish(&self, key: &RequestKey, serial: u64) {
@@ -126,6 +145,31 @@ struct Dispatcher {
     max_response_bytes: usize,
 }
 
+/// Work that needs a running slot: one request, or a whole batch.
+enum Work {
+    Request {
+        request: Box<Request>,
+        cancel: Cancel,
+        serial: u64,
+    },
+    Batch(Vec<BatchEntry>),
+}
+
+impl Work {
+    fn is_cancelled(&self) -> bool {
+        match self {
+            Work::Request { cancel, .. } => cancel.is_cancelled(),
+            Work::Batch(_) => false,
+        }
+    }
+}
+
+/// Work waiting for a slot, with the bytes of the line it came from.
+struct Waiting {
+    work: Work,
+    bytes: usize,
+}
+
 /// One connection being served.
 struct ConnectionLoop {
     connection: Arc<Connection>,
@@ -134,10 +178,15 @@ struct ConnectionLoop {
     permits: Arc<Semaphore>,
     in_flight: Arc<InFlight>,
     tasks: JoinSet<()>,
+    /// Work waiting for a slot, oldest first (at most `max_waiting`, `max_waiting_bytes`).
+    waiting: VecDeque<Waiting>,
+    waiting_bytes: usize,
 }
 
 /// Serves one connection from `frames` (ended by closing the channel, or by an error) and
 /// answers through `outlet`; finishes in-flight work (bounded by `shutdown_grace`) at the end.
+/// When the output is gone (the client closed its end) it stops reading at once and answers
+/// a `BrokenPipe` error.
 pub(crate) async fn serve_frames(
     shared: Arc<Shared>,
     config: &ShellConfig,
@@ -156,24 +205,55 @@ pub(crate) async fn serve_frames(
         permits: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
         in_flight: Arc::new(InFlight::default()),
         tasks: JoinSet::new(),
+        waiting: VecDeque::new(),
+        waiting_bytes: 0,
     };
+    let outlet = served.connection.outlet.clone();
     let read_result = loop {
-        match frames.recv().await {
-            None => break Ok(()),
-            Some(Err(error)) => break Err(error),
-            Some(Ok(Frame::TooLong { bytes })) => {
-                let error = RequestError::LineTooLong {
-                    bytes,
-                    limit: config.max_line_bytes,
-                };
-                served.send(error.to_response(&Value::Null)).await;
+        tokio::select! {
+            biased;
+            () = outlet.closed() => break Err(output_gone()),
+            permit = Arc::clone(&served.permits).acquire_owned(), if !served.waiting.is_empty() => {
+                let Ok(permit) = permit else { break Ok(()) };
+                served.start_waiting(permit);
             }
-            Some(Ok(Frame::Line(bytes))) => served.handle_line(&bytes).await,
+            frame = frames.recv() => match frame {
+                None => break Ok(()),
+                Some(Err(error)) => break Err(error),
+                Some(Ok(Frame::TooLong { bytes })) => {
+                    let error = RequestError::LineTooLong {
+                        bytes,
+                        limit: config.max_line_bytes,
+                    };
+                    served.send(error.to_response(&Value::Null)).await;
+                }
+                Some(Ok(Frame::Line(bytes))) => served.handle_line(&bytes).await,
+            },
         }
         // Reap finished tasks so the set does not grow with the number of requests served.
         while served.tasks.try_join_next().is_some() {}
     };
     drop(frames);
+    if read_result.is_ok() {
+        // End of input: what waits still runs, within the same grace as what runs.
+        let drained = tokio::time::timeout(config.shutdown_grace, async {
+            while !served.waiting.is_empty() {
+                tokio::select! {
+                    biased;
+                    () = outlet.closed() => return,
+                    permit = Arc::clone(&served.permits).acquire_owned() => match permit {
+                        Ok(permit) => served.start_waiting(permit),
+                        Err(_) => return,
+                    },
+                }
+            }
+        });
+        let _ = drained.await;
+    } else {
+        tracing::error!(error = ?read_result, "stopped reading: the connection is gone");
+        served.waiting.clear();
+        served.in_flight.cancel_all();
+    }
     let grace = tokio::time::timeout(config.shutdown_grace, async {
         while served.tasks.join_next().await.is_some() {}
     });
@@ -187,6 +267,13 @@ pub(crate) async fn serve_frames(
     read_result
 }
 
+fn output_gone() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::BrokenPipe,
+        "the client closed the server's output",
+    )
+}
+
 impl ConnectionLoop {
     async fn send(&self, message: Value) {
         self.connection.outlet.send(message.to_string()).await;
@@ -194,15 +281,15 @@ impl ConnectionLoop {
 
     async fn handle_line(&mut self, bytes: &[u8]) {
         match classify_line(bytes) {
-            Line::Unparsable(error) => self.send(error.to_response(&Value::Null)).await,
+            Line::Unparsable { id, error } => self.send(error.to_response(&id)).await,
             Line::Single(Message::Request(request)) if request.method == "initialize" => {
                 // `initialize` settles the protocol version that later lines (batches) depend
                 // on, so it is answered before the next line is read.
                 let answer = self.initialize(request).await;
                 self.connection.outlet.send(answer).await;
             }
-            Line::Single(message) => self.handle_message(message).await,
-            Line::Batch(messages) => self.handle_batch(messages).await,
+            Line::Single(message) => self.handle_message(message, bytes.len()).await,
+            Line::Batch(messages) => self.handle_batch(messages, bytes.len()).await,
         }
     }
 
@@ -215,16 +302,19 @@ impl ConnectionLoop {
         self.dispatcher.run(request, Cancel::never()).await
     }
 
-    async fn handle_message(&mut self, message: Message) {
+    async fn handle_message(&mut self, message: Message, bytes: usize) {
         match message {
-            Message::Request(request) => self.start_request(request).await,
+            Message::Request(request) => self.start_request(request, bytes).await,
             Message::Notification(notification) => self.handle_notification(notification).await,
             Message::ClientResponse(response) => self.connection.take_roots(&response),
+            Message::MalformedResponse { reason } => {
+                tracing::warn!(reason, "dropped a malformed response from the client");
+            }
             Message::Invalid { id, error } => self.send(error.to_response(&id)).await,
         }
     }
 
-    async fn handle_notification(&self, notification: Notification) {
+    async fn handle_notification(&mut self, notification: Notification) {
         match notification.method.as_str() {
             "notifications/initialized" => {
                 self.connection.mark_ready();
@@ -239,7 +329,8 @@ impl ConnectionLoop {
                     .and_then(RequestKey::of);
                 match key {
                     Some(key) if self.in_flight.cancel(&key) => {
-                        tracing::debug!(?key, "cancelled an in-flight request");
+                        tracing::debug!(?key, "cancelled a request");
+                        self.drop_cancelled_waiting();
                     }
                     other => tracing::debug!(?other, "cancellation for no in-flight request"),
                 }
@@ -248,13 +339,46 @@ impl ConnectionLoop {
         }
     }
 
-    /// Waits for an in-flight permit (so the next frame is not read before one is free), then
-    /// runs `request` in its own task. The task keeps the permit until the request's work has
-    /// stopped, and answers unless the request was cancelled.
-    async fn start_request(&mut self, request: Request) {
-        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+    /// Forgets waiting requests that were cancelled: they are never run nor answered.
+    fn drop_cancelled_waiting(&mut self) {
+        let before = self.waiting.len();
+        let mut freed = 0;
+        self.waiting.retain(|waiting| {
+            let keep = !waiting.work.is_cancelled();
+            if !keep {
+                freed += waiting.bytes;
+            }
+            keep
+        });
+        self.waiting_bytes -= freed;
+        if self.waiting.len() != before {
+            tracing::debug!(
+                dropped = before - self.waiting.len(),
+                "cancelled waiting requests"
+            );
+        }
+    }
+
+    /// Refuses a request before `initialize`; else registers `request` as in flight, then runs it at once when a slot is free and nothing
+    /// waits before it, else puts it on the wait list, else answers that the server is busy.
+    async fn start_request(&mut self, request: Request, bytes: usize) {
+        // Before `initialize` only `ping` runs; a method that does not exist is still
+        // `-32601` (clients probe with `server/discover` and fall back on it).
+        let known = self.dispatcher.module.method(&request.method).is_some();
+        if self.connection.version().is_none() && known && request.method != "ping" {
+            let error = RequestError::NotInitialized {
+                method: request.method,
+            };
+            self.send(error.to_response(&request.id)).await;
             return;
-        };
+        }
+        if request.method == "ping" && !self.in_flight.contains(&request.key) {
+            // Nothing to do and nothing to wait for: answered at once, without a slot, so a
+            // client can always tell the server is alive.
+            let answer = self.dispatcher.run(request, Cancel::never()).await;
+            self.connection.outlet.send(answer).await;
+            return;
+        }
         let cancel = Cancel::new();
         let Some(serial) = self.in_flight.insert(request.key.clone(), cancel.clone()) else {
             let error = RequestError::DuplicateId {
@@ -263,21 +387,89 @@ impl ConnectionLoop {
             self.send(error.to_response(&request.id)).await;
             return;
         };
-        let dispatcher = self.dispatcher.clone();
-        let connection = self.connection.clone();
-        let in_flight = self.in_flight.clone();
-        self.tasks.spawn(async move {
-            let key = request.key.clone();
-            let answer = dispatcher.run(request, cancel.clone()).await;
-            in_flight.finish(&key, serial);
-            if !cancel.is_cancelled() {
-                connection.outlet.send(answer).await;
-            }
-            drop(permit);
-        });
+        let work = Work::Request {
+            request: Box::new(request),
+            cancel,
+            serial,
+        };
+        if let Err(Work::Request {
+            request, serial, ..
+        }) = self.run_or_wait(work, bytes)
+        {
+            self.in_flight.finish(&request.key, serial);
+            self.send(self.busy().to_response(&request.id)).await;
+        }
     }
 
-    async fn handle_batch(&mut self, messages: Vec<Message>) {
+    fn busy(&self) -> RequestError {
+        RequestError::Busy {
+            in_flight: self.config.max_in_flight,
+            waiting: self.config.max_waiting,
+        }
+    }
+
+    /// Runs `work` now, or queues it; gives it back when the wait list is full.
+    fn run_or_wait(&mut self, work: Work, bytes: usize) -> Result<(), Work> {
+        if self.waiting.is_empty()
+            && let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned()
+        {
+            self.spawn(work, permit);
+            return Ok(());
+        }
+        let fits = self.waiting.len() < self.config.max_waiting
+            && self.waiting_bytes.saturating_add(bytes) <= self.config.max_waiting_bytes;
+        if !fits {
+            return Err(work);
+        }
+        self.waiting_bytes += bytes;
+        self.waiting.push_back(Waiting { work, bytes });
+        Ok(())
+    }
+
+    /// Runs the oldest waiting work that was not cancelled meanwhile with `permit`.
+    fn start_waiting(&mut self, permit: OwnedSemaphorePermit) {
+        while let Some(waiting) = self.waiting.pop_front() {
+            self.waiting_bytes -= waiting.bytes;
+            if !waiting.work.is_cancelled() {
+                self.spawn(waiting.work, permit);
+                return;
+            }
+        }
+    }
+
+    /// Runs `work` in its own task, which keeps `permit` until the work has stopped and
+    /// answers unless a request was cancelled before it committed.
+    fn spawn(&mut self, work: Work, permit: OwnedSemaphorePermit) {
+        let dispatcher = self.dispatcher.clone();
+        let connection = self.connection.clone();
+        match work {
+            Work::Request {
+                request,
+                cancel,
+                serial,
+            } => {
+                let in_flight = self.in_flight.clone();
+                self.tasks.spawn(async move {
+                    let key = request.key.clone();
+                    let answer = dispatcher.run(*request, cancel.clone()).await;
+                    in_flight.finish(&key, serial);
+                    if !cancel.is_cancelled() {
+                        connection.outlet.send(answer).await;
+                    }
+                    drop(permit);
+                });
+            }
+            Work::Batch(entries) => {
+                self.tasks.spawn(async move {
+                    let answer = dispatcher.run_batch(entries).await;
+                    connection.outlet.send(answer).await;
+                    drop(permit);
+                });
+            }
+        }
+    }
+
+    async fn handle_batch(&mut self, messages: Vec<Message>, bytes: usize) {
         let batches_allowed = self
             .connection
             .version()
@@ -307,23 +499,27 @@ impl ConnectionLoop {
                     self.handle_notification(notification).await;
                 }
                 Message::ClientResponse(response) => self.connection.take_roots(&response),
+                Message::MalformedResponse { reason } => {
+                    tracing::warn!(reason, "dropped a malformed response from the client");
+                }
             }
         }
         if entries.is_empty() {
             return;
         }
-        // A batch is one unit of work: one permit; its requests run one after another, and its
+        // A batch is one unit of work: one slot; its requests run one after another, and its
         // members are not individually cancellable.
-        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
-            return;
-        };
-        let dispatcher = self.dispatcher.clone();
-        let connection = self.connection.clone();
-        self.tasks.spawn(async move {
-            let answer = dispatcher.run_batch(entries).await;
-            connection.outlet.send(answer).await;
-            drop(permit);
-        });
+        if let Err(Work::Batch(entries)) = self.run_or_wait(Work::Batch(entries), bytes) {
+            let busy = self.busy();
+            let answers: Vec<Value> = entries
+                .into_iter()
+                .map(|entry| match entry {
+                    BatchEntry::Answered(answer) => answer,
+                    BatchEntry::Run(request) => busy.to_response(&request.id),
+                })
+                .collect();
+            self.send(Value::Array(answers)).await;
+        }
     }
 }
 

@@ -41,9 +41,20 @@ pub fn open_path_unless(
     path: &Path,
     cancel: &Cancel,
 ) -> Result<Opened, OpenError> {
-    let provider = load_path_confined(path, &session.confinement())?;
+    let loaded = load_located(path, &session.confinement())?;
     cancel.check().map_err(SessionError::from)?;
-    Ok(session.open_providers_unless(path.display().to_string(), vec![provider], cancel)?)
+    Ok(session.open_file_providers_unless(
+        path.display().to_string(),
+        loaded.origin,
+        vec![loaded.provider],
+        cancel,
+    )?)
+}
+
+/// A loaded provider and where its file was found.
+struct Located {
+    provider: Arc<dyn Provider>,
+    origin: Option<PathBuf>,
 }
 
 /// Why a file could not be loaded as a provider.
@@ -86,7 +97,21 @@ pub fn load_path_confined(
     path: &Path,
     confinement: &Confinement,
 ) -> Result<Arc<dyn Provider>, LoadError> {
-    let mut file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
+    Ok(load_located(path, confinement)?.provider)
+}
+
+fn load_located(path: &Path, confinement: &Confinement) -> Result<Located, LoadError> {
+    let file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
+    let origin = file.real_path();
+    Ok(Located {
+        provider: load_checked(file)?,
+        origin,
+    })
+}
+
+/// Loads an opened, checked file (see [`load_path_confined`]).
+fn load_checked(mut file: CheckedFile) -> Result<Arc<dyn Provider>, LoadError> {
+    let path = &file.path().to_owned();
     let mut bytes = Vec::new();
     file.read_more(&mut bytes, SNIFF_BYTES)?;
     if looks_like_json(&bytes) {

@@ -12,6 +12,15 @@ pub enum SessionError {
     /// No binary is open.
     #[error("no binary is open; open one with open_binary first")]
     NotOpen,
+    /// The open binary's file lies outside the roots the client allows now.
+    #[error(
+        "the open binary {label:?} lies outside the roots the client allows now; it cannot be \
+         read until the roots include it again (or open another binary, or close_binary)"
+    )]
+    OutsideRoots {
+        /// The open binary's label (its path as given), cut to 64 characters.
+        label: String,
+    },
     /// The request was cancelled before it committed; nothing changed.
     #[error("the request was cancelled before it changed anything")]
     Cancelled(#[from] super::cancel::Cancelled),

@@ -493,7 +493,12 @@ impl CheckedFile {
         self.size
     }
 
-    /// The path as given.
+    /// The path the opened descriptor names (from `/proc/self/fd`), where the system says.
+    pub fn real_path(&self) -> Option<PathBuf> {
+        real_path(self.file.as_fd()).ok()
+    }
+
+    /// The path as given when it was opened.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
+use super::cancel::{Cancel, Cancelled};
 use crate::core::MAX_VALUE_CHARS;
 
 /// Longest question, in Unicode scalar values.
@@ -286,6 +287,9 @@ pub enum UnknownError {
         /// The bound.
         limit: usize,
     },
+    /// The request was cancelled before the registry changed; nothing changed.
+    #[error("the request was cancelled before it changed anything")]
+    Cancelled(#[from] Cancelled),
 }
 
 fn quote_all(ids: &[String]) -> String {
@@ -309,8 +313,18 @@ impl UnknownRegistry {
 
     /// Records a new open question and returns it.
     pub fn register(&mut self, draft: UnknownDraft) -> Result<&Unknown, UnknownError> {
+        self.register_unless(draft, &Cancel::never())
+    }
+
+    /// [`UnknownRegistry::register`], unless `cancel` is set before the registry changes.
+    pub fn register_unless(
+        &mut self,
+        draft: UnknownDraft,
+        cancel: &Cancel,
+    ) -> Result<&Unknown, UnknownError> {
         check_draft(&draft)?;
         self.check_room()?;
+        cancel.commit()?;
         Ok(self.insert(draft, None))
     }
 
@@ -318,9 +332,20 @@ impl UnknownRegistry {
     /// head. Its question replaces the old one; a `None` document or procedure keeps the
     /// head's value.
     pub fn refine(&mut self, id: &str, draft: UnknownDraft) -> Result<&Unknown, UnknownError> {
+        self.refine_unless(id, draft, &Cancel::never())
+    }
+
+    /// [`UnknownRegistry::refine`], unless `cancel` is set before the registry changes.
+    pub fn refine_unless(
+        &mut self,
+        id: &str,
+        draft: UnknownDraft,
+        cancel: &Cancel,
+    ) -> Result<&Unknown, UnknownError> {
         check_draft(&draft)?;
         let head = self.open_head(id)?;
         self.check_room()?;
+        cancel.commit()?;
         let previous = &self.records[&head];
         let draft = UnknownDraft {
             question: draft.question,
@@ -340,6 +365,17 @@ impl UnknownRegistry {
         id: &str,
         draft: ResolutionDraft,
         ledger: &impl EvidenceLookup,
+    ) -> Result<&Unknown, UnknownError> {
+        self.resolve_unless(id, draft, ledger, &Cancel::never())
+    }
+
+    /// [`UnknownRegistry::resolve`], unless `cancel` is set before the registry changes.
+    pub fn resolve_unless(
+        &mut self,
+        id: &str,
+        draft: ResolutionDraft,
+        ledger: &impl EvidenceLookup,
+        cancel: &Cancel,
     ) -> Result<&Unknown, UnknownError> {
         let head = self.open_head(id)?;
         let mut evidence: Vec<String> = Vec::with_capacity(draft.evidence.len());
@@ -368,6 +404,7 @@ impl UnknownRegistry {
         if !missing.is_empty() {
             return Err(UnknownError::MissingEvidence { id: head, missing });
         }
+        cancel.commit()?;
         let record = self.records.get_mut(&head).expect("head checked above");
         record.status = UnknownStatus::Resolved;
         record.resolution = Some(Resolution {

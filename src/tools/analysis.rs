@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{
-    ArgumentError, DOCUMENT, Kind, PROVIDER, Parameter, choice, tool_arguments,
+    ArgumentError, CURSOR, DOCUMENT, Kind, PROVIDER, Parameter, choice, tool_arguments,
 };
 use super::schema::{array, count, flag, nullable_count, nullable_string, object, string};
 use super::spec::{ToolResult, ToolSpec, observe};
@@ -50,13 +50,6 @@ const LIMIT_SEARCH: Parameter = Parameter {
         max: MAX_SEARCH_RESULTS as u64,
         default: DEFAULT_SEARCH_RESULTS,
     },
-    required: false,
-};
-
-const CURSOR: Parameter = Parameter {
-    name: "cursor",
-    description: "The `next_cursor` of the previous page; omit for the first page.",
-    kind: Kind::Text,
     required: false,
 };
 

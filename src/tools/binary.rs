@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{Kind, PROVIDER, Parameter, tool_arguments};
+use super::parameters::{CURSOR, Kind, PROVIDER, Parameter, tool_arguments};
 use super::schema::{array, count, flag, nullable_string, object, string};
 use super::spec::{ToolResult, ToolSpec, change, observe, read};
 use crate::providers::open_path_unless;
@@ -50,9 +50,27 @@ tool_arguments! {
     pub(super) struct NoArguments<'a> {}
 }
 
+/// Documents `open_binary` lists in its summary; `list_documents` pages through the rest.
+pub const OPEN_SUMMARY_DOCUMENTS: usize = 20;
+
+/// Largest and default page of `list_documents`.
+const MAX_DOCUMENT_PAGE: u64 = 500;
+const DEFAULT_DOCUMENT_PAGE: u64 = 100;
+
 tool_arguments! {
-    /// The arguments of `list_documents`: the provider, which the ToolBox reads.
+    /// The arguments of `list_documents`: a page, and the provider, which the ToolBox reads.
     pub(super) struct ListDocumentsArguments<'a> {
+        cursor: Option<&'a str> = CURSOR,
+        limit: u64 = Parameter {
+            name: "limit",
+            description: "Most documents in the page (1 to 500, default 100).",
+            kind: Kind::Integer {
+                min: 1,
+                max: MAX_DOCUMENT_PAGE,
+                default: DEFAULT_DOCUMENT_PAGE,
+            },
+            required: false,
+        },
         provider = PROVIDER,
     }
 }
@@ -78,7 +96,9 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             per slice) or PE binary with the built-in `native` provider, or a function catalog \
             (JSON, schema `rea.catalog` version 1, e.g. exported from Ghidra, IDA or Hopper) \
             with the `catalog` provider. Opening replaces the binary that is open, which \
-            discards its Evidence ledger. The first document becomes current.",
+            discards its Evidence ledger; a file that cannot be opened changes nothing. The \
+            first document becomes current. The result summarises the documents (their count \
+            and the first 20); list_documents pages through all of them.",
         annotations: REPLACES,
         handler: change!(open_binary),
     },
@@ -105,7 +125,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         name: "list_documents",
         title: "List documents",
         description: "List the documents of a provider (a binary, one slice of a fat binary, or \
-            one program of a catalog) with their format and architecture. Records Evidence.",
+            one program of a catalog) with their format and architecture, one page at a time \
+            (`cursor`, `limit`), in the provider's order. Records Evidence.",
         annotations: ToolAnnotations::READ_ONLY,
         handler: observe!(Operation::ListDocuments, list_documents),
     },
@@ -132,21 +153,56 @@ fn open_binary(
     session: &Session,
     arguments: OpenBinaryArguments<'_>,
     cancel: &Cancel,
-) -> Result<Opened, ToolError> {
-    Ok(open_path_unless(
-        session,
-        Path::new(arguments.path),
-        cancel,
-    )?)
+) -> Result<OpenBinaryResult, ToolError> {
+    let opened = open_path_unless(session, Path::new(arguments.path), cancel)?;
+    Ok(OpenBinaryResult::summary(opened))
 }
 
-/// The result of `open_binary`: what was opened.
-impl ToolResult for Opened {
+/// The result of `open_binary`: what was opened, with its documents summarised so the result
+/// stays small however many documents a catalog holds (the opening is committed before the
+/// result is built, so the result must never be what fails).
+#[derive(Serialize)]
+pub(super) struct OpenBinaryResult {
+    label: String,
+    providers: Vec<String>,
+    document_count: usize,
+    documents: Vec<DocumentInfo>,
+    more_documents: bool,
+    current_document: Option<String>,
+    replaced: Option<ClosedBinary>,
+}
+
+impl OpenBinaryResult {
+    fn summary(opened: Opened) -> OpenBinaryResult {
+        let Opened {
+            label,
+            providers,
+            mut documents,
+            current_document,
+            replaced,
+        } = opened;
+        let document_count = documents.len();
+        documents.truncate(OPEN_SUMMARY_DOCUMENTS);
+        OpenBinaryResult {
+            label,
+            providers,
+            document_count,
+            more_documents: document_count > documents.len(),
+            documents,
+            current_document,
+            replaced,
+        }
+    }
+}
+
+impl ToolResult for OpenBinaryResult {
     fn output_schema() -> Value {
         object(json!({
             "label": string("The opened target: the path as given."),
             "providers": array(json!({"type": "string"}), "Declared provider identities; the first is current."),
-            "documents": array(document_schema(), "The current provider's documents."),
+            "document_count": count("How many documents the current provider lists."),
+            "documents": array(document_schema(), "The current provider's first documents (at most 20; list_documents pages through all)."),
+            "more_documents": flag("Whether the provider lists more documents than `documents` shows."),
             "current_document": nullable_string("The current document: the first document, if any."),
             "replaced": {
                 "description": "The binary session this one replaced, or null.",
@@ -159,9 +215,9 @@ impl ToolResult for Opened {
 fn close_binary(
     session: &Session,
     _: NoArguments<'_>,
-    _: &Cancel,
+    cancel: &Cancel,
 ) -> Result<ClosedBinary, ToolError> {
-    Ok(session.close()?)
+    Ok(session.close_unless(cancel)?)
 }
 
 /// The result of `close_binary`: what was closed.
@@ -204,26 +260,56 @@ impl ToolResult for ListProvidersResult {
 
 fn list_documents(
     target: &Target,
-    _: ListDocumentsArguments<'_>,
+    arguments: ListDocumentsArguments<'_>,
 ) -> Result<ListDocumentsResult, ToolError> {
+    let documents = target.query(|provider| provider.list_documents())?;
+    let total = documents.len();
+    let start = match arguments.cursor {
+        None => 0,
+        Some(cursor) => document_cursor(cursor, total)?,
+    };
+    let limit = usize::try_from(arguments.limit).unwrap_or(usize::MAX);
+    let end = start.saturating_add(limit).min(total);
     Ok(ListDocumentsResult {
-        documents: target.query(|provider| provider.list_documents())?,
+        documents: documents
+            .into_iter()
+            .skip(start)
+            .take(end - start)
+            .collect(),
+        next_cursor: (end < total).then(|| end.to_string()),
         provider: target.provider_id().to_owned(),
+        total,
     })
+}
+
+/// The position a `list_documents` cursor names: the decimal index of the next document, as
+/// the previous page's `next_cursor` gave it.
+fn document_cursor(cursor: &str, total: usize) -> Result<usize, ToolError> {
+    match cursor.parse::<usize>() {
+        Ok(start) if start > 0 && start < total && start.to_string() == cursor => Ok(start),
+        _ => Err(ToolError::InvalidCursor {
+            tool: "list_documents",
+            cursor: crate::text::cut(cursor),
+        }),
+    }
 }
 
 /// The result of `list_documents`.
 #[derive(Serialize)]
 pub(super) struct ListDocumentsResult {
     documents: Vec<DocumentInfo>,
+    next_cursor: Option<String>,
     provider: String,
+    total: usize,
 }
 
 impl ToolResult for ListDocumentsResult {
     fn output_schema() -> Value {
         object(json!({
             "provider": string("The provider asked."),
-            "documents": array(document_schema(), "Its documents, in its order."),
+            "documents": array(document_schema(), "This page of its documents, in its order."),
+            "next_cursor": nullable_string("Cursor of the next page, or null on the last page."),
+            "total": count("How many documents the provider lists in all."),
         }))
     }
 }
@@ -261,9 +347,10 @@ impl ToolResult for CurrentDocumentResult {
 fn set_current_document(
     session: &Session,
     arguments: SetCurrentDocumentArguments<'_>,
-    _: &Cancel,
+    cancel: &Cancel,
 ) -> Result<SetCurrentDocumentResult, ToolError> {
-    let target = session.set_current_document(arguments.provider, arguments.document)?;
+    let target =
+        session.set_current_document_unless(arguments.provider, arguments.document, cancel)?;
     Ok(SetCurrentDocumentResult {
         document: arguments.document.to_owned(),
         provider: target.provider_id().to_owned(),

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{ArgumentError, DOCUMENT, Kind, PROVIDER, Parameter, tool_arguments};
+use super::parameters::{
+    ArgumentError, CURSOR, DOCUMENT, Kind, PROVIDER, Parameter, tool_arguments,
+};
 use super::schema::{array, count, flag, nullable_string, object, string};
 use super::spec::{ToolResult, ToolSpec, observe};
 use crate::session::{
@@ -28,13 +30,6 @@ const PROCEDURE: Parameter = Parameter {
         raw) of the procedure.",
     kind: Kind::Text,
     required: true,
-};
-
-const CURSOR: Parameter = Parameter {
-    name: "cursor",
-    description: "The `next_cursor` of the previous page; omit for the first page.",
-    kind: Kind::Text,
-    required: false,
 };
 
 const LIMIT: Parameter = Parameter {

@@ -123,6 +123,7 @@ mod schema;
 mod spec;
 mod toolbox;
 
+pub use binary::OPEN_SUMMARY_DOCUMENTS;
 pub use definition::{ToolAnnotations, ToolDefinition, ToolKind};
 pub use outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
 pub use parameters::ArgumentError;

@@ -118,6 +118,17 @@ pub enum ToolError {
         /// The bound.
         limit: usize,
     },
+    /// A paging cursor this tool did not issue (or past the end).
+    #[error(
+        "invalid cursor {cursor:?} for {tool}: pass the `next_cursor` of the previous page, or \
+         omit it for the first page"
+    )]
+    InvalidCursor {
+        /// The tool.
+        tool: &'static str,
+        /// The cursor sent, cut to 64 characters.
+        cursor: String,
+    },
     /// The request was cancelled before the call committed; nothing was recorded.
     #[error("{tool} was cancelled before it committed; nothing was recorded")]
     Cancelled {

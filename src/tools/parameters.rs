@@ -741,6 +741,14 @@ pub(crate) const PROVIDER: Parameter = Parameter {
     required: false,
 };
 
+/// The optional `cursor` argument of paged tools.
+pub(crate) const CURSOR: Parameter = Parameter {
+    name: "cursor",
+    description: "The `next_cursor` of the previous page; omit for the first page.",
+    kind: Kind::Text,
+    required: false,
+};
+
 /// The optional `document` argument of provider-backed tools.
 pub(crate) const DOCUMENT: Parameter = Parameter {
     name: "document",

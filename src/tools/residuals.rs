@@ -200,7 +200,7 @@ fn draft(question: &str, document: Option<&str>, procedure: Option<&str>) -> Unk
 fn register(
     session: &Session,
     arguments: RegisterArguments<'_>,
-    _: &Cancel,
+    cancel: &Cancel,
 ) -> Result<Unknown, ToolError> {
     let RegisterArguments {
         question,
@@ -208,13 +208,13 @@ fn register(
         procedure,
         ..
     } = arguments;
-    Ok(session.register_unknown(draft(question, document, procedure))?)
+    Ok(session.register_unknown_unless(draft(question, document, procedure), cancel)?)
 }
 
 fn refine(
     session: &Session,
     arguments: RefineArguments<'_>,
-    _: &Cancel,
+    cancel: &Cancel,
 ) -> Result<Unknown, ToolError> {
     let RefineArguments {
         id,
@@ -223,19 +223,19 @@ fn refine(
         procedure,
         ..
     } = arguments;
-    Ok(session.refine_unknown(id, draft(question, document, procedure))?)
+    Ok(session.refine_unknown_unless(id, draft(question, document, procedure), cancel)?)
 }
 
 fn resolve(
     session: &Session,
     arguments: ResolveArguments<'_>,
-    _: &Cancel,
+    cancel: &Cancel,
 ) -> Result<Unknown, ToolError> {
     let resolution = ResolutionDraft {
         evidence: arguments.evidence,
         note: arguments.note.map(str::to_owned),
     };
-    Ok(session.resolve_unknown(arguments.id, resolution)?)
+    Ok(session.resolve_unknown_unless(arguments.id, resolution, cancel)?)
 }
 
 /// The result of `register_unknown`, `refine_unknown` and `resolve_unknown`: the revision.

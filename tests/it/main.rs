@@ -73,6 +73,7 @@ mod tools {
     mod artifacts_captures;
     mod availability;
     mod binary;
+    mod cancelled;
     mod catalog;
     mod errors;
     mod imports;
@@ -117,6 +118,7 @@ mod mcp {
     mod completion;
     mod execution;
     mod prompts;
+    mod protocol_edges;
     mod readme_workflow;
     mod request_errors;
     mod resource_bounds;

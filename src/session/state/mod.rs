@@ -1,5 +1,6 @@
 //! [`Session`]: the open binary, its providers and documents, and the Evidence ledger.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -64,6 +65,9 @@ struct State {
 struct Binary {
     epoch: u64,
     label: String,
+    /// Where the file was found when it was opened (the opened descriptor's path), for the
+    /// confinement check of every later read; `None` for providers opened without a file.
+    origin: Option<PathBuf>,
     providers: Vec<Arc<dyn Provider>>,
     current_provider: usize,
     current_document: Option<String>,
@@ -177,6 +181,20 @@ impl Session {
         providers: Vec<Arc<dyn Provider>>,
         cancel: &Cancel,
     ) -> Result<Opened, SessionError> {
+        self.open_file_providers_unless(label, None, providers, cancel)
+    }
+
+    /// [`Session::open_providers_unless`] for providers that serve the file found at `origin`
+    /// (the real path of the opened descriptor): while the session's [`Confinement`] does not
+    /// allow `origin` (the client's roots narrowed), the binary's providers are refused with
+    /// [`SessionError::OutsideRoots`] (tools answer an error, completion answers empty).
+    pub fn open_file_providers_unless(
+        &self,
+        label: impl Into<String>,
+        origin: Option<PathBuf>,
+        providers: Vec<Arc<dyn Provider>>,
+        cancel: &Cancel,
+    ) -> Result<Opened, SessionError> {
         let Some(first) = providers.first() else {
             return Err(SessionError::NoProviders);
         };
@@ -197,6 +215,7 @@ impl Session {
         let binary = Binary {
             epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
             label: label.into(),
+            origin,
             current_provider: 0,
             current_document: documents.first().map(|d| d.name.clone()),
             providers,
@@ -209,7 +228,7 @@ impl Session {
             replaced: None,
         };
         let mut state = self.lock();
-        cancel.check()?;
+        cancel.commit()?;
         let replaced = state.close_binary();
         state.binary = Some(binary);
         Ok(Opened { replaced, ..opened })
@@ -247,7 +266,18 @@ impl Session {
 
     /// Closes the open binary session and clears the Evidence ledger.
     pub fn close(&self) -> Result<ClosedBinary, SessionError> {
-        self.lock().close_binary().ok_or(SessionError::NotOpen)
+        self.close_unless(&Cancel::never())
+    }
+
+    /// [`Session::close`], unless `cancel` is set first: then nothing changes and the error is
+    /// [`SessionError::Cancelled`].
+    pub fn close_unless(&self, cancel: &Cancel) -> Result<ClosedBinary, SessionError> {
+        let mut state = self.lock();
+        if state.binary.is_none() {
+            return Err(SessionError::NotOpen);
+        }
+        cancel.commit()?;
+        state.close_binary().ok_or(SessionError::NotOpen)
     }
 
     /// The label of the open target, if a binary is open.
@@ -287,7 +317,7 @@ impl Session {
     /// The provider named `id`, or the current provider when `id` is `None`.
     pub fn provider(&self, id: Option<&str>) -> Result<Arc<dyn Provider>, SessionError> {
         let state = self.lock();
-        let binary = state.binary.as_ref().ok_or(SessionError::NotOpen)?;
+        let binary = state.readable_binary()?;
         let index = binary.provider_index(id)?;
         Ok(Arc::clone(&binary.providers[index]))
     }
@@ -309,7 +339,7 @@ impl Session {
         document: Option<&str>,
     ) -> Result<Target, SessionError> {
         let state = self.lock();
-        let binary = state.binary.as_ref().ok_or(SessionError::NotOpen)?;
+        let binary = state.readable_binary()?;
         let index = binary.provider_index(provider)?;
         let document = document
             .map(str::to_owned)
@@ -323,6 +353,17 @@ impl Session {
         &self,
         provider: Option<&str>,
         document: &str,
+    ) -> Result<Target, SessionError> {
+        self.set_current_document_unless(provider, document, &Cancel::never())
+    }
+
+    /// [`Session::set_current_document`], unless `cancel` is set first: then nothing changes
+    /// and the error is [`SessionError::Cancelled`].
+    pub fn set_current_document_unless(
+        &self,
+        provider: Option<&str>,
+        document: &str,
+        cancel: &Cancel,
     ) -> Result<Target, SessionError> {
         let target = self.target(provider, Some(document))?;
         let documents = target.query(|provider| provider.list_documents())?;
@@ -338,7 +379,9 @@ impl Session {
             .as_mut()
             .filter(|b| b.epoch == target.epoch)
             .ok_or(SessionError::SessionChanged)?;
-        binary.current_provider = binary.provider_index(Some(target.provider_id()))?;
+        let current_provider = binary.provider_index(Some(target.provider_id()))?;
+        cancel.commit()?;
+        binary.current_provider = current_provider;
         binary.current_document = Some(document.to_owned());
         Ok(target)
     }
@@ -368,6 +411,7 @@ impl Session {
                 return Err(SessionError::SessionChanged);
             }
         }
+        cancel.commit()?;
         Ok(state.ledger.append(observation)?)
     }
 
@@ -414,6 +458,17 @@ impl Session {
 }
 
 impl State {
+    /// The open binary, if its file lies inside the current confinement.
+    fn readable_binary(&self) -> Result<&Binary, SessionError> {
+        let binary = self.binary.as_ref().ok_or(SessionError::NotOpen)?;
+        match &binary.origin {
+            Some(origin) if !self.confinement.allows(origin) => Err(SessionError::OutsideRoots {
+                label: crate::text::cut(&binary.label),
+            }),
+            _ => Ok(binary),
+        }
+    }
+
     /// Ends the binary session, if one is open, and clears what belongs to it.
     fn close_binary(&mut self) -> Option<ClosedBinary> {
         let binary = self.binary.take()?;

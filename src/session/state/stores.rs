@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::Session;
+use crate::session::cancel::Cancel;
 use crate::session::capture::is_capture_candidate;
 use crate::session::evidence::EvidenceRecord;
 use crate::session::inventory::{Inventory, InventoryPage, manifest_ids, valid_pages};
@@ -39,12 +40,35 @@ impl KeptInventories {
 impl Session {
     /// Registers a residual unknown and returns it.
     pub fn register_unknown(&self, draft: UnknownDraft) -> Result<Unknown, UnknownError> {
-        self.lock().unknowns.register(draft).cloned()
+        self.register_unknown_unless(draft, &Cancel::never())
+    }
+
+    /// [`Session::register_unknown`], unless `cancel` is set before the registry changes:
+    /// then nothing changes and the error is [`UnknownError::Cancelled`].
+    pub fn register_unknown_unless(
+        &self,
+        draft: UnknownDraft,
+        cancel: &Cancel,
+    ) -> Result<Unknown, UnknownError> {
+        self.lock().unknowns.register_unless(draft, cancel).cloned()
     }
 
     /// Refines the head `id`: the new revision becomes the head. Returns the new revision.
     pub fn refine_unknown(&self, id: &str, draft: UnknownDraft) -> Result<Unknown, UnknownError> {
-        self.lock().unknowns.refine(id, draft).cloned()
+        self.refine_unknown_unless(id, draft, &Cancel::never())
+    }
+
+    /// [`Session::refine_unknown`], unless `cancel` is set before the registry changes.
+    pub fn refine_unknown_unless(
+        &self,
+        id: &str,
+        draft: UnknownDraft,
+        cancel: &Cancel,
+    ) -> Result<Unknown, UnknownError> {
+        self.lock()
+            .unknowns
+            .refine_unless(id, draft, cancel)
+            .cloned()
     }
 
     /// Resolves the head `id` with Evidence the ledger holds; every cited ID must be retained.
@@ -53,12 +77,23 @@ impl Session {
         id: &str,
         draft: ResolutionDraft,
     ) -> Result<Unknown, UnknownError> {
+        self.resolve_unknown_unless(id, draft, &Cancel::never())
+    }
+
+    /// [`Session::resolve_unknown`], unless `cancel` is set before the registry changes.
+    pub fn resolve_unknown_unless(
+        &self,
+        id: &str,
+        draft: ResolutionDraft,
+        cancel: &Cancel,
+    ) -> Result<Unknown, UnknownError> {
         let mut state = self.lock();
         let state = &mut *state;
         let ledger = &state.ledger;
+        let retained = |cited: &str| ledger.contains(cited);
         state
             .unknowns
-            .resolve(id, draft, &|cited: &str| ledger.contains(cited))
+            .resolve_unless(id, draft, &retained, cancel)
             .cloned()
     }
 

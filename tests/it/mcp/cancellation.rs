@@ -85,3 +85,36 @@ async fn end_of_input_finishes_in_flight_work_then_exits() {
     assert_eq!(rest[0]["id"], 99);
     assert_eq!(rest[0]["result"]["completion"]["values"], json!(["app"]));
 }
+
+#[tokio::test]
+async fn a_state_change_is_answered_exactly_when_it_committed() {
+    let session = Arc::new(Session::new());
+    let server = Server::with_session(ServerConfig::default(), session.clone());
+    let mut client = Client::start(server);
+    client.initialize("2025-11-25").await;
+    let calls = 200;
+    for n in 0..calls {
+        client
+            .send(&json!({
+                "jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": { "name": "register_unknown", "arguments": { "question": format!("q{n}") } }
+            }))
+            .await;
+        client
+            .send(&json!({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": { "requestId": n }
+            }))
+            .await;
+    }
+    let answers = client.finish().await;
+    let registered = session.unresolved_unknown_ids().len();
+    for answer in &answers {
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    assert_eq!(
+        answers.len(),
+        registered,
+        "every registration that committed is answered, and only those"
+    );
+}

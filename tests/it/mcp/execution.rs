@@ -143,8 +143,9 @@ async fn requests_past_the_in_flight_cap_wait_and_every_one_is_answered_once() {
     client
         .send(&json!({ "jsonrpc": "2.0", "id": "ping", "method": "ping" }))
         .await;
-    // Three calls hold the three permits at the gate; nothing behind them is read, so even
-    // the ping waits.
+    // Three calls hold the three slots at the gate and nine wait; input is read on, and the
+    // ping, which needs no slot, is answered at once.
+    assert_eq!(client.recv().await["id"], "ping");
     assert!(
         client
             .recv_within(Duration::from_millis(300))
@@ -154,14 +155,67 @@ async fn requests_past_the_in_flight_cap_wait_and_every_one_is_answered_once() {
     assert!(provider.most_running.load(Ordering::SeqCst) <= 3);
     provider.gate.open();
     let mut answered = Vec::new();
-    for _ in 0..13 {
+    for _ in 0..12 {
         answered.push(client.recv().await["id"].clone());
     }
     answered.sort_by_key(Value::to_string);
     answered.dedup();
-    assert_eq!(answered.len(), 13, "each request answered exactly once");
+    assert_eq!(answered.len(), 12, "each request answered exactly once");
     assert!(provider.most_running.load(Ordering::SeqCst) <= 3);
     assert!(client.finish().await.is_empty());
+}
+
+#[tokio::test]
+async fn cancellations_are_read_while_every_slot_is_held() {
+    let provider = GatedProvider::new(false);
+    let shell = ShellConfig::default();
+    let requests = shell.max_in_flight + 4;
+    let mut client = Client::start(server_over(&provider, shell, Duration::from_secs(5)));
+    client.initialize("2025-11-25").await;
+    for n in 0..requests {
+        client
+            .send(&list_documents(json!(format!("held-{n}"))))
+            .await;
+    }
+    for n in 0..requests {
+        client
+            .send(
+                &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                           "params": { "requestId": format!("held-{n}") } }),
+            )
+            .await;
+    }
+    // Read and answered while every slot is still held at the gate.
+    let pong = client.request("ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
+    provider.gate.open();
+    let rest = client.finish().await;
+    assert!(
+        rest.is_empty(),
+        "cancelled requests are never answered: {rest:?}"
+    );
+}
+
+#[tokio::test]
+async fn requests_beyond_the_wait_list_are_answered_at_once_with_the_limits() {
+    let provider = GatedProvider::new(false);
+    let shell = ShellConfig {
+        max_in_flight: 1,
+        max_waiting: 1,
+        ..ShellConfig::default()
+    };
+    let mut client = Client::start(server_over(&provider, shell, Duration::from_secs(5)));
+    client.initialize("2025-11-25").await;
+    for id in ["runs", "waits", "refused"] {
+        client.send(&list_documents(json!(id))).await;
+    }
+    let refused = client.recv().await;
+    assert_eq!(refused["id"], "refused");
+    snapshot("busy", &refused);
+    provider.gate.open();
+    let mut answered: Vec<Value> = vec![client.recv().await["id"].clone()];
+    answered.extend(client.finish().await.into_iter().map(|a| a["id"].clone()));
+    assert_eq!(answered, [json!("runs"), json!("waits")]);
 }
 
 #[tokio::test]

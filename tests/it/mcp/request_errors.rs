@@ -44,6 +44,11 @@ fn every_variant() -> Vec<RequestError> {
         RequestError::BatchNotAccepted,
         RequestError::BatchTooLong { limit: 32 },
         RequestError::InitializeInBatch,
+        RequestError::NotInitialized { method: long() },
+        RequestError::Busy {
+            in_flight: 16,
+            waiting: 64,
+        },
         RequestError::MethodNotFound { method: long() },
         RequestError::ParamsNotObject {
             method: "prompts/get",

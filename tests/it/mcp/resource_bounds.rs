@@ -79,3 +79,47 @@ fn a_client_that_stops_reading_cannot_grow_the_server() {
     assert_eq!(answers, REQUESTS + 3, "every request answered once");
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn a_closed_output_stops_the_server_reading_at_once() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+        .arg("serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rea serve starts");
+    // The client closes the server's output before anything is written to it.
+    drop(child.stdout.take());
+    let mut input = child.stdin.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let lines = 200_000;
+    let mut written = 0;
+    let mut refused = false;
+    if writeln!(input, "{init}").is_ok() {
+        for id in 0..lines {
+            if writeln!(
+                input,
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}"
+            )
+            .is_err()
+            {
+                refused = true;
+                break;
+            }
+            written += 1;
+        }
+    } else {
+        refused = true;
+    }
+    assert!(
+        refused,
+        "the server read all {written} lines after its output closed"
+    );
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "exit status {status}");
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut log).unwrap();
+    assert!(log.contains("closed the server's output"), "{log}");
+}

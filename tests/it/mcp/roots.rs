@@ -9,20 +9,6 @@ use serde_json::{Value, json};
 use crate::support::Client;
 use crate::support::fixtures::{Format, Spec, build};
 
-async fn initialize_with_roots(client: &mut Client) {
-    let answer = client
-        .request(
-            "initialize",
-            json!({ "protocolVersion": "2025-11-25", "capabilities": { "roots": { "listChanged": true } },
-                    "clientInfo": { "name": "rea-tests", "version": "0" } }),
-        )
-        .await;
-    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
-    client
-        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-        .await;
-}
-
 /// Receives the server's `roots/list` request and answers it with `roots`.
 async fn answer_roots(client: &mut Client, roots: &[&Path]) {
     let request = client.recv().await;
@@ -55,7 +41,7 @@ async fn paths_are_confined_to_the_roots_the_client_names() {
     std::fs::write(outside.path().join("app"), &bytes).unwrap();
 
     let mut client = Client::start(Server::new(ServerConfig::default()));
-    initialize_with_roots(&mut client).await;
+    client.initialize_with_roots().await;
     let request = client.recv().await;
     assert_eq!(request["method"], "roots/list");
     // Until the client names its roots, nothing may be opened.
@@ -89,4 +75,64 @@ async fn a_client_without_the_capability_is_never_asked() {
     let pong = client.request("ping", json!({})).await;
     assert_eq!(pong["result"], json!({}));
     assert!(client.finish().await.is_empty());
+}
+
+#[tokio::test]
+async fn a_binary_left_outside_narrowed_roots_is_no_longer_read() {
+    let inside = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(
+        inside.path().join("app"),
+        build(&Spec::sample(), Format::Elf).bytes,
+    )
+    .unwrap();
+    let mut client = Client::start(Server::new(ServerConfig::default()));
+    client.initialize_with_roots().await;
+    answer_roots(&mut client, &[inside.path()]).await;
+    let opened = open(&mut client, &inside.path().join("app")).await;
+    assert_eq!(opened["isError"], false, "{opened}");
+    assert_eq!(list_one(&mut client).await["isError"], false);
+
+    client
+        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" }))
+        .await;
+    answer_roots(&mut client, &[other.path()]).await;
+    let refused = list_one(&mut client).await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    let text = refused["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("outside the roots"), "{text}");
+    for tool in ["read_bytes", "search_strings", "disassemble"] {
+        let arguments = match tool {
+            "read_bytes" => json!({ "address": "0x0", "length": 1 }),
+            "search_strings" => json!({ "contains": "a" }),
+            _ => json!({ "procedure": "main" }),
+        };
+        let answer = client
+            .request(
+                "tools/call",
+                json!({ "name": tool, "arguments": arguments }),
+            )
+            .await;
+        assert_eq!(answer["result"]["isError"], true, "{tool}: {answer}");
+    }
+    let completion = client
+        .request(
+            "completion/complete",
+            json!({ "ref": { "type": "ref/prompt", "name": "trace_crash" },
+                    "argument": { "name": "procedure", "value": "" } }),
+        )
+        .await;
+    assert_eq!(completion["result"]["completion"]["values"], json!([]));
+
+    // The roots include it again: it is read again.
+    client
+        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" }))
+        .await;
+    answer_roots(&mut client, &[inside.path(), other.path()]).await;
+    assert_eq!(list_one(&mut client).await["isError"], false);
+}
+
+async fn list_one(client: &mut Client) -> Value {
+    let request = json!({ "name": "list_procedures", "arguments": { "limit": 1 } });
+    client.request("tools/call", request).await["result"].clone()
 }

@@ -236,6 +236,22 @@ impl Client {
         response
     }
 
+    /// `initialize` (2025-11-25) declaring the `roots` capability, then
+    /// `notifications/initialized`; the server's `roots/list` request is the next message.
+    pub async fn initialize_with_roots(&mut self) {
+        let answer = self
+            .request(
+                "initialize",
+                json!({ "protocolVersion": "2025-11-25", "capabilities": { "roots": { "listChanged": true } },
+                        "clientInfo": { "name": "rea-tests", "version": "0" } }),
+            )
+            .await;
+        assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+        self.version = "2025-11-25".to_owned();
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+    }
+
     /// Closes the input and waits for the server to exit; returns what it emitted after.
     pub async fn finish(mut self) -> Vec<Value> {
         self.input.take();

@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use crate::support::fixtures::fake::{FakeProvider, entry};
 use crate::support::tools::{
-    Files, closed, real_binaries, success, with_binary, with_catalog, with_fake,
+    Files, call, closed, failure, real_binaries, snapshot, success, with_binary, with_catalog,
+    with_fake,
 };
-use serde_json::json;
+use rea::tools::OPEN_SUMMARY_DOCUMENTS;
+use serde_json::{Value, json};
 
 #[test]
 fn open_binary_opens_a_catalog_and_selects_its_first_document() {
@@ -246,5 +248,85 @@ fn set_current_document_on_a_real_binary_keeps_its_only_document() {
         );
         assert_eq!(selected["document"], json!(document));
         assert_eq!(session.evidence_count(), 0);
+    }
+}
+
+/// A catalog of `count` documents, one procedure each.
+fn many_documents(count: usize) -> Value {
+    let documents: Vec<Value> = (0..count)
+        .map(|n| json!({"name": format!("doc-{n:05}"), "procedures": [{"address": "0x1000", "name": "main"}]}))
+        .collect();
+    json!({"schema": "rea.catalog", "version": 1, "documents": documents})
+}
+
+#[test]
+fn a_catalog_of_thirty_thousand_documents_opens_and_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.json");
+    std::fs::write(&path, many_documents(30_000).to_string()).unwrap();
+    let (session, tools) = closed();
+    let opened = success(&tools, "open_binary", json!({"path": path}));
+    assert_eq!(opened["document_count"], 30_000);
+    assert_eq!(opened["more_documents"], true);
+    assert_eq!(
+        opened["documents"].as_array().unwrap().len(),
+        OPEN_SUMMARY_DOCUMENTS
+    );
+    assert_eq!(opened["current_document"], "doc-00000");
+
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"limit": 500});
+        if let Some(cursor) = &cursor {
+            args["cursor"] = json!(cursor);
+        }
+        let page = success(&tools, "list_documents", args);
+        assert_eq!(page["total"], 30_000);
+        for document in page["documents"].as_array().unwrap() {
+            names.push(document["name"].as_str().unwrap().to_owned());
+        }
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..30_000).map(|n| format!("doc-{n:05}")).collect();
+    assert_eq!(names, expected);
+    assert_eq!(session.evidence_count(), 60, "one Evidence record per page");
+    let default_page = success(&tools, "list_documents", json!({}));
+    assert_eq!(default_page["documents"].as_array().unwrap().len(), 100);
+    assert_eq!(default_page["next_cursor"], "100");
+
+    let refused = failure(&tools, "list_documents", json!({"cursor": "30000"}));
+    snapshot(
+        "tools_binary__list_documents_invalid_cursor",
+        &refused,
+        None,
+    );
+    let refused = failure(&tools, "list_documents", json!({"cursor": "007"}));
+    assert!(refused.contains("invalid cursor"), "{refused}");
+}
+
+#[test]
+fn a_failed_open_leaves_the_open_binary_its_ledger_and_its_unknowns() {
+    let files = Files::new();
+    let (session, tools) = with_catalog(&files);
+    success(&tools, "list_documents", json!({}));
+    success(&tools, "register_unknown", json!({"question": "kept?"}));
+    let before = (
+        session.label(),
+        session.evidence_ids(),
+        session.unresolved_unknown_ids(),
+    );
+    for bad in ["notes.txt", "broken.json", "missing"] {
+        let refused = call(&tools, "open_binary", json!({"path": files.path(bad)}));
+        assert!(refused.is_error(), "{bad}");
+        let after = (
+            session.label(),
+            session.evidence_ids(),
+            session.unresolved_unknown_ids(),
+        );
+        assert_eq!(after, before, "{bad}");
     }
 }
