@@ -1,4 +1,5 @@
-//! Session lifecycle (SPEC section 9): open, switch, close, replace; targets and lookups.
+//! Session lifecycle (docs/CONTRACT.md section 10): open, switch, close, replace; targets and
+//! lookups.
 
 use std::sync::Arc;
 
