@@ -244,6 +244,122 @@ fn collect_text(root: &Path, path: &Path, out: &mut Vec<(String, String)>) {
     }
 }
 
+/// Snapshot files follow one naming rule, `<group>__<case>.snap` (the group names the test
+/// file, `<area>_<feature>`; the case may have `__` parts of its own), all lowercase snake
+/// case, and none is an orphan: one test file names its group (`"<group>__`) and each of its
+/// case parts (as a string, or the end or start of one), a part computed at run time being the
+/// name of a built-in prompt. Run with `INSTA_SNAPSHOT_REFERENCES_FILE` for the exact list of
+/// snapshots a run reads.
+#[test]
+fn snapshot_files_follow_the_naming_rule_and_are_used() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut suite = Vec::new();
+    collect_text(root, &root.join("tests/it"), &mut suite);
+    suite.retain(|(path, _)| !path.ends_with("architecture.rs"));
+    let prompts: Vec<String> = rea::prompts::builtin_prompts()
+        .into_iter()
+        .map(|prompt| prompt.name)
+        .collect();
+    let mut misnamed = Vec::new();
+    let mut orphans = Vec::new();
+    for path in sorted_entries(&root.join("snapshots")) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        match snapshot_parts(&name) {
+            None => misnamed.push(name),
+            Some(parts) if !snapshot_named_in(&parts, &suite, &prompts) => orphans.push(name),
+            Some(_) => {}
+        }
+    }
+    assert_none(
+        "snapshot files not named `<group>__<case>.snap` in lowercase snake case",
+        misnamed,
+    );
+    assert_none(
+        "snapshot files no test names (remove them, or name them in the test)",
+        orphans,
+    );
+}
+
+/// The rule and the orphan check, on made-up names and sources.
+#[test]
+fn the_snapshot_checks_tell_names_and_orphans_apart() {
+    assert_eq!(
+        snapshot_parts("tools_errors__no_binary_open.snap"),
+        Some(vec!["tools_errors".to_owned(), "no_binary_open".to_owned()])
+    );
+    assert!(snapshot_parts("prompt_rendering__trace_crash__required_only.snap").is_some());
+    for misnamed in [
+        "code_tool_errors.snap",
+        "Tools__x.snap",
+        "tools__x.snap.new",
+        "tools___x.snap",
+        "tools__.snap",
+        "tools__x-y.snap",
+    ] {
+        assert_eq!(snapshot_parts(misnamed), None, "{misnamed}");
+    }
+    let suite = [
+        (
+            "tests/it/tools/errors.rs".to_owned(),
+            r#"snapshot(&format!("tools_errors__{name}")); check("no_binary_open");"#.to_owned(),
+        ),
+        (
+            "tests/it/prompts/rendering.rs".to_owned(),
+            r#"snapshot!(format!("prompt_rendering__{}", format!("{}__required_only", n)));"#
+                .to_owned(),
+        ),
+        (
+            "tests/it/other.rs".to_owned(),
+            r#"let gone = "gone";"#.to_owned(),
+        ),
+    ];
+    let prompts = ["trace_crash".to_owned()];
+    let named = |name: &str| snapshot_named_in(&snapshot_parts(name).unwrap(), &suite, &prompts);
+    assert!(named("tools_errors__no_binary_open.snap"));
+    assert!(named("prompt_rendering__trace_crash__required_only.snap"));
+    // A case named only in another file, an unknown prompt, a group no file names.
+    assert!(!named("tools_errors__gone.snap"));
+    assert!(!named(
+        "prompt_rendering__no_such_prompt__required_only.snap"
+    ));
+    assert!(!named("mcp_other__no_binary_open.snap"));
+}
+
+/// The `__` parts of a snapshot file name that follows the rule; `None` otherwise.
+fn snapshot_parts(file: &str) -> Option<Vec<String>> {
+    let stem = file.strip_suffix(".snap")?;
+    let parts: Vec<String> = stem.split("__").map(str::to_owned).collect();
+    let snake = |part: &String| {
+        !part.is_empty()
+            && part.split('_').all(|word| {
+                !word.is_empty()
+                    && word
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            })
+    };
+    (parts.len() >= 2 && parts.iter().all(snake)).then_some(parts)
+}
+
+/// Whether one file of `suite` (path, text) names the group of `parts` and each of its case
+/// parts, a part that is one of `prompts` counting as named.
+fn snapshot_named_in(parts: &[String], suite: &[(String, String)], prompts: &[String]) -> bool {
+    let (group, case) = parts.split_first().unwrap();
+    suite.iter().any(|(_, text)| {
+        text.contains(&format!("\"{group}__"))
+            && case.iter().all(|part| {
+                prompts.contains(part)
+                    || [
+                        format!("\"{part}\""),
+                        format!("__{part}\""),
+                        format!("\"{part}__"),
+                    ]
+                    .iter()
+                    .any(|form| text.contains(form.as_str()))
+            })
+    })
+}
+
 /// One module-file convention for the whole crate: a module with children is `name/mod.rs`,
 /// never `name.rs` beside a `name/` folder.
 #[test]

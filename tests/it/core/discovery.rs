@@ -400,6 +400,6 @@ fn malformed_messages() {
     .map(ToString::to_string)
     .collect();
     crate::support::snapshots::settings().bind(|| {
-        insta::assert_snapshot!("core_discovery_malformed_messages", messages.join("\n"));
+        insta::assert_snapshot!("core_discovery__malformed_messages", messages.join("\n"));
     });
 }

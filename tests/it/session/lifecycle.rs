@@ -283,5 +283,5 @@ fn session_error_messages() {
     .map(ToString::to_string)
     .collect::<Vec<_>>()
     .join("\n");
-    snapshot("session_error_messages", messages);
+    snapshot("session_lifecycle__error_messages", messages);
 }
