@@ -8,6 +8,11 @@
 //! It ships as this library, for integrators who want the verified completion semantics, and as
 //! the `rea serve` stdio MCP server.
 //!
+//! Beside these docs, two files at the repository root hold what no single item can:
+//! `docs/CONTRACT.md`, the normative contract in numbered sections (code cites it as
+//! "docs/CONTRACT.md section N"), and `ARCHITECTURE.md`, the map of the modules, their
+//! invariants, the path of a request and recipes for extending the crate.
+//!
 //! ## The main path
 //!
 //! ```
@@ -125,11 +130,13 @@
 //! 7. `fuzzing`: the hidden invariant checks behind the fuzz targets and their replay tests,
 //!    which may drive the whole server; then the `rea` binary.
 //!
-//! Within a layer, no two files with the same parent module import each other, directly or
-//! around a circle. The test `tests/it/architecture.rs` reads every file of `src/` and fails
-//! on a `use`, `crate::`, `super::` or `self::` path that breaks one of these rules, and on a
-//! module with children written as `name.rs` beside `name/` (the crate's one convention is
-//! `name/mod.rs`).
+//! Within a layer, no two modules with the same parent import each other, directly or around
+//! a circle, whether through the files themselves or through files below them (a module may
+//! import its own children and they may import it). The test `tests/it/architecture.rs` reads
+//! every file of `src/` and fails on a `use`, `crate::`, `super::` or `self::` path that breaks
+//! one of these rules, on a module with children written as `name.rs` beside `name/` (the
+//! crate's one convention is `name/mod.rs`), and on a citation of a document outside the
+//! repository.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -1,5 +1,5 @@
-//! SPEC section 3, property 7 (and the key's definition), over every Unicode scalar value:
-//! the backends the key is built from agree with an independent oracle, ICU4X 2.4.
+//! docs/CONTRACT.md section 3, property 7 (and the key's definition), over every Unicode scalar
+//! value: the backends the key is built from agree with an independent oracle, ICU4X 2.4.
 //!
 //! Versions: `unicode-normalization` 0.1.26 and ICU4X 2.4 data are both Unicode 18.0.0, and
 //! `unicase` 2.10.0 folds every scalar value exactly as ICU4X does, so no comparison needs
@@ -149,8 +149,8 @@ fn case_variants_of_every_scalar_share_its_key() {
             let k = key(s);
             let d = nfkd.normalize(s);
             if d == "\u{131}" {
-                // DOTLESS I (and U+1D6A4, which decomposes to it): the one exception SPEC
-                // section 3 names. It folds to itself, but its uppercase is "I".
+                // DOTLESS I (and U+1D6A4, which decomposes to it): the one exception
+                // docs/CONTRACT.md section 3 names. It folds to itself, but its uppercase is "I".
                 return k == "\u{131}" && key(&d.to_uppercase()) == "i";
             }
             let und = icu_locale_core::LanguageIdentifier::UNKNOWN;

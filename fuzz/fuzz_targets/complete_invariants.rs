@@ -1,6 +1,6 @@
-//! `complete()` (SPEC section 4): output sorted, deduplicated, bounded, consistent, equal to
-//! filter/sort/dedup/truncate, unchanged by permutation and duplication; an over-long prefix
-//! is the typed error. See `CompleteCase::from_bytes` for the input layout.
+//! `complete()` (docs/CONTRACT.md section 4): output sorted, deduplicated, bounded, consistent,
+//! equal to filter/sort/dedup/truncate, unchanged by permutation and duplication; an over-long
+//! prefix is the typed error. See `CompleteCase::from_bytes` for the input layout.
 
 #![no_main]
 

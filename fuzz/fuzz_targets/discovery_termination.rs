@@ -1,5 +1,5 @@
-//! Bounded procedure discovery (SPEC section 6) against an endless adversarial provider:
-//! terminates within the page bound and obeys every rule. See `discovery_pages` for the
+//! Bounded procedure discovery (docs/CONTRACT.md section 6) against an endless adversarial
+//! provider: terminates within the page bound and obeys every rule. See `discovery_pages` for the
 //! input layout.
 
 #![no_main]

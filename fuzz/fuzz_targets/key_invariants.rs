@@ -1,4 +1,4 @@
-//! The matching key and prefix relation (SPEC section 3): idempotence, NFKD and fold
+//! The matching key and prefix relation (docs/CONTRACT.md section 3): idempotence, NFKD and fold
 //! stability, no default ignorables, invariance under normal forms and case, fast path ==
 //! general path, `matches` == its definition. The input is two strings split at 0xFF.
 

@@ -1,4 +1,4 @@
-//! The normative bounds of SPEC section 2.
+//! The normative bounds of docs/CONTRACT.md section 2.
 
 /// Longest argument value or completion candidate, counted in Unicode scalar values of the raw
 /// (unnormalized) string. Longer prefixes are an error; longer candidates are skipped, never

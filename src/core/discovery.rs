@@ -1,4 +1,4 @@
-//! Bounded procedure discovery (SPEC section 6) as a pure state machine (documented on
+//! Bounded procedure discovery (docs/CONTRACT.md section 6) as a pure state machine (documented on
 //! [`crate::core`]).
 
 use hashbrown::{HashMap, HashSet};

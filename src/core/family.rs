@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// The kind of identifier a prompt argument takes, which selects its completion source
-/// (SPEC section 5).
+/// (docs/CONTRACT.md section 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Family {

@@ -6,21 +6,21 @@
 //! (Hash tables use hashbrown's randomly seeded foldhash; the seed affects speed, never
 //! results.)
 //!
-//! - The bounds of SPEC section 2: [`MAX_VALUE_CHARS`], [`SCAN_LIMIT`],
+//! - The bounds of docs/CONTRACT.md section 2: [`MAX_VALUE_CHARS`], [`SCAN_LIMIT`],
 //!   [`PROCEDURE_ADDRESS_LIMIT`], [`PROCEDURE_PAGE_SIZE`], [`MAX_VALUES`].
-//! - The matching key and prefix relation of SPEC section 3 ([`key()`], [`matches()`]), and the
-//!   Unicode version of every table they use ([`UNICODE_VERSION`], 18.0.0); see
+//! - The matching key and prefix relation of docs/CONTRACT.md section 3 ([`key()`], [`matches()`]),
+//!   and the Unicode version of every table they use ([`UNICODE_VERSION`], 18.0.0); see
 //!   [the matching key](#the-matching-key) below.
-//! - [`complete()`] of SPEC section 4: bounded, deduplicated, code-point-sorted prefix
+//! - [`complete()`] of docs/CONTRACT.md section 4: bounded, deduplicated, code-point-sorted prefix
 //!   matching.
-//! - Bounded procedure discovery of SPEC section 6 ([`Discovery`], [`discover`]), with the
-//!   decisions on valid addresses and non-advancing pages; see
+//! - Bounded procedure discovery of docs/CONTRACT.md section 6 ([`Discovery`], [`discover`]), with
+//!   the decisions on valid addresses and non-advancing pages; see
 //!   [procedure discovery](#procedure-discovery) below.
-//! - [`Family`]: argument families (SPEC section 5).
+//! - [`Family`]: argument families (docs/CONTRACT.md section 5).
 //!
 //! # The matching key
 //!
-//! The matching key and the prefix relation of SPEC section 3.
+//! The matching key and the prefix relation of docs/CONTRACT.md section 3.
 //!
 //! ## Definition
 //!
@@ -63,7 +63,7 @@
 //!
 //! # Procedure discovery
 //!
-//! Bounded procedure discovery (SPEC section 6) as a pure state machine.
+//! Bounded procedure discovery (docs/CONTRACT.md section 6) as a pure state machine.
 //!
 //! The caller asks [`Discovery::request`] what to fetch, calls the provider itself, and feeds
 //! the page to [`Discovery::feed`] until a [`Step::Finished`] comes back; [`discover`] is that

@@ -1,4 +1,4 @@
-//! The pure core's invariants (SPEC sections 3, 4 and 6), for the `key_invariants`,
+//! The pure core's invariants (docs/CONTRACT.md sections 3, 4 and 6), for the `key_invariants`,
 //! `complete_invariants` and `discovery_termination` fuzz targets and the tests that replay
 //! their saved inputs. The checks live beside the code they check, crate-private in the core;
 //! this is their only public path. Each returns the first [`Violation`] instead of panicking.

@@ -1,4 +1,4 @@
-//! The six guided prompts of SPEC section 7.
+//! The six guided prompts of docs/CONTRACT.md section 7.
 
 use super::definition::{ArgumentDefinition, PromptDefinition};
 use crate::core::Family;

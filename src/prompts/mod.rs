@@ -1,4 +1,4 @@
-//! The six guided prompts, their registry and their renderer (SPEC section 7).
+//! The six guided prompts, their registry and their renderer (docs/CONTRACT.md section 7).
 //!
 //! REA offers six provider-neutral investigation workflows through the MCP prompts
 //! capability. A prompt adds no tools and invokes none: it tells the agent which current REA

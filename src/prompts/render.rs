@@ -1,4 +1,4 @@
-//! Rendering a prompt for `prompts/get` (SPEC section 7).
+//! Rendering a prompt for `prompts/get` (docs/CONTRACT.md section 7).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

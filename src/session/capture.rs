@@ -1,5 +1,5 @@
-//! Process Capture v4 (SPEC section 9): the record of one approved run of a command against an
-//! artifact, made by a person outside REA and imported with `import_process_capture`.
+//! Process Capture v4 (docs/CONTRACT.md section 10): the record of one approved run of a command
+//! against an artifact, made by a person outside REA and imported with `import_process_capture`.
 //!
 //! **This server never executes processes.** The prepare prompt designs the experiment; the
 //! person approves and runs it with their own tooling, under the bounds they chose, and imports

@@ -1,4 +1,5 @@
-//! The Evidence ledger: one record per successful observing tool call (SPEC section 9).
+//! The Evidence ledger: one record per successful observing tool call (docs/CONTRACT.md
+//! section 10).
 
 use std::fmt;
 use std::sync::Arc;

@@ -15,14 +15,15 @@ pub use super::code::{
     References,
 };
 
-/// Most bytes one [`Provider::read_bytes`] call returns (SPEC section 10).
+/// Most bytes one [`Provider::read_bytes`] call returns (docs/CONTRACT.md section 11).
 pub const MAX_READ_BYTES: usize = 4_096;
 
 /// Most matches one [`Provider::search_strings`] or [`Provider::search_procedures`] call
 /// returns.
 pub const MAX_SEARCH_RESULTS: usize = 500;
 
-/// An operation a provider may support. The names are the tool names of SPEC section 10.
+/// An operation a provider may support. The names are the tool names (docs/CONTRACT.md
+/// section 11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Operation {
@@ -216,7 +217,8 @@ pub struct ProcedureInfo {
 pub enum NameMatch {
     /// The display name or the raw name equals the text exactly.
     Exact,
-    /// The matching key (SPEC section 3) of the display or raw name contains the key of the text.
+    /// The matching key (docs/CONTRACT.md section 3) of the display or raw name contains the key of
+    /// the text.
     Contains,
 }
 
@@ -623,8 +625,8 @@ pub trait Provider: Send + Sync + 'static {
         DocumentNames::new(self.list_documents()?.into_iter().map(|d| d.name).collect())
     }
 
-    /// The outcome of bounded procedure discovery (SPEC section 6) over this provider's own
-    /// [`Provider::list_procedures`] pages, when the provider's tables never change and it can
+    /// The outcome of bounded procedure discovery (docs/CONTRACT.md section 6) over this provider's
+    /// own [`Provider::list_procedures`] pages, when the provider's tables never change and it can
     /// compute it once per document and share it. `None` (the default): completion pages through
     /// [`Provider::list_procedures`] on every request.
     fn shared_discovery(

@@ -1,4 +1,4 @@
-//! Completion sources (SPEC section 5): live, read-only projections of the session.
+//! Completion sources (docs/CONTRACT.md section 5): live, read-only projections of the session.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -115,7 +115,7 @@ impl SessionView for Session {
     }
 }
 
-/// Completes an argument of `family` (SPEC sections 4 to 6).
+/// Completes an argument of `family` (docs/CONTRACT.md sections 4 to 6).
 ///
 /// `context` holds the other arguments already given (`context.arguments` of the MCP
 /// request); an empty value counts as absent. For Document and Procedure, a `provider`
@@ -304,7 +304,8 @@ fn document_names(provider: Arc<dyn Provider>, config: &SourceConfig) -> Option<
     .ok()
 }
 
-/// Bounded discovery (SPEC section 6), or `None` on failure, time-out or malformed pages.
+/// Bounded discovery (docs/CONTRACT.md section 6), or `None` on failure, time-out or malformed
+/// pages.
 fn discover_procedures(
     provider: Arc<dyn Provider>,
     document: String,

@@ -94,9 +94,9 @@ impl Target {
         }
     }
 
-    /// Resolves a procedure argument (SPEC section 10): an address (`0x` + lowercase hex) is
-    /// taken as it is; anything else must be the display or raw name of exactly one procedure
-    /// of the document. An ambiguous name is an error listing the candidate addresses.
+    /// Resolves a procedure argument (docs/CONTRACT.md section 11): an address (`0x` + lowercase
+    /// hex) is taken as it is; anything else must be the display or raw name of exactly one
+    /// procedure of the document. An ambiguous name is an error listing the candidate addresses.
     pub fn resolve_procedure(&self, procedure: &str) -> Result<Address, SessionError> {
         if let Ok(address) = Address::parse(procedure) {
             return Ok(address);

@@ -1,5 +1,5 @@
-//! The residual-unknown registry (SPEC section 9): open questions an investigation has not
-//! answered yet, refined as understanding grows and resolved only with Evidence.
+//! The residual-unknown registry (docs/CONTRACT.md section 10): open questions an investigation has
+//! not answered yet, refined as understanding grows and resolved only with Evidence.
 //!
 //! - [`UnknownRegistry::register`] records a question, optionally about a document or procedure,
 //!   and gives it a fresh [`UnknownId`].

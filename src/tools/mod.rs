@@ -1,5 +1,5 @@
-//! The tools of SPEC section 10: definitions for `tools/list`, and [`ToolBox::call`] for
-//! `tools/call`, over one [`Session`](crate::session::Session).
+//! The tools of docs/CONTRACT.md section 11: definitions for `tools/list`, and [`ToolBox::call`]
+//! for `tools/call`, over one [`Session`](crate::session::Session).
 //!
 //! This layer knows nothing about JSON-RPC. [`ToolBox::call`] returns `Err` only for an
 //! unknown tool name ([`UnknownTool`]; the mcp layer answers `-32602`). Every other failure

@@ -10,6 +10,10 @@
 //!   environment, async or JSON ([`IMPURE`]).
 //! - **No sibling cycles**: no files with the same parent module import each other, directly
 //!   or around a longer circle.
+//! - **No module circles**: no two modules with the same parent import each other (through
+//!   any file inside them, e.g. `super::super::x` or `crate::a::b::c` naming a file deeper
+//!   down), directly or around a longer circle.
+//! - **A self-contained repository**: no source file cites a document outside it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -43,35 +47,317 @@ const IMPURE: &[&[&str]] = &[
 
 #[test]
 fn no_module_imports_a_layer_above_it() {
-    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path());
-    let offences = crate_.layer_violations();
-    assert!(
-        offences.is_empty(),
-        "imports of a higher layer (layers, lowest first: {LAYERS:?}):\n{}",
-        offences.join("\n")
+    assert_none(
+        &format!("imports of a higher layer (layers, lowest first: {LAYERS:?})"),
+        src().layer_violations(),
     );
 }
 
 #[test]
 fn the_core_is_pure() {
-    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path());
-    let offences = crate_.impure_core();
-    assert!(
-        offences.is_empty(),
-        "the pure core names I/O, time, async or JSON:\n{}",
-        offences.join("\n")
+    assert_none(
+        "the pure core names I/O, time, async or JSON",
+        src().impure_core(),
     );
 }
 
 #[test]
 fn no_sibling_files_import_each_other() {
-    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path());
-    let cycles = crate_.sibling_cycles();
-    assert!(
-        cycles.is_empty(),
-        "sibling files that import each other:\n{}",
-        cycles.join("\n")
+    assert_none(
+        "sibling files that import each other",
+        src().sibling_cycles(),
     );
+}
+
+#[test]
+fn no_modules_import_each_other() {
+    assert_none("modules that import each other", src().module_cycles());
+}
+
+/// The crate's own `src/`, read.
+fn src() -> Crate {
+    Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path())
+}
+
+/// Fails with `what` and every offence, one a line, unless there is none.
+fn assert_none(what: &str, offences: Vec<String>) {
+    assert!(offences.is_empty(), "{what}:\n{}", offences.join("\n"));
+}
+
+/// The module check sees what the file check cannot: a circle between two modules that runs
+/// through files below them (a re-export of a child's item, `super::super::x`,
+/// `crate::a::b::c`), planted in a made-up crate. Imports between a module and its own
+/// children are not circles.
+#[test]
+fn the_module_check_finds_a_circle_through_files_below_the_modules() {
+    let crate_ = Crate::from_sources(&[
+        ("lib.rs", "pub mod providers;\npub mod session;\n"),
+        ("providers/mod.rs", "pub mod native;\nmod table;\n"),
+        ("providers/table.rs", "pub struct Table;\n"),
+        (
+            "providers/native/mod.rs",
+            "mod analysis;\nmod image;\nmod strings;\nuse self::image::Region;\n",
+        ),
+        (
+            "providers/native/image.rs",
+            "use super::analysis::Isa;\npub struct Region;\n",
+        ),
+        (
+            "providers/native/analysis/mod.rs",
+            "mod decode;\nmod query;\npub use self::decode::Isa;\n",
+        ),
+        ("providers/native/analysis/decode.rs", "pub enum Isa {}\n"),
+        (
+            "providers/native/analysis/query.rs",
+            "use super::Isa;\nfn f(_: &super::super::image::Region) {}\n",
+        ),
+        (
+            "providers/native/strings.rs",
+            "fn g(_: crate::providers::table::Table) {}\n",
+        ),
+        ("session/mod.rs", "mod evidence;\nmod state;\n"),
+        ("session/evidence/mod.rs", "mod ledger;\n"),
+        (
+            "session/evidence/ledger.rs",
+            "pub struct Ledger;\nfn h() -> crate::session::state::stores::Kept { todo!() }\n",
+        ),
+        ("session/state/mod.rs", "mod stores;\n"),
+        (
+            "session/state/stores.rs",
+            "pub struct Kept;\nuse crate::session::evidence::ledger::Ledger;\n",
+        ),
+    ]);
+    assert_eq!(crate_.sibling_cycles(), Vec::<String>::new());
+    assert_eq!(
+        crate_.module_cycles(),
+        [
+            "module cycle in providers::native: analysis -> image (src/providers/native/analysis/query.rs:2 imports src/providers/native/image.rs); image -> analysis (src/providers/native/image.rs:1 imports src/providers/native/analysis/decode.rs)",
+            "module cycle in session: evidence -> state (src/session/evidence/ledger.rs:2 imports src/session/state/stores.rs); state -> evidence (src/session/state/stores.rs:2 imports src/session/evidence/ledger.rs)",
+        ]
+    );
+}
+
+/// The repository holds its own contract: no source, test, benchmark or fuzz file (nor the
+/// top-level documents) cites a specification kept elsewhere or a path outside the repository.
+/// Sections of the contract are cited as `docs/CONTRACT.md` section N.
+#[test]
+fn sources_cite_only_documents_in_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "benches", "fuzz", "docs"] {
+        collect_text(root, &root.join(dir), &mut files);
+    }
+    for document in ["README.md", "ARCHITECTURE.md"] {
+        collect_text(root, &root.join(document), &mut files);
+    }
+    let offences: Vec<String> = files
+        .iter()
+        .flat_map(|(path, text)| {
+            outside_citations(text)
+                .into_iter()
+                .map(move |(line, cited)| format!("{path}:{line}: {cited}"))
+        })
+        .collect();
+    assert_none(
+        "citations of documents outside the repository (cite docs/CONTRACT.md section N)",
+        offences,
+    );
+    // The contract the sources cite is there.
+    assert!(root.join("docs/CONTRACT.md").is_file());
+    assert!(root.join("ARCHITECTURE.md").is_file());
+}
+
+/// The citation check finds each form, and leaves the repository's own documents alone.
+#[test]
+fn the_citation_check_finds_outside_documents() {
+    let spec = ["SP", "EC"].concat();
+    let text = format!(
+        "//! Bounds ({spec} section 2), {spec} sections 4 to 6, {spec} 8a.\n\
+         // see {spec}.md and ../{shared}/x.md\n\
+         //! docs/CONTRACT.md section 2; INSPECTED; a {spec}ial case\n",
+        shared = "shared"
+    );
+    assert_eq!(
+        outside_citations(&text),
+        [
+            (1, format!("{spec} section")),
+            (1, format!("{spec} section")),
+            (1, format!("{spec} 8")),
+            (2, format!("{spec}.md")),
+            (2, format!("../{}", "shared")),
+        ]
+    );
+}
+
+/// Where `text` cites a document outside the repository: the line (from 1) and the citation.
+fn outside_citations(text: &str) -> Vec<(usize, String)> {
+    let spec = ["SP", "EC"].concat();
+    let shared = ["..", "/shared"].concat();
+    let mut found = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        for (at, _) in line.match_indices(&spec) {
+            let before = line[..at].chars().next_back();
+            let after = &line[at + spec.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric()) {
+                continue;
+            }
+            let cited = if after.starts_with(".md") {
+                Some(".md".to_owned())
+            } else if after.starts_with(" section") {
+                Some(" section".to_owned())
+            } else {
+                after
+                    .strip_prefix(' ')
+                    .and_then(|rest| rest.chars().next())
+                    .filter(char::is_ascii_digit)
+                    .map(|digit| format!(" {digit}"))
+            };
+            if let Some(cited) = cited {
+                found.push((number + 1, format!("{spec}{cited}")));
+            }
+        }
+        if line.contains(&shared) {
+            found.push((number + 1, shared.clone()));
+        }
+    }
+    found
+}
+
+/// The text files under `path` (a file or a directory), skipping build output and installed
+/// packages.
+fn collect_text(root: &Path, path: &Path, out: &mut Vec<(String, String)>) {
+    const SKIPPED: &[&str] = &["target", "corpus", "artifacts", "node_modules", ".venv"];
+    const TEXT: &[&str] = &["rs", "md", "toml", "sh", "mjs", "py"];
+    if path.is_dir() {
+        for entry in sorted_entries(path) {
+            let name = entry.file_name().unwrap_or_default().to_string_lossy();
+            if !SKIPPED.contains(&name.as_ref()) {
+                collect_text(root, &entry, out);
+            }
+        }
+    } else if path
+        .extension()
+        .is_some_and(|e| TEXT.iter().any(|t| e == *t))
+    {
+        let shown = path.strip_prefix(root).unwrap().display().to_string();
+        out.push((shown, std::fs::read_to_string(path).unwrap()));
+    }
+}
+
+/// Snapshot files follow one naming rule, `<group>__<case>.snap` (the group names the test
+/// file, `<area>_<feature>`; the case may have `__` parts of its own), all lowercase snake
+/// case, and none is an orphan: one test file names its group (`"<group>__`) and each of its
+/// case parts (as a string, or the end or start of one), a part computed at run time being the
+/// name of a built-in prompt. Run with `INSTA_SNAPSHOT_REFERENCES_FILE` for the exact list of
+/// snapshots a run reads.
+#[test]
+fn snapshot_files_follow_the_naming_rule_and_are_used() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut suite = Vec::new();
+    collect_text(root, &root.join("tests/it"), &mut suite);
+    suite.retain(|(path, _)| !path.ends_with("architecture.rs"));
+    let prompts: Vec<String> = rea::prompts::builtin_prompts()
+        .into_iter()
+        .map(|prompt| prompt.name)
+        .collect();
+    let mut misnamed = Vec::new();
+    let mut orphans = Vec::new();
+    for path in sorted_entries(&root.join("snapshots")) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        match snapshot_parts(&name) {
+            None => misnamed.push(name),
+            Some(parts) if !snapshot_named_in(&parts, &suite, &prompts) => orphans.push(name),
+            Some(_) => {}
+        }
+    }
+    assert_none(
+        "snapshot files not named `<group>__<case>.snap` in lowercase snake case",
+        misnamed,
+    );
+    assert_none(
+        "snapshot files no test names (remove them, or name them in the test)",
+        orphans,
+    );
+}
+
+/// The rule and the orphan check, on made-up names and sources.
+#[test]
+fn the_snapshot_checks_tell_names_and_orphans_apart() {
+    assert_eq!(
+        snapshot_parts("tools_errors__no_binary_open.snap"),
+        Some(vec!["tools_errors".to_owned(), "no_binary_open".to_owned()])
+    );
+    assert!(snapshot_parts("prompt_rendering__trace_crash__required_only.snap").is_some());
+    for misnamed in [
+        "code_tool_errors.snap",
+        "Tools__x.snap",
+        "tools__x.snap.new",
+        "tools___x.snap",
+        "tools__.snap",
+        "tools__x-y.snap",
+    ] {
+        assert_eq!(snapshot_parts(misnamed), None, "{misnamed}");
+    }
+    let suite = [
+        (
+            "tests/it/tools/errors.rs".to_owned(),
+            r#"snapshot(&format!("tools_errors__{name}")); check("no_binary_open");"#.to_owned(),
+        ),
+        (
+            "tests/it/prompts/rendering.rs".to_owned(),
+            r#"snapshot!(format!("prompt_rendering__{}", format!("{}__required_only", n)));"#
+                .to_owned(),
+        ),
+        (
+            "tests/it/other.rs".to_owned(),
+            r#"let gone = "gone";"#.to_owned(),
+        ),
+    ];
+    let prompts = ["trace_crash".to_owned()];
+    let named = |name: &str| snapshot_named_in(&snapshot_parts(name).unwrap(), &suite, &prompts);
+    assert!(named("tools_errors__no_binary_open.snap"));
+    assert!(named("prompt_rendering__trace_crash__required_only.snap"));
+    // A case named only in another file, an unknown prompt, a group no file names.
+    assert!(!named("tools_errors__gone.snap"));
+    assert!(!named(
+        "prompt_rendering__no_such_prompt__required_only.snap"
+    ));
+    assert!(!named("mcp_other__no_binary_open.snap"));
+}
+
+/// The `__` parts of a snapshot file name that follows the rule; `None` otherwise.
+fn snapshot_parts(file: &str) -> Option<Vec<String>> {
+    let stem = file.strip_suffix(".snap")?;
+    let parts: Vec<String> = stem.split("__").map(str::to_owned).collect();
+    let snake = |part: &String| {
+        !part.is_empty()
+            && part.split('_').all(|word| {
+                !word.is_empty()
+                    && word
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            })
+    };
+    (parts.len() >= 2 && parts.iter().all(snake)).then_some(parts)
+}
+
+/// Whether one file of `suite` (path, text) names the group of `parts` and each of its case
+/// parts, a part that is one of `prompts` counting as named.
+fn snapshot_named_in(parts: &[String], suite: &[(String, String)], prompts: &[String]) -> bool {
+    let (group, case) = parts.split_first().unwrap();
+    suite.iter().any(|(_, text)| {
+        text.contains(&format!("\"{group}__"))
+            && case.iter().all(|part| {
+                prompts.contains(part)
+                    || [
+                        format!("\"{part}\""),
+                        format!("__{part}\""),
+                        format!("\"{part}__"),
+                    ]
+                    .iter()
+                    .any(|form| text.contains(form.as_str()))
+            })
+    })
 }
 
 /// One module-file convention for the whole crate: a module with children is `name/mod.rs`,
@@ -280,31 +566,9 @@ impl Crate {
                 }
             }
         }
-        // Strongly connected components (each file reaches every other one).
-        let reach = |start: usize| -> BTreeSet<usize> {
-            let mut seen = BTreeSet::from([start]);
-            let mut stack = vec![start];
-            while let Some(at) = stack.pop() {
-                for &(a, b) in edges.keys() {
-                    if a == at && seen.insert(b) {
-                        stack.push(b);
-                    }
-                }
-            }
-            seen
-        };
-        let reaches: Vec<BTreeSet<usize>> = (0..self.files.len()).map(reach).collect();
-        let mut reported = BTreeSet::new();
         let mut cycles = Vec::new();
-        for start in 0..self.files.len() {
-            let component: BTreeSet<usize> = reaches[start]
-                .iter()
-                .copied()
-                .filter(|&other| reaches[other].contains(&start))
-                .collect();
-            if component.len() < 2 || !reported.insert(component.clone()) {
-                continue;
-            }
+        for component in circles(edges.keys()) {
+            let start = *component.first().unwrap();
             let parent = &self.files[start].module[..self.files[start].module.len() - 1];
             let described: Vec<String> = edges
                 .iter()
@@ -318,29 +582,130 @@ impl Crate {
                 .collect();
             cycles.push(format!(
                 "cycle in {}: {}",
-                if parent.is_empty() {
-                    "crate".to_owned()
-                } else {
-                    parent.join("::")
-                },
+                shown(parent),
                 described.join("; ")
             ));
         }
         cycles
     }
+
+    /// Circles between modules. An import whose file lies neither above nor below the
+    /// importing file is an edge between the two children of their deepest common module that
+    /// hold them: `native/image.rs` naming `super::analysis::Isa` (defined in
+    /// `native/analysis/decode.rs`) is the edge `image -> analysis` of `native`. Each circle is
+    /// shown with the first import behind each of its edges.
+    fn module_cycles(&self) -> Vec<String> {
+        let mut edges: BTreeMap<(Vec<String>, Vec<String>), String> = BTreeMap::new();
+        for file in &self.files {
+            if file.module == ["main.rs"] {
+                continue;
+            }
+            for (path, line, absolute) in &file.paths {
+                let target = match self.defining_file(path, 0) {
+                    Some(target) if *absolute => target,
+                    _ => continue,
+                };
+                let common = file
+                    .module
+                    .iter()
+                    .zip(&target.module)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                // The same module, or one inside the other: no edge between siblings.
+                if common == file.module.len() || common == target.module.len() {
+                    continue;
+                }
+                edges
+                    .entry((
+                        file.module[..=common].to_vec(),
+                        target.module[..=common].to_vec(),
+                    ))
+                    .or_insert_with(|| format!("{}:{line} imports {}", file.shown, target.shown));
+            }
+        }
+        circles(edges.keys())
+            .into_iter()
+            .map(|component| {
+                let first = component.first().unwrap();
+                let parent = &first[..first.len() - 1];
+                let described: Vec<String> = edges
+                    .iter()
+                    .filter(|((a, b), _)| component.contains(a) && component.contains(b))
+                    .map(|((a, b), witness)| {
+                        format!("{} -> {} ({witness})", a.last().unwrap(), b.last().unwrap())
+                    })
+                    .collect();
+                format!(
+                    "module cycle in {}: {}",
+                    shown(parent),
+                    described.join("; ")
+                )
+            })
+            .collect()
+    }
+}
+
+/// A module path as messages show it (`crate` for the root).
+fn shown(module: &[String]) -> String {
+    if module.is_empty() {
+        "crate".to_owned()
+    } else {
+        module.join("::")
+    }
+}
+
+/// The strongly connected components of two or more nodes of the graph `edges`, each once, in
+/// the order of their smallest node.
+fn circles<'a, N: Ord + Clone + 'a>(
+    edges: impl Iterator<Item = &'a (N, N)> + Clone,
+) -> Vec<BTreeSet<N>> {
+    let nodes: BTreeSet<N> = edges
+        .clone()
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect();
+    let reach = |start: &N| -> BTreeSet<N> {
+        let mut seen = BTreeSet::from([start.clone()]);
+        let mut stack = vec![start.clone()];
+        while let Some(at) = stack.pop() {
+            for (a, b) in edges.clone() {
+                if *a == at && seen.insert(b.clone()) {
+                    stack.push(b.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reaches: BTreeMap<N, BTreeSet<N>> = nodes.iter().map(|n| (n.clone(), reach(n))).collect();
+    let mut found: Vec<BTreeSet<N>> = Vec::new();
+    for (start, reached) in &reaches {
+        let component: BTreeSet<N> = reached
+            .iter()
+            .filter(|other| reaches[*other].contains(start))
+            .cloned()
+            .collect();
+        if component.len() >= 2 && !found.contains(&component) {
+            found.push(component);
+        }
+    }
+    found
 }
 
 fn rank(module: &str) -> Option<usize> {
     LAYERS.iter().position(|layer| layer.contains(&module))
 }
 
-fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+/// The entries of `dir`, in path order.
+fn sorted_entries(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     entries.sort();
-    for path in entries {
+    entries
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+    for path in sorted_entries(dir) {
         if path.is_dir() {
             collect(root, &path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {

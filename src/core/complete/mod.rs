@@ -1,4 +1,5 @@
-//! `complete()` of SPEC section 4: bounded, deduplicated, code-point-sorted prefix matching.
+//! `complete()` of docs/CONTRACT.md section 4: bounded, deduplicated, code-point-sorted prefix
+//! matching.
 
 mod smallest;
 
@@ -60,7 +61,7 @@ impl Prefix {
         self.key.as_str()
     }
 
-    /// Whether `candidate` matches this prefix (SPEC section 3).
+    /// Whether `candidate` matches this prefix (docs/CONTRACT.md section 3).
     pub fn matches(&self, candidate: &str) -> bool {
         self.key.matches(candidate, &mut KeyBuffers::default())
     }
@@ -85,7 +86,7 @@ impl Completion {
     }
 }
 
-/// Completes `prefix` against `candidates` (SPEC section 4).
+/// Completes `prefix` against `candidates` (docs/CONTRACT.md section 4).
 ///
 /// ```
 /// let done = rea::core::complete("sub_4", ["sub_401000", "main", "SUB_4010a0", "sub_401000"]).unwrap();

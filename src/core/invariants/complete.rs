@@ -1,4 +1,4 @@
-//! Invariants of `complete()` (SPEC section 4).
+//! Invariants of `complete()` (docs/CONTRACT.md section 4).
 
 use hashbrown::{HashMap, HashSet};
 
@@ -92,8 +92,8 @@ pub fn check_complete_bytes(data: &[u8]) -> Result<(), Violation> {
     check_complete(&case.prefix, &case.candidates)
 }
 
-/// Every property of SPEC section 4: an over-long prefix is the typed error; otherwise the
-/// result equals filter, sort, dedup and truncate over the first [`SCAN_LIMIT`] candidates,
+/// Every property of docs/CONTRACT.md section 4: an over-long prefix is the typed error; otherwise
+/// the result equals filter, sort, dedup and truncate over the first [`SCAN_LIMIT`] candidates,
 /// values are strictly increasing, match, came from the input and are at most [`MAX_VALUES`],
 /// `total` and `has_more` are consistent, and permuting or duplicating the scanned candidates
 /// changes nothing.
@@ -170,7 +170,7 @@ pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violati
     Ok(())
 }
 
-/// SPEC section 4 read literally with the crate's key: see [`literal_completion`]. The
+/// docs/CONTRACT.md section 4 read literally with the crate's key: see [`literal_completion`]. The
 /// relation is a function of the candidate, so it is computed once per distinct candidate
 /// (inputs near [`SCAN_LIMIT`] repeat a few candidates thousands of times).
 fn reference(prefix: &str, scanned: &[String]) -> Completion {
@@ -186,7 +186,7 @@ fn reference(prefix: &str, scanned: &[String]) -> Completion {
     })
 }
 
-/// SPEC section 4 read literally, for any relation `matches`: take the first
+/// docs/CONTRACT.md section 4 read literally, for any relation `matches`: take the first
 /// [`SCAN_LIMIT`] candidates, filter out over-long and non-matching ones, sort, dedup,
 /// count, truncate to [`MAX_VALUES`].
 pub fn literal_completion(

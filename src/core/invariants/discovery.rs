@@ -1,5 +1,5 @@
-//! Invariants of bounded procedure discovery (SPEC section 6), checked against a declarative
-//! reading of the rules rather than a second state machine.
+//! Invariants of bounded procedure discovery (docs/CONTRACT.md section 6), checked against a
+//! declarative reading of the rules rather than a second state machine.
 
 use std::convert::Infallible;
 
@@ -86,7 +86,7 @@ pub fn check_discovery_bytes(data: &[u8]) -> Result<(), Violation> {
 /// Runs [`discover`] against a provider that answers `pages` in order and then starts over
 /// (forever: an adversarial provider; an empty list answers one empty last page), and checks
 /// termination within [`PROCEDURE_ADDRESS_LIMIT`] pages, the request protocol, and that the
-/// outcome is exactly what SPEC section 6 says for the pages fed.
+/// outcome is exactly what docs/CONTRACT.md section 6 says for the pages fed.
 pub fn check_discovery(pages: &[ProcedurePage]) -> Result<(), Violation> {
     check_pages(pages.len(), |at| pages[at].clone())
 }
@@ -229,8 +229,8 @@ impl<'a> Seen<'a> {
     }
 }
 
-/// The first reason SPEC section 6 gives to reject `page` after `seen`, if any, checked in
-/// the order discovery checks them.
+/// The first reason docs/CONTRACT.md section 6 gives to reject `page` after `seen`, if any, checked
+/// in the order discovery checks them.
 fn page_fault(page: &ProcedurePage, seen: &Seen<'_>) -> Option<Malformed> {
     if page.entries.len() > PROCEDURE_PAGE_SIZE {
         return Some(Malformed::TooManyEntries {

@@ -1,13 +1,13 @@
-//! Invariants of the matching key and the prefix relation (SPEC section 3).
+//! Invariants of the matching key and the prefix relation (docs/CONTRACT.md section 3).
 
 use unicode_normalization::{UnicodeNormalization, is_nfkd};
 
 use super::{Violation, abbreviate, by_definition, ensure, keys_related};
 use crate::core::key::{case_fold, general_key, is_default_ignorable, key, matches};
 
-/// The one character whose case variants the key does not unify (SPEC section 3, property 3):
-/// it folds to itself but uppercases to "I". It is excluded wherever it appears after NFKD
-/// (U+1D6A4 MATHEMATICAL ITALIC SMALL DOTLESS I decomposes to it).
+/// The one character whose case variants the key does not unify (docs/CONTRACT.md section 3,
+/// property 3): it folds to itself but uppercases to "I". It is excluded wherever it appears after
+/// NFKD (U+1D6A4 MATHEMATICAL ITALIC SMALL DOTLESS I decomposes to it).
 const DOTLESS_I: char = '\u{131}';
 
 /// Whether the case properties apply to `x`: its NFKD has no [`DOTLESS_I`].
@@ -49,8 +49,8 @@ fn case_string(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// Properties 1 to 4 and 7 of SPEC section 3 for one string: the key is idempotent, NFKD,
-/// fold-stable, free of default ignorables, unchanged by normalizing or case-mapping the
+/// Properties 1 to 4 and 7 of docs/CONTRACT.md section 3 for one string: the key is idempotent,
+/// NFKD, fold-stable, free of default ignorables, unchanged by normalizing or case-mapping the
 /// input, equal on the fast and general paths; `x` matches itself and its own key prefixes
 /// at starter boundaries exactly as the definition says.
 pub fn check_key(x: &str) -> Result<(), Violation> {
@@ -101,8 +101,8 @@ pub fn check_key(x: &str) -> Result<(), Violation> {
     Ok(())
 }
 
-/// Properties 2, 3, 5 and the fast-path agreement of SPEC section 3 for a pair: `matches`
-/// equals its definition, is invariant under NFC/NFD/NFKC/NFKD and case mapping of either
+/// Properties 2, 3, 5 and the fast-path agreement of docs/CONTRACT.md section 3 for a pair:
+/// `matches` equals its definition, is invariant under NFC/NFD/NFKC/NFKD and case mapping of either
 /// side, and mutual matching is key equality.
 pub fn check_pair(prefix: &str, candidate: &str) -> Result<(), Violation> {
     let shown = || {

@@ -56,7 +56,8 @@ fn abbreviate(text: &str) -> String {
     }
 }
 
-/// SPEC section 3's relation computed straight from the key, without the matcher's shortcuts.
+/// docs/CONTRACT.md section 3's relation computed straight from the key, without the matcher's
+/// shortcuts.
 fn by_definition(prefix: &str, candidate: &str) -> bool {
     keys_related(&crate::core::key(prefix), &crate::core::key(candidate))
 }

@@ -1,4 +1,5 @@
-//! The matching key and the prefix relation of SPEC section 3 (documented on [`crate::core`]).
+//! The matching key and the prefix relation of docs/CONTRACT.md section 3 (documented on
+//! [`crate::core`]).
 
 use std::borrow::Cow;
 

@@ -13,6 +13,7 @@ use super::analysis::{Isa, call_targets};
 use super::demangle::demangle;
 use super::eh_frame::{FrameLayout, fde_starts};
 use super::elf::ElfDetails;
+use super::region::Region;
 use super::starts::{macho_function_starts, pe_runtime_functions};
 use crate::providers::table::{FoundName, ProcedureTable, TableBuilder};
 use crate::session::{
@@ -27,28 +28,6 @@ const RANK_DYNAMIC: u8 = 1;
 const RANK_EXPORT: u8 = 2;
 const RANK_LOCAL: u8 = 3;
 const RANK_STUB: u8 = 4;
-
-/// A mapped region of an image.
-pub(crate) struct Region {
-    /// The region as `list_segments` shows it; `file_offset` is relative to the image.
-    pub(crate) segment: Segment,
-    /// Whether it holds code (skipped by string search).
-    pub(crate) code: bool,
-}
-
-impl Region {
-    /// The image bytes of this region, if it has any inside `image`.
-    pub(crate) fn bytes<'a>(&self, image: &'a [u8]) -> &'a [u8] {
-        let Some(offset) = self.segment.file_offset else {
-            return &[];
-        };
-        let start = usize::try_from(offset).unwrap_or(usize::MAX);
-        let length = usize::try_from(self.segment.file_size).unwrap_or(usize::MAX);
-        image
-            .get(start..)
-            .map_or(&[][..], |rest| &rest[..rest.len().min(length)])
-    }
-}
 
 /// What one image yields.
 pub(crate) struct Image {

@@ -58,6 +58,7 @@ mod image;
 mod imports;
 mod macho;
 mod pe;
+mod region;
 mod starts;
 mod strings;
 

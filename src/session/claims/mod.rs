@@ -1,6 +1,6 @@
-//! The claim language of `verify_reconstruction` (SPEC section 10): a finite list of claims about
-//! procedures, calls, bytes, artifact occurrences and captures, each evaluated against retained
-//! Evidence only.
+//! The claim language of `verify_reconstruction` (docs/CONTRACT.md section 11): a finite list of
+//! claims about procedures, calls, bytes, artifact occurrences and captures, each evaluated against
+//! retained Evidence only.
 //!
 //! ```
 //! use rea::session::claims::{EvidenceRecordView, VerdictStatus, evaluate, parse_claims};

@@ -1,5 +1,5 @@
-//! Artifact inventory v1 (SPEC section 9): what a shipped application folder or zip archive
-//! contains, file by file, with a content-derived manifest ID.
+//! Artifact inventory v1 (docs/CONTRACT.md section 10): what a shipped application folder or zip
+//! archive contains, file by file, with a content-derived manifest ID.
 //!
 //! [`Inventory::of_directory`] walks a directory and [`Inventory::of_zip_file`] reads a zip
 //! archive; both hash every regular file (SHA-256) and detect its executable format from its

@@ -1,5 +1,5 @@
 //! The session's stores beyond providers: residual unknowns, and the Evidence-backed views of
-//! artifact inventories and process captures (SPEC section 9).
+//! artifact inventories and process captures (docs/CONTRACT.md section 10).
 //!
 //! Inventory pages and process captures are not kept apart from the ledger: they are the
 //! results of `inventory_artifacts` and `import_process_capture` Evidence records. So they

@@ -92,7 +92,7 @@ fn an_over_long_prefix_is_an_error_naming_its_length() {
     let error = complete(&prefix, ["anything"]).expect_err("over-long prefix");
     assert_eq!(error.chars, MAX_VALUE_CHARS + 1);
     crate::support::snapshots::settings().bind(|| {
-        insta::assert_snapshot!("core_value_too_long_message", error.to_string());
+        insta::assert_snapshot!("core_complete__value_too_long_message", error.to_string());
     });
     let at_bound = "ß".repeat(MAX_VALUE_CHARS);
     assert!(complete(&at_bound, ["x"]).is_ok());

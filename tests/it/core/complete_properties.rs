@@ -1,4 +1,4 @@
-//! Property tests for `complete()`: SPEC section 4.
+//! Property tests for `complete()`: docs/CONTRACT.md section 4.
 
 use crate::support;
 use crate::support::core::{
@@ -31,7 +31,7 @@ fn completion_case() -> impl Strategy<Value = (String, Vec<String>)> {
     })
 }
 
-/// SPEC section 4 read literally, with the ICU4X-built reference relation.
+/// docs/CONTRACT.md section 4 read literally, with the ICU4X-built reference relation.
 fn literal(prefix: &str, candidates: &[String]) -> Completion {
     literal_completion(candidates, |candidate| reference_matches(prefix, candidate))
 }

@@ -1,4 +1,4 @@
-//! Bounded procedure discovery (SPEC section 6): termination on any page sequence, the
+//! Bounded procedure discovery (docs/CONTRACT.md section 6): termination on any page sequence, the
 //! 5,000-address bound, names only after exhaustive discovery and only unshared, malformed
 //! pages, repeated cursors.
 
@@ -102,7 +102,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// Termination and every rule, on adversarial page sequences replayed forever: checked
-    /// against the declarative reading of SPEC section 6 in `invariants`.
+    /// against the declarative reading of docs/CONTRACT.md section 6 in `invariants`.
     #[test]
     fn terminates_and_obeys_the_rules_on_adversarial_pages(
         pages in prop::collection::vec(adversarial_page(), 0..12),
@@ -400,6 +400,6 @@ fn malformed_messages() {
     .map(ToString::to_string)
     .collect();
     crate::support::snapshots::settings().bind(|| {
-        insta::assert_snapshot!("core_discovery_malformed_messages", messages.join("\n"));
+        insta::assert_snapshot!("core_discovery__malformed_messages", messages.join("\n"));
     });
 }

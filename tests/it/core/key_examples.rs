@@ -1,4 +1,4 @@
-//! The cases SPEC section 3 names, pinned one by one, each also checked against the
+//! The cases docs/CONTRACT.md section 3 names, pinned one by one, each also checked against the
 //! independent ICU4X-built reference relation.
 
 use crate::support::core::reference_matches;
@@ -111,7 +111,7 @@ fn default_ignorables_vanish_from_keys() {
 
 #[test]
 fn dotless_i_is_the_case_exception() {
-    // U+0131 folds to itself, so I/i never reach it: SPEC section 3 excludes it.
+    // U+0131 folds to itself, so I/i never reach it: docs/CONTRACT.md section 3 excludes it.
     pin("ı", "I", false);
     pin("i", "ı", false);
     pin("ı", "ıi", true);

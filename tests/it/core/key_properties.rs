@@ -1,4 +1,5 @@
-//! Property tests for the matching key and prefix relation: SPEC section 3, properties 1-7.
+//! Property tests for the matching key and prefix relation: docs/CONTRACT.md section 3,
+//! properties 1-7.
 
 use crate::support::core::{
     equivalent_variant, hard_string, icu_key, ignorable_string, reference_matches, short_string,

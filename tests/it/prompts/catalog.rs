@@ -1,10 +1,11 @@
-//! The six built-in prompts match SPEC section 7: arguments, families, workflows, titles and
-//! descriptions; and their `prompts/list` shape is pinned by snapshot.
+//! The six built-in prompts match docs/CONTRACT.md section 7: arguments, families, workflows,
+//! titles and descriptions; and their `prompts/list` shape is pinned by snapshot.
 
 use rea::core::Family;
 use rea::prompts::{DEFAULT_PAGE_SIZE, PromptDefinition, PromptRegistry, builtin_prompts};
 
-/// (prompt, required arguments, optional arguments with families), as SPEC section 7 lists them.
+/// (prompt, required arguments, optional arguments with families), as docs/CONTRACT.md section 7
+/// lists them.
 type Row = (
     &'static str,
     &'static [&'static str],
@@ -70,7 +71,7 @@ const ARGUMENT_TABLE: &[Row] = &[
     ),
 ];
 
-/// SPEC section 7, "Workflows", as written there.
+/// docs/CONTRACT.md section 7, "Workflows", as written there.
 const WORKFLOW_TABLE: &[(&str, &[&str])] = &[
     (
         "investigate_feature",

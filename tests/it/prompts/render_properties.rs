@@ -1,5 +1,5 @@
-//! Property tests of the rendering contract (SPEC section 7): the text outside the data block
-//! never depends on argument values, and the data block is one line of sorted-key JSON that
+//! Property tests of the rendering contract (docs/CONTRACT.md section 7): the text outside the data
+//! block never depends on argument values, and the data block is one line of sorted-key JSON that
 //! parses back to exactly the supplied arguments.
 
 use crate::support::prompt_contract;

@@ -1,11 +1,11 @@
 //! Snapshots of every built-in prompt as `prompts/get` renders it: with only the required
-//! arguments, with all arguments, and with reduced tool availability (SPEC section 7).
+//! arguments, with all arguments, and with reduced tool availability (docs/CONTRACT.md section 7).
 
 use std::collections::BTreeMap;
 
 use rea::prompts::{BinarySession, PromptDefinition, ToolAvailability, builtin_prompts, render};
 
-/// The tool catalog of SPEC section 10.
+/// The tool catalog of docs/CONTRACT.md section 11.
 const CATALOG: &[&str] = &[
     "open_binary",
     "close_binary",

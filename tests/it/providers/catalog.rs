@@ -211,7 +211,7 @@ fn invalid_catalogs_name_the_offending_field() {
         );
         messages.push_str(&format!("{case}: {message}\n"));
     }
-    snapshot("catalog_error_messages", messages);
+    snapshot("providers_catalog__error_messages", messages);
 }
 
 #[test]

@@ -55,7 +55,11 @@ fn disassemble_names_calls_through_the_plt_stub_and_the_import_slot() {
     let (_dir, path) = written(&program, "app");
     let (_, tools) = with_binary(&path);
     let main = success(&tools, "disassemble", json!({"procedure": "main"}));
-    snapshot("code_disassemble_x86_64_main", &pretty(&main), None);
+    snapshot(
+        "code_analysis__disassemble_x86_64_main",
+        &pretty(&main),
+        None,
+    );
     let named: Vec<(Value, Value)> = main["instructions"]
         .as_array()
         .unwrap()
@@ -87,7 +91,11 @@ fn a_string_address_leads_to_the_procedures_that_use_it() {
     let address = strings["strings"][0]["address"].clone();
     assert_eq!(address, json!(hex(program.greeting)));
     let references = success(&tools, "xrefs_to", json!({"address": address}));
-    snapshot("code_xrefs_to_x86_64_greeting", &pretty(&references), None);
+    snapshot(
+        "code_analysis__xrefs_to_x86_64_greeting",
+        &pretty(&references),
+        None,
+    );
     let found = froms(&references);
     assert!(
         found.contains(&(hex(program.helper), "data".to_owned(), json!("helper"))),
@@ -116,7 +124,11 @@ fn callers_and_callees_form_the_direct_call_graph() {
     let (_dir, path) = written(&program, "app");
     let (_, tools) = with_binary(&path);
     let callees = success(&tools, "callees", json!({"procedure": "main"}));
-    snapshot("code_callees_x86_64_main", &pretty(&callees), None);
+    snapshot(
+        "code_analysis__callees_x86_64_main",
+        &pretty(&callees),
+        None,
+    );
     let imports: Vec<Value> = callees["callees"]
         .as_array()
         .unwrap()
@@ -125,7 +137,11 @@ fn callers_and_callees_form_the_direct_call_graph() {
         .collect();
     assert_eq!(imports, [Value::Null, json!("printf"), json!("printf")]);
     let callers = success(&tools, "callers", json!({"procedure": "helper"}));
-    snapshot("code_callers_x86_64_helper", &pretty(&callers), None);
+    snapshot(
+        "code_analysis__callers_x86_64_helper",
+        &pretty(&callers),
+        None,
+    );
     assert_eq!(callers["callers"][0]["procedure"]["name"], "main");
     let stub = success(
         &tools,
@@ -240,7 +256,7 @@ fn code_tool_errors_say_what_is_wrong() {
     let (_, riscv_tools) = with_binary(&riscv_path);
     let message = failure(&riscv_tools, "callees", json!({"procedure": "main"}));
     text.push_str(&format!("riscv callees\n  {message}\n"));
-    snapshot("code_tool_errors", &text, None);
+    snapshot("code_analysis__tool_errors", &text, None);
 }
 
 #[test]
@@ -249,7 +265,11 @@ fn the_aarch64_program_pairs_adrp_with_add_and_names_bl_targets() {
     let (_dir, path) = written(&program, "arm");
     let (_, tools) = with_binary(&path);
     let main = success(&tools, "disassemble", json!({"procedure": "main"}));
-    snapshot("code_disassemble_aarch64_main", &pretty(&main), None);
+    snapshot(
+        "code_analysis__disassemble_aarch64_main",
+        &pretty(&main),
+        None,
+    );
     assert_eq!(main["architecture"], "aarch64");
     let targets: Vec<(Value, Value, Value)> = main["instructions"]
         .as_array()

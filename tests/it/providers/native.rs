@@ -319,7 +319,7 @@ fn non_binaries_are_rejected_with_a_reason() {
     let mut settings = crate::support::snapshots::settings();
     crate::support::snapshots::filter_path(&mut settings, dir.path(), "[dir]");
     settings.bind(|| {
-        insta::assert_snapshot!("native_open_errors", shown);
+        insta::assert_snapshot!("native__open_errors", shown);
     });
 }
 

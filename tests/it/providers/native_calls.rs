@@ -320,7 +320,7 @@ fn callees_tool_output_says_which_edges_are_tail_calls() {
         json!({"procedure": format!("{:#x}", image.main)}),
     );
     crate::support::tools::snapshot(
-        "native_calls_callees_pe32_main",
+        "native_calls__callees_pe32_main",
         &serde_json::to_string_pretty(&callees).unwrap(),
         None,
     );

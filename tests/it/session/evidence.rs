@@ -1,4 +1,5 @@
-//! The Evidence ledger (SPEC section 9): ID syntax, uniqueness, ordering, lookup and paging.
+//! The Evidence ledger (docs/CONTRACT.md section 10): ID syntax, uniqueness, ordering, lookup and
+//! paging.
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! Session lifecycle (SPEC section 9): open, switch, close, replace; targets and lookups.
+//! Session lifecycle (docs/CONTRACT.md section 10): open, switch, close, replace; targets and
+//! lookups.
 
 use std::sync::Arc;
 
@@ -282,5 +283,5 @@ fn session_error_messages() {
     .map(ToString::to_string)
     .collect::<Vec<_>>()
     .join("\n");
-    snapshot("session_error_messages", messages);
+    snapshot("session_lifecycle__error_messages", messages);
 }

@@ -1,4 +1,4 @@
-//! Completion sources (SPEC sections 5 and 6) over in-test sessions and providers.
+//! Completion sources (docs/CONTRACT.md sections 5 and 6) over in-test sessions and providers.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! Shared proptest generators and the ICU4X-built reference relation for the core tests.
 //!
-//! The generators are biased toward the hard cases of SPEC section 3: combining marks in
-//! every order, Hangul syllables with conjoining and compatibility jamo, compatibility
+//! The generators are biased toward the hard cases of docs/CONTRACT.md section 3: combining marks
+//! in every order, Hangul syllables with conjoining and compatibility jamo, compatibility
 //! characters (full-width, ligatures, U+FDFA), default ignorables, case variants, empty
 //! strings, and strings at and just over the 4,096-character bound.
 
@@ -301,8 +301,8 @@ pub fn icu_is_starter(c: char) -> bool {
 /// split point; the search is quadratic, and longer keys only come from repeated seeds.
 const SPLIT_SEARCH_LIMIT: usize = 200;
 
-/// SPEC section 3's relation read literally and computed independently of the crate: the
-/// prefix key is empty, or the candidate is equivalent to the prefix followed by a suffix
+/// docs/CONTRACT.md section 3's relation read literally and computed independently of the crate:
+/// the prefix key is empty, or the candidate is equivalent to the prefix followed by a suffix
 /// whose key is empty or begins with a starter. The suffix is searched char by char among
 /// the tails of the candidate's key (every witness suffix has its key there). Keys longer
 /// than [`SPLIT_SEARCH_LIMIT`] characters are compared directly (prefix, then a starter).

@@ -1,4 +1,4 @@
-//! The rendering contract of SPEC section 7, checked independently of the renderer.
+//! The rendering contract of docs/CONTRACT.md section 7, checked independently of the renderer.
 //!
 //! Shared by `prompts::render_properties`, `fuzz_replay::prompt` and the
 //! `prompt_render` fuzz target (which includes this file by path), so a fuzz finding replays as

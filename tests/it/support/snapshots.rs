@@ -1,6 +1,7 @@
 //! The insta settings of the whole suite: snapshots live in the top-level `snapshots/` folder
 //! under explicit names (`<area>_<feature>__<case>`, never derived from the module path, so a
-//! file can move without renaming its snapshots), and volatile text is replaced by insta
+//! file can move without renaming its snapshots; `tests/it/architecture.rs` checks the rule and
+//! that every file of `snapshots/` is named by a test), and volatile text is replaced by insta
 //! filters rather than by hand.
 
 use std::path::Path;

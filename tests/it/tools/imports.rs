@@ -18,7 +18,7 @@ fn list_imports_pages_a_pe_and_records_evidence() {
     assert!(whole["evidence_id"].is_string());
     assert_eq!(whole["next_cursor"], Value::Null);
     snapshot(
-        "list_imports_of_a_small_pe",
+        "tools_imports__of_a_small_pe",
         &serde_json::to_string_pretty(&whole).unwrap(),
         Some(&files),
     );
@@ -69,7 +69,7 @@ fn list_imports_errors_are_clear() {
     let files = Files::new();
     let (_, tools) = with_catalog(&files);
     snapshot(
-        "list_imports_unsupported_by_the_catalog",
+        "tools_imports__unsupported_by_the_catalog",
         &failure(&tools, "list_imports", json!({})),
         Some(&files),
     );
@@ -77,12 +77,12 @@ fn list_imports_errors_are_clear() {
     std::fs::write(&path, fixtures::pe_imports::build().0).unwrap();
     let (_, tools) = with_binary(&path);
     snapshot(
-        "list_imports_bad_cursor",
+        "tools_imports__bad_cursor",
         &failure(&tools, "list_imports", json!({"cursor": "import:99"})),
         Some(&files),
     );
     snapshot(
-        "list_imports_limit_over_the_page_size",
+        "tools_imports__limit_over_the_page_size",
         &failure(&tools, "list_imports", json!({"limit": 501})),
         Some(&files),
     );

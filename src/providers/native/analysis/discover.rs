@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::decode::{Flow, Isa, Next};
 use super::sweep::sweep;
-use crate::providers::native::image::Region;
+use crate::providers::native::region::Region;
 use crate::session::ReferenceKind;
 
 /// Most instructions one discovery decodes.

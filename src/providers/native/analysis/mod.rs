@@ -41,7 +41,7 @@ use self::decode::{Flow, Next, Step};
 pub(crate) use self::discover::call_targets;
 pub use self::discover::{MAX_DISCOVERED_STARTS, MAX_DISCOVERY_INSTRUCTIONS, MAX_DISCOVERY_TIME};
 use self::sweep::sweep;
-use super::image::Region;
+use super::region::Region;
 use crate::providers::table::ProcedureTable;
 use crate::session::{AnalysisLimit, AnalysisStatus, Import, ReferenceKind};
 
