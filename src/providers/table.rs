@@ -211,6 +211,7 @@ impl ProcedureTable {
             .map(|record| ProcedureEntry {
                 address: record.address_text.clone(),
                 name: record.listed_name.clone(),
+                aliases: Vec::new(),
             })
             .collect();
         Ok(ProcedurePage {
