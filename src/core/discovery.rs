@@ -11,8 +11,31 @@ use super::complete::is_over_long;
 pub struct ProcedureEntry {
     /// Address, lowercase `0x`-prefixed hexadecimal (see [`is_valid_address`]).
     pub address: String,
-    /// Symbol name, when the provider knows one.
+    /// Symbol name, when the provider knows one: the primary name.
     pub name: Option<String>,
+    /// Other names of the same address (aliases, such as `bcmp` beside `memcmp`), in the
+    /// provider's order; empty when it knows none. Discovery treats each as a name of this
+    /// address, exactly like [`ProcedureEntry::name`]; they do not count toward the page size
+    /// (a page's size is its number of entries).
+    pub aliases: Vec<String>,
+}
+
+impl ProcedureEntry {
+    /// An entry with at most a primary name and no aliases.
+    ///
+    /// ```
+    /// use rea::core::ProcedureEntry;
+    /// let entry = ProcedureEntry::new("0x401000", Some("main"));
+    /// assert_eq!(entry.name.as_deref(), Some("main"));
+    /// assert!(entry.aliases.is_empty());
+    /// ```
+    pub fn new(address: impl Into<String>, name: Option<&str>) -> ProcedureEntry {
+        ProcedureEntry {
+            address: address.into(),
+            name: name.map(str::to_owned),
+            aliases: Vec::new(),
+        }
+    }
 }
 
 /// One page of a provider's `list_procedures`.
@@ -48,7 +71,7 @@ pub enum Malformed {
     /// (see [`is_valid_address`]).
     #[error("entry has an invalid address")]
     InvalidAddress,
-    /// An address, name or cursor is longer than the value bound.
+    /// An address, name (primary or alias) or cursor is longer than the value bound.
     #[error("a value is longer than the value bound")]
     ValueTooLong,
     /// The provider returned a cursor it had returned before.
@@ -65,7 +88,8 @@ pub enum Malformed {
 pub struct Procedures {
     /// Unique addresses in first-seen order; at most [`PROCEDURE_ADDRESS_LIMIT`].
     pub addresses: Vec<String>,
-    /// Names that map to exactly one address, in first-seen order; empty unless exhaustive.
+    /// Names (primary or alias) that map to exactly one address, in first-seen order; empty
+    /// unless exhaustive.
     pub names: Vec<String>,
     /// Whether the provider reported its last page before the bound was reached.
     pub exhaustive: bool,
@@ -238,9 +262,16 @@ impl Discovery {
                 index
             }
         };
-        let Some(name) = entry.name.filter(|name| !name.is_empty()) else {
-            return;
-        };
+        let ProcedureEntry { name, aliases, .. } = entry;
+        for name in name.into_iter().chain(aliases) {
+            if !name.is_empty() {
+                self.note_name(name, index);
+            }
+        }
+    }
+
+    /// Notes that `name` names the address at `index`.
+    fn note_name(&mut self, name: String, index: usize) {
         let first_seen = self.names.len();
         self.names
             .entry(name)
@@ -295,7 +326,12 @@ fn validate(page: &ProcedurePage) -> Result<(), Malformed> {
         if !is_valid_address(&entry.address) {
             return Err(Malformed::InvalidAddress);
         }
-        if entry.name.as_deref().is_some_and(is_over_long) {
+        if entry
+            .name
+            .iter()
+            .chain(&entry.aliases)
+            .any(|name| is_over_long(name))
+        {
             return Err(Malformed::ValueTooLong);
         }
     }

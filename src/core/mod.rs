@@ -77,13 +77,17 @@
 //!   addresses have been seen; then it stops and further new addresses are ignored.
 //! - Addresses are always candidates. Names are candidates only after exhaustive discovery,
 //!   and only names listed with exactly one address; a name listed with two addresses is
-//!   never offered. An empty name counts as no name.
+//!   never offered. An entry's aliases ([`ProcedureEntry::aliases`]) are names of its address
+//!   like its primary name: `bcmp` and `memcmp` at one address are both offered, and a name
+//!   that is the primary name at one address and an alias at another is not. An empty name
+//!   counts as no name.
 //! - A **valid address** is the canonical lowercase hexadecimal rendering of a 64-bit value:
 //!   `0x` followed by 1 to 16 digits `0-9a-f` with no leading zero (`0x0` is zero). Canonical
 //!   form makes string identity the same as address identity, so "unique addresses" and
 //!   "a name mapped to one address" mean what they say; `format!("{addr:#x}")` produces it.
-//! - A page is **malformed** when it holds more entries than asked for, an entry has an invalid
-//!   address, a name or the cursor is longer than [`MAX_VALUE_CHARS`],
+//! - A page is **malformed** when it holds more entries than asked for (entries are counted,
+//!   not names: an entry with aliases is one item), an entry has an invalid address, a name
+//!   (primary or alias) or the cursor is longer than [`MAX_VALUE_CHARS`],
 //!   its next cursor was returned before (a repeated cursor), or it is **non-advancing**: it
 //!   has a next cursor but adds no new unique address. Any malformed page ends discovery with
 //!   [`Outcome::Malformed`], and the completion is empty.

@@ -112,8 +112,8 @@ impl TableBuilder {
     }
 }
 
-/// The name `list_procedures` shows: the display name, else the raw name, if it fits the value
-/// bound (completion rejects pages with longer values).
+/// The name `list_procedures` shows for a primary name or an alias: the display name, else the
+/// raw name, if it fits the value bound (completion rejects pages with longer values).
 fn listed_name(name: &ProcedureName) -> Option<String> {
     [&name.name, &name.raw_name]
         .into_iter()
@@ -151,6 +151,18 @@ impl ProcedureRecord {
             segment: self.segment.clone(),
             sources: self.sources.clone(),
         }
+    }
+
+    /// The aliases as `list_procedures` shows them ([`listed_name`] of each), without the
+    /// listed primary name and without repeats (two raw names can share a display name).
+    fn listed_aliases(&self) -> Vec<String> {
+        let mut listed: Vec<String> = Vec::new();
+        for text in self.aliases.iter().filter_map(listed_name) {
+            if self.listed_name.as_ref() != Some(&text) && !listed.contains(&text) {
+                listed.push(text);
+            }
+        }
+        listed
     }
 
     fn names(&self) -> impl Iterator<Item = &ProcedureName> {
@@ -211,6 +223,7 @@ impl ProcedureTable {
             .map(|record| ProcedureEntry {
                 address: record.address_text.clone(),
                 name: record.listed_name.clone(),
+                aliases: record.listed_aliases(),
             })
             .collect();
         Ok(ProcedurePage {

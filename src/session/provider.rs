@@ -583,10 +583,7 @@ pub enum ProviderError {
 ///         Ok(ProcedurePage {
 ///             entries: self.procedures[start..end]
 ///                 .iter()
-///                 .map(|&(address, name)| ProcedureEntry {
-///                     address: format!("{address:#x}"),
-///                     name: Some(name.to_owned()),
-///                 })
+///                 .map(|&(address, name)| ProcedureEntry::new(format!("{address:#x}"), Some(name)))
 ///                 .collect(),
 ///             next_cursor: (end < self.procedures.len()).then(|| end.to_string()),
 ///         })

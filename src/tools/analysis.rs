@@ -9,7 +9,9 @@ use super::outcome::ToolError;
 use super::parameters::{
     ArgumentError, CURSOR, DOCUMENT, Kind, PROVIDER, Parameter, choice, tool_arguments,
 };
-use super::schema::{array, count, flag, nullable_count, nullable_string, object, string};
+use super::schema::{
+    array, count, flag, nullable_count, nullable_string, object, string, with_optional_property,
+};
 use super::spec::{ToolResult, ToolSpec, observe};
 use crate::core::PROCEDURE_PAGE_SIZE;
 use crate::session::{
@@ -180,7 +182,8 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         name: "list_procedures",
         title: "List procedures",
         description: "One page of the procedures of a document, one per start address in \
-            address order, with the primary name when one is known. Pass `next_cursor` back \
+            address order, with the primary name when one is known and the other names at \
+            the address (`aliases`, absent when there are none). Pass `next_cursor` back \
             as `cursor` for the next page; it is null on the last page. Records Evidence.",
         annotations: ToolAnnotations::READ_ONLY,
         handler: observe!(Operation::ListProcedures, list_procedures),
@@ -306,6 +309,7 @@ fn list_procedures(
             .map(|entry| ListedProcedure {
                 address: entry.address,
                 name: entry.name,
+                aliases: entry.aliases,
             })
             .collect(),
         next_cursor: page.next_cursor,
@@ -325,6 +329,9 @@ pub(super) struct ListProceduresResult {
 struct ListedProcedure {
     address: String,
     name: Option<String>,
+    /// Left out when empty: most addresses have one name, and a page stays small.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    aliases: Vec<String>,
 }
 
 impl ToolResult for ListProceduresResult {
@@ -333,6 +340,14 @@ impl ToolResult for ListProceduresResult {
             "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
             "name": nullable_string("The primary name, or null when none is known."),
         }));
+        let entry = with_optional_property(
+            entry,
+            "aliases",
+            array(
+                json!({"type": "string"}),
+                "Other names at the same address; absent when none is known.",
+            ),
+        );
         object(json!({
             "document": string("The document listed."),
             "procedures": array(entry, "This page's procedures, in the provider's stable order."),

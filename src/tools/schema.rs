@@ -17,12 +17,18 @@ pub(crate) fn object(properties: Value) -> Value {
 }
 
 /// Adds a required property to an [`object`] schema.
-pub(crate) fn with_property(mut schema: Value, name: &str, property: Value) -> Value {
-    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        properties.insert(name.to_owned(), property);
-    }
+pub(crate) fn with_property(schema: Value, name: &str, property: Value) -> Value {
+    let mut schema = with_optional_property(schema, name, property);
     if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
         required.push(json!(name));
+    }
+    schema
+}
+
+/// Adds a property that may be absent to an [`object`] schema.
+pub(crate) fn with_optional_property(mut schema: Value, name: &str, property: Value) -> Value {
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(name.to_owned(), property);
     }
     schema
 }

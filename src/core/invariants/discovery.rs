@@ -12,36 +12,59 @@ use crate::core::discovery::{
 };
 
 /// Bytes that describe one page in [`discovery_pages`].
-const PAGE_DESCRIPTOR: usize = 6;
+const PAGE_DESCRIPTOR: usize = 7;
 
-/// Decodes arbitrary bytes into a page sequence, six bytes per page:
-/// `[count lo, count hi, base, flags, cursor, modulus]`. A page lists `count % 640` entries
-/// (so some exceed the page size) at consecutive addresses from `base * 211` (so pages
+/// Decodes arbitrary bytes into a page sequence, seven bytes per page:
+/// `[count lo, count hi, base, flags, cursor, modulus, aliases]`. A page lists `count % 640`
+/// entries (so some exceed the page size) at consecutive addresses from `base * 211` (so pages
 /// overlap). Flags: bit 0 a next cursor `c<cursor>` (so cursors can repeat); bit 1 one
 /// invalid address; bits 2-3 names (none, unique per address, shared modulo `modulus + 1`,
 /// empty); bit 4 an over-long name; bit 5 an over-long cursor; bits 6-7 which invalid form.
+/// Aliases: bits 0-1 how many each entry has (0 to 3); bits 2-3 their form (unique per
+/// address, shared modulo `modulus + 1` with the shared names, so a name can be primary at one
+/// address and an alias at another; the entry's own unique name, repeated; empty); bit 4 an
+/// over-long alias.
 pub fn discovery_pages(data: &[u8]) -> Vec<ProcedurePage> {
     data.chunks_exact(PAGE_DESCRIPTOR).map(page_from).collect()
 }
 
 fn page_from(descriptor: &[u8]) -> ProcedurePage {
-    let &[count_lo, count_hi, base, flags, cursor, modulus] = descriptor else {
+    let &[
+        count_lo,
+        count_hi,
+        base,
+        flags,
+        cursor,
+        modulus,
+        alias_flags,
+    ] = descriptor
+    else {
         return ProcedurePage::default();
     };
     let count = usize::from(u16::from_le_bytes([count_lo, count_hi])) % 640;
     let base = u64::from(base) * 211;
+    let modulus = u64::from(modulus) + 1;
     let mut entries: Vec<ProcedureEntry> = (0..count as u64)
         .map(|offset| {
             let address = base + offset;
             let name = match (flags >> 2) & 3 {
                 0 => None,
                 1 => Some(format!("f_{address:x}")),
-                2 => Some(format!("g_{}", address % (u64::from(modulus) + 1))),
+                2 => Some(format!("g_{}", address % modulus)),
                 _ => Some(String::new()),
             };
+            let aliases = (0..u64::from(alias_flags & 3))
+                .map(|at| match (alias_flags >> 2) & 3 {
+                    0 => format!("a{at}_{address:x}"),
+                    1 => format!("g_{}", (address + at + 1) % modulus),
+                    2 => format!("f_{address:x}"),
+                    _ => String::new(),
+                })
+                .collect();
             ProcedureEntry {
                 address: format!("{address:#x}"),
                 name,
+                aliases,
             }
         })
         .collect();
@@ -60,6 +83,11 @@ fn page_from(descriptor: &[u8]) -> ProcedurePage {
         && let Some(entry) = entries.get_mut(middle)
     {
         entry.name = Some("n".repeat(MAX_VALUE_CHARS + 1));
+    }
+    if alias_flags & 16 != 0
+        && let Some(entry) = entries.get_mut(middle)
+    {
+        entry.aliases.push("a".repeat(MAX_VALUE_CHARS + 1));
     }
     let next_cursor = (flags & 1 != 0).then(|| {
         if flags & 32 != 0 {
@@ -210,7 +238,9 @@ impl<'a> Seen<'a> {
             if self.address_set.insert(&entry.address) {
                 self.addresses.push(&entry.address);
             }
-            if let Some(name) = entry.name.as_deref().filter(|name| !name.is_empty()) {
+            // The primary name and the aliases alike name the entry's address.
+            let names = entry.name.iter().chain(&entry.aliases);
+            for name in names.map(String::as_str).filter(|name| !name.is_empty()) {
                 let addresses = self.names.entry(name).or_insert_with(|| {
                     self.name_order.push(name);
                     HashSet::new()
@@ -246,7 +276,12 @@ fn page_fault(page: &ProcedurePage, seen: &Seen<'_>) -> Option<Malformed> {
         if !canonical_address(&entry.address) {
             return Some(Malformed::InvalidAddress);
         }
-        if entry.name.as_deref().is_some_and(too_long) {
+        if entry
+            .name
+            .iter()
+            .chain(&entry.aliases)
+            .any(|name| too_long(name))
+        {
             return Some(Malformed::ValueTooLong);
         }
     }

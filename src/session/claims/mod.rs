@@ -73,9 +73,10 @@
 //!   alias is a string or `{name, raw_name}` (or `null`: no name known). Its names are complete:
 //!   a name not among them contradicts `procedure_named`.
 //! - `search_procedures`: `{document, procedures: [<procedure_info result>...]}`; names complete.
-//! - `list_procedures`: `{document, procedures: [{address, name?}...], next_cursor}` with the
-//!   page's `cursor` in the arguments (absent or `null` for the first page). Names there are
-//!   primary names only, so they support but never contradict `procedure_named`. When the
+//! - `list_procedures`: `{document, procedures: [{address, name?, aliases?}...], next_cursor}`
+//!   with the page's `cursor` in the arguments (absent or `null` for the first page). Names
+//!   there (the primary name and the aliases, display names only) may not be every name the
+//!   provider knows, so they support but never contradict `procedure_named`. When the
 //!   retained pages form a complete listing of a document (a first page, then the page for each
 //!   `next_cursor`, up to one whose `next_cursor` is `null`, all from the provider of the
 //!   first page; the oldest record per cursor is used), an address absent from all of them

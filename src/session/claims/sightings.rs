@@ -77,6 +77,18 @@ fn push_names<'a>(value: Option<&'a Value>, names: &mut Vec<&'a str>) {
     }
 }
 
+/// Adds the names of every value of `procedure`'s `aliases` array.
+fn push_aliases<'a>(procedure: &'a Value, names: &mut Vec<&'a str>) {
+    for alias in procedure
+        .get("aliases")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        push_names(Some(alias), names);
+    }
+}
+
 /// A procedure as `procedure_info` (or a `search_procedures` item) describes it.
 fn full_sighting<'a>(
     evidence: &'a str,
@@ -87,14 +99,7 @@ fn full_sighting<'a>(
     let mut names = Vec::new();
     push_names(info.get("name"), &mut names);
     push_names(info.get("raw_name"), &mut names);
-    for alias in info
-        .get("aliases")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        push_names(Some(alias), &mut names);
-    }
+    push_aliases(info, &mut names);
     Some(ProcedureSighting {
         evidence,
         document,
@@ -131,6 +136,7 @@ pub(super) fn procedure_sightings<'a>(
                 sightings.extend(procedures(record).filter_map(|entry| {
                     let mut names = Vec::new();
                     push_names(entry.get("name"), &mut names);
+                    push_aliases(entry, &mut names);
                     Some(ProcedureSighting {
                         evidence: record.id,
                         document,

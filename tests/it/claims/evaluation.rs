@@ -166,6 +166,41 @@ fn a_listing_only_counts_pages_of_one_provider() {
     );
 }
 
+#[test]
+fn a_listed_alias_supports_procedure_named_and_an_unlisted_name_stays_unverified() {
+    let arguments = json!({"document": "libc"});
+    let result = json!({
+        "document": "libc",
+        "procedures": [{"address": "0x100", "name": "memcmp", "aliases": ["bcmp"]}],
+        "next_cursor": "more"
+    });
+    let views = [EvidenceRecordView {
+        id: "ev-1",
+        operation: "list_procedures",
+        arguments: &arguments,
+        result: &result,
+        provider: Some("native"),
+    }];
+    let claims = parse_claims(&json!([
+        {"kind": "procedure_named", "document": "libc", "address": "0x100", "name": "bcmp"},
+        {"kind": "procedure_named", "document": "libc", "address": "0x100", "name": "memcmp"},
+        {"kind": "procedure_named", "document": "libc", "address": "0x100", "name": "other"},
+    ]))
+    .unwrap();
+    let statuses: Vec<VerdictStatus> = evaluate(&claims, &views)
+        .into_iter()
+        .map(|verdict| verdict.status)
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            VerdictStatus::Supported,
+            VerdictStatus::Supported,
+            VerdictStatus::Unverified
+        ]
+    );
+}
+
 fn occurrence_id(path: &str) -> String {
     let inventory = Inventory::of_zip_reader(
         Cursor::new(zip_of(&app_v1())),

@@ -1,6 +1,6 @@
-//! Bounded procedure discovery (docs/CONTRACT.md section 6): termination on any page sequence, the
-//! 5,000-address bound, names only after exhaustive discovery and only unshared, malformed
-//! pages, repeated cursors.
+//! Bounded procedure discovery (docs/CONTRACT.md section 6): termination on any page sequence,
+//! the 5,000-address bound, names (primary or alias) only after exhaustive discovery and only
+//! unshared, malformed pages, repeated cursors.
 
 use std::convert::Infallible;
 
@@ -10,12 +10,16 @@ use rea::core::{
     ProcedureEntry, ProcedurePage, Procedures, Step,
 };
 use rea::core::{discover, is_valid_address};
-use rea::fuzzing::core::{check_discovery, check_discovery_bytes};
+use rea::fuzzing::core::{check_discovery, check_discovery_bytes, discovery_pages};
 
 fn entry(address: u64, name: Option<&str>) -> ProcedureEntry {
+    ProcedureEntry::new(format!("{address:#x}"), name)
+}
+
+fn aliased(address: u64, name: Option<&str>, aliases: &[&str]) -> ProcedureEntry {
     ProcedureEntry {
-        address: format!("{address:#x}"),
-        name: name.map(str::to_owned),
+        aliases: aliases.iter().map(|alias| alias.to_string()).collect(),
+        ..entry(address, name)
     }
 }
 
@@ -78,14 +82,23 @@ fn adversarial_page() -> impl Strategy<Value = ProcedurePage> {
         1 => Just("0X40".to_owned()),
         1 => Just(String::new()),
     ];
-    let name = prop_oneof![
-        3 => Just(None),
-        6 => prop::sample::select(&["main", "init", "sub_1", "start", ""][..]).prop_map(|n| Some(n.to_owned())),
-        1 => Just(Some("n".repeat(MAX_VALUE_CHARS + 1))),
+    let text = || {
+        prop_oneof![
+            6 => prop::sample::select(&["main", "init", "sub_1", "start", ""][..]).prop_map(str::to_owned),
+            1 => Just("n".repeat(MAX_VALUE_CHARS + 1)),
+        ]
+    };
+    let name = prop::option::weighted(0.7, text());
+    let aliases = prop_oneof![
+        3 => Just(Vec::new()),
+        1 => prop::collection::vec(text(), 1..3),
     ];
     let entries = prop_oneof![
-        30 => prop::collection::vec((address, name).prop_map(|(address, name)| ProcedureEntry { address, name }), 0..8),
-        1 => Just(vec![ProcedureEntry { address: "0x1".to_owned(), name: None }; PROCEDURE_PAGE_SIZE + 1]),
+        30 => prop::collection::vec(
+            (address, name, aliases).prop_map(|(address, name, aliases)| ProcedureEntry { address, name, aliases }),
+            0..8,
+        ),
+        1 => Just(vec![ProcedureEntry::new("0x1", None); PROCEDURE_PAGE_SIZE + 1]),
     ];
     let cursor = prop_oneof![
         3 => Just(None),
@@ -116,16 +129,25 @@ proptest! {
         prop_assert_eq!(check_discovery_bytes(&data), Ok(()));
     }
 
-    /// Names are offered after exhaustive discovery, exactly the unshared ones, in
-    /// first-seen order; addresses are unique in first-seen order.
+    /// Names are offered after exhaustive discovery, exactly the unshared ones (primary or
+    /// alias: a name is unshared when every entry listing it, as its name or among its
+    /// aliases, has the same address), in first-seen order; addresses are unique in
+    /// first-seen order.
     #[test]
     fn exhaustive_discovery_offers_exactly_the_unshared_names(
-        listing in prop::collection::vec((0u64..30, prop::option::of(0u8..8)), 0..60),
+        listing in prop::collection::vec(
+            (0u64..30, prop::option::of(0u8..8), prop::collection::vec(0u8..8, 0..3)),
+            0..60,
+        ),
         page_size in 1usize..10,
     ) {
         let entries: Vec<ProcedureEntry> = listing
             .iter()
-            .map(|&(address, name)| entry(address, name.map(|n| format!("name{n}")).as_deref()))
+            .map(|(address, name, aliases)| ProcedureEntry {
+                address: format!("{address:#x}"),
+                name: name.map(|n| format!("name{n}")),
+                aliases: aliases.iter().map(|n| format!("name{n}")).collect(),
+            })
             .collect();
         let chunks: Vec<&[ProcedureEntry]> = entries.chunks(page_size).collect();
         let mut pages = Vec::new();
@@ -147,16 +169,18 @@ proptest! {
             }
         }
         prop_assert_eq!(&procedures.addresses, &addresses);
+        let names_of = |e: &ProcedureEntry| -> Vec<String> {
+            e.name.iter().chain(&e.aliases).cloned().collect()
+        };
         let mut unique_names: Vec<String> = Vec::new();
-        for e in &entries {
-            let Some(name) = &e.name else { continue };
+        for name in entries.iter().flat_map(names_of) {
             let owners: std::collections::HashSet<&String> = entries
                 .iter()
-                .filter(|other| other.name.as_ref() == Some(name))
+                .filter(|other| names_of(other).contains(&name))
                 .map(|other| &other.address)
                 .collect();
-            if owners.len() == 1 && !unique_names.contains(name) {
-                unique_names.push(name.clone());
+            if owners.len() == 1 && !unique_names.contains(&name) {
+                unique_names.push(name);
             }
         }
         prop_assert_eq!(&procedures.names, &unique_names);
@@ -279,6 +303,91 @@ fn a_shared_name_is_never_offered_but_a_repeated_pair_is_unique() {
 }
 
 #[test]
+fn aliases_are_names_of_their_address() {
+    let pages = [page(
+        vec![
+            // memcmp and bcmp share one address: both are offered.
+            aliased(0x10, Some("memcmp"), &["bcmp"]),
+            // `strchr` is primary here and an alias at 0x30: shared, never offered.
+            aliased(0x20, Some("strchr"), &["", "index"]),
+            aliased(0x30, Some("rindex"), &["strchr"]),
+            // Aliases without a primary name, and one repeating itself at one address.
+            aliased(0x40, None, &["only_alias", "only_alias"]),
+            aliased(0x40, Some("only_alias"), &[]),
+        ],
+        None,
+    )];
+    let procedures = found(run(&pages).0);
+    assert_eq!(procedures.addresses, ["0x10", "0x20", "0x30", "0x40"]);
+    assert_eq!(
+        procedures.names,
+        ["memcmp", "bcmp", "index", "rindex", "only_alias"]
+    );
+}
+
+#[test]
+fn aliases_count_toward_nothing_but_the_value_bound() {
+    // A full page whose entries each carry three aliases is not a page of too many items:
+    // the page size counts entries.
+    let full: Vec<ProcedureEntry> = (0..PROCEDURE_PAGE_SIZE as u64)
+        .map(|i| {
+            let names = [format!("a{i}"), format!("b{i}"), format!("c{i}")];
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            aliased(i, Some(&format!("f{i}")), &names)
+        })
+        .collect();
+    let procedures = found(run(&[page(full, None)]).0);
+    assert_eq!(procedures.addresses.len(), PROCEDURE_PAGE_SIZE);
+    assert_eq!(procedures.names.len(), 4 * PROCEDURE_PAGE_SIZE);
+    // An alias at the value bound is fine; one past it makes the page malformed, wherever
+    // it stands among the aliases.
+    let at_bound = "a".repeat(MAX_VALUE_CHARS);
+    let past = "a".repeat(MAX_VALUE_CHARS + 1);
+    assert!(matches!(
+        run(&[page(vec![aliased(1, None, &[&at_bound])], None)]).0,
+        Outcome::Found(_)
+    ));
+    for aliases in [vec![past.as_str()], vec!["fine", past.as_str()]] {
+        assert_eq!(
+            run(&[page(vec![aliased(1, Some("f"), &aliases)], None)]).0,
+            Outcome::Malformed(Malformed::ValueTooLong)
+        );
+    }
+}
+
+#[test]
+fn fuzz_pages_carry_aliases_as_their_seventh_byte_says() {
+    // Two unique aliases per entry.
+    let unique = discovery_pages(&[3, 0, 0, 0b0100, 0, 0, 0b0010]);
+    assert_eq!(
+        unique[0].entries[1],
+        aliased(1, Some("f_1"), &["a0_1", "a1_1"])
+    );
+    // Names shared modulo 4 and one alias from the same pool: `g_1` is the alias of 0x0 and
+    // the name of 0x1, so it is never offered.
+    let shared = discovery_pages(&[2, 0, 0, 0b1000, 0, 3, 0b0101]);
+    assert_eq!(
+        shared[0].entries,
+        [
+            aliased(0, Some("g_0"), &["g_1"]),
+            aliased(1, Some("g_1"), &["g_2"])
+        ]
+    );
+    assert_eq!(found(run(&shared).0).names, ["g_0", "g_2"]);
+    // The entry's own name repeated, empty aliases, and an over-long one in the middle entry.
+    let repeated = discovery_pages(&[1, 0, 0, 0b0100, 0, 0, 0b1001]);
+    assert_eq!(repeated[0].entries, [aliased(0, Some("f_0"), &["f_0"])]);
+    let empty = discovery_pages(&[1, 0, 0, 0, 0, 0, 0b1101]);
+    assert_eq!(empty[0].entries, [aliased(0, None, &[""])]);
+    let over_long = discovery_pages(&[3, 0, 0, 0, 0, 0, 0b1_0000]);
+    assert_eq!(over_long[0].entries[1].aliases.len(), 1);
+    assert_eq!(
+        run(&over_long).0,
+        Outcome::Malformed(Malformed::ValueTooLong)
+    );
+}
+
+#[test]
 fn each_malformed_page_gives_the_malformed_outcome() {
     let good = page(vec![entry(1, Some("a"))], Some("c1"));
     let cases = [
@@ -290,23 +399,11 @@ fn each_malformed_page_gives_the_malformed_outcome() {
             },
         ),
         (
-            page(
-                vec![ProcedureEntry {
-                    address: "0x0002".to_owned(),
-                    name: None,
-                }],
-                None,
-            ),
+            page(vec![ProcedureEntry::new("0x0002", None)], None),
             Malformed::InvalidAddress,
         ),
         (
-            page(
-                vec![ProcedureEntry {
-                    address: "2".to_owned(),
-                    name: None,
-                }],
-                None,
-            ),
+            page(vec![ProcedureEntry::new("2", None)], None),
             Malformed::InvalidAddress,
         ),
         (

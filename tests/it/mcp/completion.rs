@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::support::Client;
 use crate::support::fixtures;
-use crate::support::fixtures::fake::{Behaviour, app_and_lib};
-use rea::core::ProcedurePage;
+use crate::support::fixtures::fake::{Behaviour, FakeProvider, app_and_lib};
+use rea::core::{ProcedureEntry, ProcedurePage};
 use rea::mcp::{Server, ServerConfig};
 use rea::session::{Observation, Provider, Session, SourceConfig};
 use serde_json::{Value, json};
@@ -87,6 +87,45 @@ async fn procedures_forward_the_document_context_and_drop_shared_names() {
         prefixed["result"]["completion"]["values"],
         json!(["0x1100"])
     );
+}
+
+#[tokio::test]
+async fn procedures_offer_aliases_that_name_one_address() {
+    let aliased = |address: &str, name: &str, aliases: &[&str]| ProcedureEntry {
+        aliases: aliases.iter().map(|alias| alias.to_string()).collect(),
+        ..fixtures::fake::entry(address, Some(name))
+    };
+    let provider = FakeProvider::new(
+        "fake",
+        vec![(
+            "libc",
+            vec![
+                aliased("0x100", "memcmp", &["bcmp"]),
+                // `index` is an alias here and the primary name at 0x300: never offered.
+                aliased("0x200", "strchr", &["index"]),
+                aliased("0x300", "index", &[]),
+            ],
+        )],
+    );
+    let mut client = client_for(session_with(provider), ServerConfig::default()).await;
+    for (prefix, values) in [
+        ("memc", json!(["memcmp"])),
+        ("BC", json!(["bcmp"])),
+        (
+            "",
+            json!(["0x100", "0x200", "0x300", "bcmp", "memcmp", "strchr"]),
+        ),
+    ] {
+        let answer = complete(
+            &mut client,
+            request("trace_crash", "procedure", prefix, json!({})),
+        )
+        .await;
+        assert_eq!(
+            answer["result"]["completion"]["values"], values,
+            "{prefix:?}"
+        );
+    }
 }
 
 #[tokio::test]

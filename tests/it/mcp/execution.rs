@@ -95,10 +95,7 @@ impl Provider for GatedProvider {
         _limit: usize,
     ) -> Result<ProcedurePage, ProviderError> {
         Ok(ProcedurePage {
-            entries: vec![ProcedureEntry {
-                address: "0x1000".to_owned(),
-                name: Some("main".to_owned()),
-            }],
+            entries: vec![ProcedureEntry::new("0x1000", Some("main"))],
             next_cursor: None,
         })
     }

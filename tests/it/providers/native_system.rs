@@ -169,3 +169,95 @@ fn system_binaries_list_what_object_reports() {
         }
     }
 }
+
+/// The function names `nm -D --defined-only` gives `path`, each with the addresses it names,
+/// written as the native provider names them: `name@@VERSION` (the default version) as the
+/// bare name, `name@VERSION` as it is. `None` when `nm` cannot be run here.
+fn nm_function_names(path: &Path) -> Option<HashMap<String, HashSet<u64>>> {
+    let output = std::process::Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(path)
+        .output()
+        .ok()
+        .filter(|output| output.status.success())?;
+    let mut names: HashMap<String, HashSet<u64>> = HashMap::new();
+    for line in String::from_utf8(output.stdout).unwrap().lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(address), Some(kind), Some(symbol)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        // Text (`T`), weak (`W`) and indirect functions (`i`).
+        if !["T", "W", "i"].contains(&kind) {
+            continue;
+        }
+        let name = match symbol.split_once("@@") {
+            Some((bare, _)) => bare,
+            None => symbol,
+        };
+        let address = u64::from_str_radix(address, 16).unwrap();
+        names.entry(name.to_owned()).or_default().insert(address);
+    }
+    Some(names)
+}
+
+/// Row 14 of issue 15: every function name `nm -D` lists at exactly one address is a
+/// completion candidate, the primary name of its address or an alias (`memcmp` and `bcmp`
+/// share one address, and both are offered).
+#[test]
+fn libc_completion_offers_every_name_nm_lists_at_one_address() {
+    let Some(libc) = crate::support::tools::system_libc() else {
+        println!("no system C library here");
+        return;
+    };
+    let Some(nm) = nm_function_names(&libc) else {
+        println!("nm cannot be run here");
+        return;
+    };
+    let unique: Vec<&String> = {
+        let mut unique: Vec<&String> = nm
+            .iter()
+            .filter(|(_, addresses)| addresses.len() == 1)
+            .map(|(name, _)| name)
+            .collect();
+        unique.sort();
+        unique
+    };
+    let provider = NativeProvider::open(&libc).unwrap();
+    let session = Session::new();
+    session
+        .open_providers(libc.display().to_string(), vec![Arc::new(provider)])
+        .unwrap();
+    let complete = |prefix: &str| {
+        complete_argument(
+            &session,
+            Family::Procedure,
+            &Prefix::new(prefix).unwrap(),
+            &BTreeMap::new(),
+            &SourceConfig::default(),
+        )
+    };
+    let missing: Vec<&&String> = unique
+        .iter()
+        .filter(|name| !complete(name).values.contains(name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {} names nm lists at one address are not offered, e.g. {:?}",
+        missing.len(),
+        unique.len(),
+        &missing[..missing.len().min(10)]
+    );
+    println!(
+        "{}: {} function names at one address, all offered",
+        libc.display(),
+        unique.len()
+    );
+    // The row's own case, where the aliases exist (glibc's).
+    if let (Some(memcmp), Some(bcmp)) = (nm.get("memcmp"), nm.get("bcmp")) {
+        assert_eq!(memcmp, bcmp, "memcmp and bcmp share one address");
+        assert!(complete("memc").values.contains(&"memcmp".to_owned()));
+        assert!(complete("BCM").values.contains(&"bcmp".to_owned()));
+    }
+}

@@ -29,10 +29,7 @@ fn many(count: usize) -> Vec<ProcedureEntry> {
             } else {
                 format!("f{i}")
             };
-            ProcedureEntry {
-                address: format!("{:#x}", 0x10000 + 16 * i),
-                name: Some(name),
-            }
+            ProcedureEntry::new(format!("{:#x}", 0x10000 + 16 * i), Some(&name))
         })
         .collect()
 }

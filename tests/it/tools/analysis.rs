@@ -209,6 +209,49 @@ fn procedure_info_finds_a_dynamic_symbol_of_libc_by_name_with_its_aliases() {
 }
 
 #[test]
+fn list_procedures_lists_the_aliases_procedure_info_gives_on_libc() {
+    let libc = system_libc().expect("a system C library");
+    let (_, tools) = with_binary(&libc);
+    let info = success(&tools, "procedure_info", json!({"procedure": "memcmp"}));
+    let mut known: Vec<&str> = Vec::new();
+    for name in std::iter::once(&info["name"]).chain(info["aliases"].as_array().unwrap()) {
+        let name = name["name"].as_str().unwrap();
+        if !known.contains(&name) {
+            known.push(name);
+        }
+    }
+    assert!(known.len() > 1, "memcmp has aliases (bcmp): {info:?}");
+    let pages = all_pages(&tools, 500);
+    let procedures = listed(&pages);
+    let entry = procedures
+        .iter()
+        .find(|entry| entry["address"] == info["address"])
+        .unwrap();
+    let mut names = vec![entry["name"].as_str().unwrap()];
+    names.extend(
+        entry["aliases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap()),
+    );
+    assert_eq!(names, known, "{entry:?}");
+    // Entries without other names leave the field out.
+    assert!(
+        procedures
+            .iter()
+            .filter(|entry| entry.get("aliases").is_none())
+            .count()
+            > 0
+    );
+    assert!(
+        procedures
+            .iter()
+            .all(|entry| entry.get("aliases") != Some(&json!([])))
+    );
+}
+
+#[test]
 fn search_procedures_matches_contained_or_exact_names() {
     let files = Files::new();
     let (_, tools) = with_catalog(&files);
