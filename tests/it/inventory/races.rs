@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rea::session::Cancel;
 use rea::session::files::Confinement;
 use rea::session::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
-use serde_json::json;
+use rea::tools::ToolBox;
+use serde_json::{Map, Value, json};
 
 use crate::support::inventory::{app_v1, sha256_hex, write_file, write_tree};
 use crate::support::tools::{closed, failure, success};
@@ -21,6 +22,16 @@ fn snapshot(name: &str, text: &str) {
     crate::support::snapshots::settings().bind(|| {
         insta::assert_snapshot!(format!("inventory_races__{name}"), text);
     });
+}
+
+/// One `inventory_artifacts` call that must succeed: the page.
+fn page_of(tools: &ToolBox, arguments: Value) -> Map<String, Value> {
+    success(tools, "inventory_artifacts", arguments)
+}
+
+/// One `inventory_artifacts` call that must fail: the message.
+fn refusal(tools: &ToolBox, arguments: Value) -> String {
+    failure(tools, "inventory_artifacts", arguments)
 }
 
 fn walk(root: &Path) -> Result<Inventory, InventoryError> {
@@ -139,40 +150,91 @@ fn later_pages_come_from_the_same_walk() {
     write_tree(dir.path(), &app_v1());
     let root = dir.path().display().to_string();
     let (session, tools) = closed();
-    let first = success(
-        &tools,
-        "inventory_artifacts",
-        json!({"path": root, "page_size": 2}),
-    );
+    let first = page_of(&tools, json!({"path": root, "page_size": 2}));
     let manifest = first["manifest_id"].as_str().unwrap().to_owned();
     // The tree changes between pages: later pages still belong to the first walk.
     write_file(dir.path(), "added/late.txt", b"late");
     std::fs::remove_file(dir.path().join("bin/app")).unwrap();
-    let second = success(
+    let second = page_of(
         &tools,
-        "inventory_artifacts",
         json!({"path": root, "page": 1, "page_size": 2, "manifest_id": manifest}),
     );
-    let third = success(
-        &tools,
-        "inventory_artifacts",
-        json!({"path": root, "page": 2, "page_size": 2}),
-    );
+    let third = page_of(&tools, json!({"path": root, "page": 2, "page_size": 2}));
     for page in [&second, &third] {
         assert_eq!(page["manifest_id"], json!(manifest));
         assert_eq!(page["page"]["count"], json!(3));
     }
     assert_eq!(session.inventory_pages().len(), 3);
     // Page 0 walks anew.
-    let fresh = success(&tools, "inventory_artifacts", json!({"path": root}));
+    let fresh = page_of(&tools, json!({"path": root}));
     assert_ne!(fresh["manifest_id"], json!(manifest));
 
-    let message = failure(
+    let message = refusal(
         &tools,
-        "inventory_artifacts",
         json!({"path": root, "page": 1, "manifest_id": "man-00000000000000000000000000000000"}),
     );
     snapshot("not_kept", &message);
+}
+
+#[test]
+fn a_manifest_id_must_name_a_walk_of_the_path_given() {
+    let (one, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_tree(one.path(), &app_v1());
+    write_file(other.path(), "other/file", b"other content");
+    let [one_root, other_root] = [&one, &other].map(|dir| dir.path().display().to_string());
+    let (session, tools) = closed();
+    let first = page_of(&tools, json!({"path": one_root, "page_size": 2}));
+    let manifest = first["manifest_id"].as_str().unwrap().to_owned();
+    page_of(&tools, json!({"path": other_root}));
+    let recorded = session.evidence_count();
+    // The other tree's path with the first walk's manifest ID, on a later page and on page 0.
+    let later = refusal(
+        &tools,
+        json!({"path": other_root, "page": 1, "page_size": 2, "manifest_id": manifest}),
+    );
+    let first_page = refusal(&tools, json!({"path": other_root, "manifest_id": manifest}));
+    // Caller text is quoted cut to 64 characters.
+    let long = refusal(
+        &tools,
+        json!({"path": "p".repeat(4096), "page": 1, "manifest_id": manifest}),
+    );
+    assert!(!long.contains(&"p".repeat(65)), "{long}");
+    assert_eq!(
+        session.evidence_count(),
+        recorded,
+        "an error recorded Evidence"
+    );
+    let mut settings = crate::support::snapshots::settings();
+    crate::support::snapshots::filter_path(&mut settings, one.path(), "[one]");
+    crate::support::snapshots::filter_path(&mut settings, other.path(), "[other]");
+    settings.add_filter(&regex::escape(&manifest), "[manifest]");
+    settings.bind(|| snapshot("other_root", &[later, first_page, long].join("\n")));
+    // The same path spelled with a trailing slash names the same walk.
+    let spelled = page_of(
+        &tools,
+        json!({"path": format!("{one_root}/"), "page": 1, "page_size": 2, "manifest_id": manifest}),
+    );
+    assert_eq!(spelled["root"]["path"], json!(one_root));
+}
+
+#[test]
+fn two_trees_with_one_manifest_id_keep_their_own_roots() {
+    let (one, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_tree(one.path(), &app_v1());
+    write_tree(other.path(), &app_v1());
+    let [one_root, other_root] = [&one, &other].map(|dir| dir.path().display().to_string());
+    let (_session, tools) = closed();
+    let first = page_of(&tools, json!({"path": one_root, "page_size": 2}));
+    let again = page_of(&tools, json!({"path": other_root, "page_size": 2}));
+    // Same contents, same manifest ID: each root's later pages come from its own walk.
+    assert_eq!(first["manifest_id"], again["manifest_id"]);
+    for root in [&one_root, &other_root] {
+        let page = page_of(
+            &tools,
+            json!({"path": root, "page": 1, "page_size": 2, "manifest_id": first["manifest_id"]}),
+        );
+        assert_eq!(page["root"]["path"], json!(root));
+    }
 }
 
 /// A stored zip archive whose entries are written as given, duplicates included (the `zip`
