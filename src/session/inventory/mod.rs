@@ -43,11 +43,14 @@
 //!   versions, which followed links inside the root.)
 //! - Archive entries are read into the hasher only, never written to disk. Entries with an
 //!   absolute path (`/x`, `\x`, `C:x`) or a `..` component are reported, never read; so are
-//!   symbolic-link entries, later entries whose normalised path an earlier one has, and names
-//!   with a NUL byte. **A name held by more than one entry of the central directory** (two
+//!   symbolic-link entries and names with a NUL byte. Names are compared **normalised**:
+//!   backslashes are separators, and `.` components, repeated `/` and a trailing `/` are
+//!   dropped, so `dup.txt`, `./dup.txt`, `.//dup.txt` and `dup.txt/` are one path. **A path
+//!   held by more than one entry of the central directory** (`dup.txt` and `./dup.txt`, or two
 //!   entries `dup.txt`) is ambiguous (which one an extractor keeps depends on the tool): none
-//!   of them is inventoried, and every one of them is reported as `duplicate_path`. Nested
-//!   archives are inventoried as files (format `zip`), not opened.
+//!   of them is inventoried, and every one of them is reported as `duplicate_path`, whatever
+//!   the order; only directory entries sharing a path merge silently. Nested archives are
+//!   inventoried as files (format `zip`), not opened.
 //! - FIFOs, sockets and devices are reported as `special_file` and never opened.
 //! - [`Inventory::open_with`] stops as soon as its [`Cancel`](crate::session::Cancel) is set,
 //!   and after [`MAX_INVENTORY_DURATION`] (60 s) with [`InventoryError::TimedOut`]: the whole

@@ -124,8 +124,8 @@ pub enum RejectReason {
     InvalidName,
     /// A path longer than [`super::MAX_PATH_CHARS`].
     PathTooLong,
-    /// An archive entry whose path an earlier entry already has, or one of several entries
-    /// holding the same name (then every one of them is reported).
+    /// One of several archive entries whose names are one path once normalised (`dup.txt`,
+    /// `./dup.txt`, `dup.txt/`): every one of them is reported, none inventoried.
     DuplicatePath,
     /// A symbolic link (in a directory or stored in an archive), never followed.
     Symlink,

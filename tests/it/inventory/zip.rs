@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use crate::support::inventory::{
-    ELF, ZipEntry, app_v1, rejections, sha256_hex, write_tree, zip_bytes, zip_of,
+    ELF, ZipEntry, app_v1, paths, rejections, sha256_hex, write_tree, zip_bytes, zip_of,
 };
 use rea::session::inventory::{
     ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason,
@@ -52,7 +52,6 @@ fn unsafe_entries_are_reported_and_never_extracted() {
     assert_eq!(
         occurrences,
         [
-            ("bin/app", ExecutableFormat::Elf),
             ("lib/libx.so", ExecutableFormat::Elf),
             ("nested.zip", ExecutableFormat::Zip),
             ("win/tool.exe", ExecutableFormat::Unknown),
@@ -68,7 +67,9 @@ fn unsafe_entries_are_reported_and_never_extracted() {
             ("/abs", RejectReason::AbsolutePath),
             ("C:\\windows\\evil", RejectReason::AbsolutePath),
             ("a/../../evil2", RejectReason::ParentComponent),
+            // `bin//app` is `bin/app` once normalised: neither is inventoried.
             ("bin//app", RejectReason::DuplicatePath),
+            ("bin/app", RejectReason::DuplicatePath),
             ("link", RejectReason::Symlink),
         ]
     );
@@ -84,6 +85,70 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// The archive of `entries` read, as (occurrence paths, rejected (path, reason)).
+fn outcome(entries: &[ZipEntry<'_>]) -> (Vec<String>, Vec<(String, RejectReason)>) {
+    let inventory = read(zip_bytes(entries), &InventoryLimits::default()).unwrap();
+    let listed = paths(&inventory).into_iter().map(str::to_owned).collect();
+    let rejected = rejections(&inventory)
+        .into_iter()
+        .map(|(path, reason)| (path.to_owned(), reason))
+        .collect();
+    (listed, rejected)
+}
+
+#[test]
+fn every_spelling_of_one_name_is_reported_and_none_inventoried() {
+    let spellings = [
+        ("dup.txt", "./dup.txt"),
+        ("dup.txt", ".//dup.txt"),
+        ("dir/dup.txt", "dir//dup.txt"),
+        ("dir/dup.txt", "./dir/./dup.txt"),
+        ("dir/dup.txt", "dir\\dup.txt"),
+        ("dir/dup.txt", "dir/dup.txt/"),
+    ];
+    for (plain, spelled) in spellings {
+        for (first, second) in [(plain, spelled), (spelled, plain)] {
+            let (listed, rejected) = outcome(&[
+                ZipEntry::File(first, b"first"),
+                ZipEntry::File("other.txt", b"other"),
+                ZipEntry::Stored(second, b"second"),
+            ]);
+            assert_eq!(listed, ["other.txt"], "{first:?} then {second:?}");
+            let mut expected = vec![
+                (first.to_owned(), RejectReason::DuplicatePath),
+                (second.to_owned(), RejectReason::DuplicatePath),
+            ];
+            expected.sort();
+            assert_eq!(rejected, expected, "{first:?} then {second:?}");
+        }
+    }
+}
+
+#[test]
+fn a_directory_entry_of_a_file_name_makes_both_duplicates() {
+    let (listed, rejected) = outcome(&[
+        ZipEntry::File("bin/app", ELF),
+        ZipEntry::Dir("bin/app/"),
+        ZipEntry::File("bin/tool", ELF),
+    ]);
+    assert_eq!(listed, ["bin/tool"]);
+    assert_eq!(
+        rejected,
+        [
+            ("bin/app".to_owned(), RejectReason::DuplicatePath),
+            ("bin/app/".to_owned(), RejectReason::DuplicatePath),
+        ]
+    );
+    // Directories alone sharing a name merge: nothing to report.
+    let (listed, rejected) = outcome(&[
+        ZipEntry::Dir("docs/"),
+        ZipEntry::Dir("./docs//"),
+        ZipEntry::File("docs/readme", b"read me"),
+    ]);
+    assert_eq!(listed, ["docs/readme"]);
+    assert_eq!(rejected, []);
 }
 
 #[test]
