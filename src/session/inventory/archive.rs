@@ -5,7 +5,7 @@ use std::io::{Read, Seek};
 
 use zip::ZipArchive;
 
-use super::collector::Collector;
+use super::collector::{Collector, Content};
 use super::page::RejectReason;
 use super::{InventoryError, MAX_PATH_CHARS};
 
@@ -125,7 +125,13 @@ pub(super) fn read_zip<R: Read + Seek>(
             continue;
         }
         match archive.by_index(index) {
-            Ok(content) => collector.hash(path, entry.size, content)?,
+            Ok(content) => collector.hash(
+                path,
+                ArchiveEntry {
+                    content,
+                    declared_size: entry.size,
+                },
+            )?,
             Err(_) => collector.reject(&entry.shown, RejectReason::Unreadable),
         }
     }
@@ -148,6 +154,34 @@ fn shared_paths<'a>(entries: impl Iterator<Item = &'a EntryInfo>) -> HashSet<Str
         .filter(|(_, (count, any_file))| *count > 1 && *any_file)
         .map(|(path, _)| path)
         .collect()
+}
+
+/// An archive entry being hashed: the zip reader checks its CRC; its bytes must add up to its
+/// declared size, else it is reported `unreadable`.
+struct ArchiveEntry<R> {
+    content: R,
+    declared_size: u64,
+}
+
+impl<R: Read> Read for ArchiveEntry<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        self.content.read(buffer)
+    }
+}
+
+impl<R: Read> Content for ArchiveEntry<R> {
+    fn declared_size(&self) -> u64 {
+        self.declared_size
+    }
+
+    /// The archive file itself is checked as a whole (see `Inventory::zip_file`).
+    fn unchanged(&self) -> bool {
+        true
+    }
+
+    fn mismatch(&self) -> RejectReason {
+        RejectReason::Unreadable
+    }
 }
 
 /// Signature of a central directory file header.

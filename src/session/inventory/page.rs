@@ -141,8 +141,13 @@ pub enum RejectReason {
     TooDeep,
     /// A file larger than [`super::InventoryLimits::max_file_bytes`].
     TooLarge,
-    /// An entry that could not be read (permissions, I/O error, encryption, bad compression).
+    /// An entry that could not be read (permissions, I/O error, encryption, bad compression or
+    /// CRC, an archive entry whose bytes do not add up to its declared size).
     Unreadable,
+    /// A file whose size or modification time changed while it was hashed, or that gave more
+    /// or fewer bytes than its size: no digest is listed, since it would be of no state the
+    /// file ever had.
+    ChangedWhileReading,
 }
 
 /// A document that is not a valid inventory page.

@@ -213,3 +213,48 @@ fn corrupt_archives_are_errors_or_unreadable_entries() {
     assert!(inventory.occurrences().is_empty());
     assert_eq!(inventory.rejected()[0].reason, RejectReason::Unreadable);
 }
+
+/// `bytes` with the little-endian `u32` at `offset` past each header `signature` set to
+/// `value`.
+fn patch_headers(bytes: &mut [u8], signature: &[u8; 4], offset: usize, value: u32) {
+    let starts: Vec<usize> = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, window)| window == signature)
+        .map(|(start, _)| start)
+        .collect();
+    assert!(!starts.is_empty());
+    for start in starts {
+        bytes[start + offset..start + offset + 4].copy_from_slice(&value.to_le_bytes());
+    }
+}
+
+const LOCAL_HEADER: &[u8; 4] = b"PK\x03\x04";
+const CENTRAL_HEADER: &[u8; 4] = b"PK\x01\x02";
+
+#[test]
+fn an_entry_that_does_not_match_its_declared_size_or_crc_is_unreadable() {
+    let content = b"ten bytes!";
+    let archive = || zip_bytes(&[ZipEntry::Stored("data", content)]);
+    let intact = read(archive(), &InventoryLimits::default()).unwrap();
+    assert_eq!(paths(&intact), ["data"]);
+    // Uncompressed size (local header offset 22, central directory offset 24) said larger or
+    // smaller than the stored bytes, and a CRC (offsets 14 and 16) that does not match them.
+    let cases = [
+        ("size larger", 22, 24, 12),
+        ("size smaller", 22, 24, 8),
+        ("crc", 14, 16, 0xdead_beef),
+    ];
+    for (case, local, central, value) in cases {
+        let mut bytes = archive();
+        patch_headers(&mut bytes, LOCAL_HEADER, local, value);
+        patch_headers(&mut bytes, CENTRAL_HEADER, central, value);
+        let inventory = read(bytes, &InventoryLimits::default()).unwrap();
+        assert_eq!(paths(&inventory), [] as [&str; 0], "{case}");
+        assert_eq!(
+            rejections(&inventory),
+            [("data", RejectReason::Unreadable)],
+            "{case}"
+        );
+    }
+}
