@@ -54,6 +54,7 @@ pub use sources::{
     complete_argument_at_hand,
 };
 pub use state::{
-    ClosedBinary, INVENTORY_OPERATION, MAX_KEPT_INVENTORIES, Opened, ProviderSummary, Session,
+    ClosedBinary, INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES, Opened, ProviderSummary,
+    Session,
 };
 pub use target::Target;

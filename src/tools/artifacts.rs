@@ -24,7 +24,7 @@ use crate::session::inventory::{
     manifest_ids,
 };
 use crate::session::schemas::ARTIFACT_INVENTORY_V1;
-use crate::session::{Cancel, Session};
+use crate::session::{Cancel, KeptWalk, Session};
 
 /// Largest page index accepted (far beyond any inventory the limits allow).
 const MAX_PAGE_INDEX: u64 = 1_000_000;
@@ -53,7 +53,8 @@ tool_arguments! {
         manifest_id: Option<&'a str> = Parameter {
             name: "manifest_id",
             description: "For a later page: the manifest ID of page 0, so the page comes \
-                from that same walk (kept by the server) instead of a new one.",
+                from that same walk of `path` (kept by the server) instead of a new one. \
+                It must name a walk of this `path`.",
             kind: Kind::Text,
             required: false,
         },
@@ -151,8 +152,10 @@ pub(super) const TOOLS: &[ToolSpec] = &[
 ];
 
 /// Page 0 always walks the tree anew and keeps the result; a later page comes from the kept
-/// walk (by `manifest_id`, else the latest of the same `path`), and walks anew only when none
-/// is kept and no `manifest_id` was given.
+/// walk of `path` (with `manifest_id`, that walk of `path`; else the latest walk of `path`),
+/// and walks anew only when none is kept and no `manifest_id` was given. A `manifest_id`
+/// whose kept walk is of another root is refused, whatever the page: the page would
+/// attribute that tree's files to `path`.
 fn inventory_artifacts(
     session: &Session,
     arguments: InventoryArtifactsArguments<'_>,
@@ -166,9 +169,17 @@ fn inventory_artifacts(
         ..
     } = arguments;
     let size = PageSize::new(usize::try_from(page_size).unwrap_or(0))?;
-    let kept = (index > 0)
-        .then(|| session.kept_inventory(manifest_id, path))
-        .flatten();
+    let kept = match session.kept_inventory(manifest_id, path) {
+        KeptWalk::OtherRoot(walked) => {
+            return Err(ToolError::InventoryOfAnotherRoot {
+                manifest_id: crate::text::cut(manifest_id.unwrap_or_default()),
+                path: crate::text::cut(path),
+                walked: crate::text::cut(&walked),
+            });
+        }
+        KeptWalk::Kept(kept) if index > 0 => Some(kept),
+        KeptWalk::Kept(_) | KeptWalk::NotKept => None,
+    };
     let inventory = match (kept, manifest_id) {
         (Some(kept), _) => kept,
         (None, Some(manifest_id)) if index > 0 => {

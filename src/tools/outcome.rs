@@ -88,6 +88,21 @@ pub enum ToolError {
         /// The manifest ID asked for, cut to 64 characters.
         manifest_id: String,
     },
+    /// `manifest_id` names a kept walk of another root than `path`: the two arguments do not
+    /// name one walk.
+    #[error(
+        "manifest_id {manifest_id:?} names the walk of {walked:?}, not of path {path:?}; give \
+         that walk's path for its later pages, or ask for page 0 of {path:?} without \
+         manifest_id to walk it anew"
+    )]
+    InventoryOfAnotherRoot {
+        /// The manifest ID asked for, cut to 64 characters.
+        manifest_id: String,
+        /// The path asked for, cut to 64 characters.
+        path: String,
+        /// The root of the kept walk with that manifest ID, cut to 64 characters.
+        walked: String,
+    },
     /// No retained inventory page has this manifest ID.
     #[error(
         "no retained inventory has manifest ID {manifest_id:?}; retained: {}; \

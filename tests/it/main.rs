@@ -84,6 +84,7 @@ mod tools {
 
 /// Artifact inventories of directories and zip archives, their schema and comparisons.
 mod inventory {
+    mod changes;
     mod compare;
     mod directory;
     mod properties;

@@ -5,11 +5,36 @@ use std::io::{Read, Seek};
 
 use zip::ZipArchive;
 
-use super::collector::Collector;
+use super::collector::{Collector, Content};
 use super::page::RejectReason;
 use super::{InventoryError, MAX_PATH_CHARS};
 
+/// What the central directory says of one entry the reader holds.
+struct EntryInfo {
+    /// The name as stored, lossily decoded for reports.
+    shown: String,
+    /// The name decoded, or `None` when it cannot be.
+    name: Option<String>,
+    is_dir: bool,
+    is_symlink: bool,
+    size: u64,
+    /// How many central directory entries hold this exact name (the reader keeps one).
+    copies: usize,
+}
+
+impl EntryInfo {
+    /// The inventory path the entry's name normalises to (see [`entry_path`]).
+    fn path(&self) -> Option<Result<String, RejectReason>> {
+        self.name.as_deref().map(entry_path)
+    }
+}
+
 /// Reads every entry of the archive into `collector`.
+///
+/// Names are compared once normalised ([`entry_path`]: `./`, repeated `/`, a trailing `/`,
+/// backslashes): every entry of a normalised name that several entries hold, one of them
+/// not a directory, is reported as `duplicate_path` and none of them is hashed, since which
+/// one an extractor keeps depends on the tool. Directories alone sharing a name merge.
 pub(super) fn read_zip<R: Read + Seek>(
     reader: R,
     collector: &mut Collector<'_>,
@@ -26,93 +51,137 @@ pub(super) fn read_zip<R: Read + Seek>(
     if archive.len() > collector.limits.max_entries {
         return Err(collector.too_many_entries());
     }
-    // The reader keys entries by name and keeps one per name, so repeated names are found in
+    // The reader keys entries by name and keeps one per name, so repeated names are counted in
     // the central directory itself and every entry holding one is reported.
-    let mut repeated: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut copies: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut uncounted = false;
     if archive.has_duplicate_names() {
         let start = archive.central_directory_start();
         let mut reader = archive.into_inner();
-        repeated = repeated_names(&mut reader, start, collector.limits.max_entries);
+        copies = repeated_names(&mut reader, start, collector.limits.max_entries);
         archive = ZipArchive::new(reader).map_err(not_a_zip)?;
-        if repeated.is_empty() {
-            // The directory could not be read again: report every entry rather than hide one.
-            repeated = archive
-                .file_names_raw()
-                .map(|name| (name.to_vec(), 1))
-                .collect();
-        }
+        // The directory could not be read again: report every entry rather than hide one.
+        uncounted = copies.is_empty();
     }
-    let raw_names: Vec<Vec<u8>> = if repeated.is_empty() {
-        Vec::new()
-    } else {
-        archive.file_names_raw().map(<[u8]>::to_vec).collect()
-    };
-    let mut seen: HashSet<String> = HashSet::new();
-    for index in 0..archive.len() {
+    let entries: Vec<Option<EntryInfo>> = (0..archive.len())
+        .map(|index| {
+            let entry = archive.by_index_data(index).ok()?;
+            let raw = entry.name_raw();
+            Some(EntryInfo {
+                shown: String::from_utf8_lossy(raw).into_owned(),
+                name: entry.name().ok().map(|name| name.into_owned()),
+                is_dir: entry.is_dir(),
+                is_symlink: entry.is_symlink(),
+                size: entry.size(),
+                copies: copies.get(raw).copied().unwrap_or(1),
+            })
+        })
+        .collect();
+    let shared = shared_paths(entries.iter().flatten());
+    for (index, entry) in entries.iter().enumerate() {
         collector.count_entry()?;
         collector.check_progress()?;
-        if let Some(raw) = raw_names.get(index)
-            && let Some(&count) = repeated.get(raw)
-        {
-            let shown = String::from_utf8_lossy(raw).into_owned();
-            for _ in 0..count.max(1) {
-                collector.reject(&shown, RejectReason::DuplicatePath);
+        let Some(entry) = entry else {
+            collector.reject(&format!("#{index}"), RejectReason::Unreadable);
+            continue;
+        };
+        let report = |collector: &mut Collector<'_>, reason: RejectReason| {
+            for _ in 0..entry.copies {
+                collector.reject(&entry.shown, reason);
             }
-            seen.insert(entry_path(&shown).unwrap_or(shown));
+        };
+        if uncounted {
+            report(collector, RejectReason::DuplicatePath);
             continue;
         }
-        let (raw_name, size, is_dir, is_symlink) = match archive.by_index_data(index) {
-            Ok(entry) => (
-                entry
-                    .name()
-                    .map(|name| name.into_owned())
-                    .map_err(|_| String::from_utf8_lossy(entry.name_raw()).into_owned()),
-                entry.size(),
-                entry.is_dir(),
-                entry.is_symlink(),
-            ),
-            Err(_) => {
-                collector.reject(&format!("#{index}"), RejectReason::Unreadable);
+        let path = match entry.path() {
+            None => {
+                report(collector, RejectReason::InvalidName);
                 continue;
             }
-        };
-        let raw_name = match raw_name {
-            Ok(name) => name,
-            Err(lossy) => {
-                collector.reject(&lossy, RejectReason::InvalidName);
+            Some(Ok(path)) if shared.contains(path.as_str()) => {
+                report(collector, RejectReason::DuplicatePath);
                 continue;
             }
+            Some(path) => path,
         };
-        let path = entry_path(&raw_name);
-        if is_dir {
+        if entry.is_dir {
             // Directories hold nothing to hash; only a name that would escape is worth a report.
             if let Err(reason @ (RejectReason::AbsolutePath | RejectReason::ParentComponent)) = path
             {
-                collector.reject(&raw_name, reason);
+                report(collector, reason);
             }
             continue;
         }
         let path = match path {
             Ok(path) => path,
             Err(reason) => {
-                collector.reject(&raw_name, reason);
+                report(collector, reason);
                 continue;
             }
         };
-        if is_symlink {
-            collector.reject(&raw_name, RejectReason::Symlink);
-            continue;
-        }
-        if !seen.insert(path.clone()) {
-            collector.reject(&raw_name, RejectReason::DuplicatePath);
+        if entry.is_symlink {
+            report(collector, RejectReason::Symlink);
             continue;
         }
         match archive.by_index(index) {
-            Ok(content) => collector.hash(path, size, content)?,
-            Err(_) => collector.reject(&raw_name, RejectReason::Unreadable),
+            Ok(content) => collector.hash(
+                path,
+                ArchiveEntry {
+                    content,
+                    declared_size: entry.size,
+                },
+            )?,
+            Err(_) => collector.reject(&entry.shown, RejectReason::Unreadable),
         }
     }
     Ok(())
+}
+
+/// The normalised paths that more than one central directory entry holds, at least one of
+/// them not a directory.
+fn shared_paths<'a>(entries: impl Iterator<Item = &'a EntryInfo>) -> HashSet<String> {
+    let mut holders: HashMap<String, (usize, bool)> = HashMap::new();
+    for entry in entries {
+        if let Some(Ok(path)) = entry.path() {
+            let (count, any_file) = holders.entry(path).or_insert((0, false));
+            *count += entry.copies;
+            *any_file |= !entry.is_dir;
+        }
+    }
+    holders
+        .into_iter()
+        .filter(|(_, (count, any_file))| *count > 1 && *any_file)
+        .map(|(path, _)| path)
+        .collect()
+}
+
+/// An archive entry being hashed: the zip reader checks its CRC; its bytes must add up to its
+/// declared size, else it is reported `unreadable`.
+struct ArchiveEntry<R> {
+    content: R,
+    declared_size: u64,
+}
+
+impl<R: Read> Read for ArchiveEntry<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        self.content.read(buffer)
+    }
+}
+
+impl<R: Read> Content for ArchiveEntry<R> {
+    fn declared_size(&self) -> u64 {
+        self.declared_size
+    }
+
+    /// The archive file itself is checked as a whole (see `Inventory::zip_file`).
+    fn unchanged(&self) -> bool {
+        true
+    }
+
+    fn mismatch(&self) -> RejectReason {
+        RejectReason::Unreadable
+    }
 }
 
 /// Signature of a central directory file header.

@@ -3,7 +3,7 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::collector::{Collected, Collector, as_u64};
+use super::collector::{Collected, Collector, Stamp, as_u64};
 use super::page::{
     InventoryPage, InventoryRoot, Occurrence, PagePosition, RejectedEntry, RootKind,
 };
@@ -33,7 +33,9 @@ impl Inventory {
     /// Inventories `path` (a directory tree, or else a zip archive file) under `confinement`,
     /// stopping with [`InventoryError::Cancelled`] as soon as `cancel` is set (checked before
     /// every entry and every 64 KiB hashed) and with [`InventoryError::TimedOut`] after
-    /// [`MAX_INVENTORY_DURATION`](super::MAX_INVENTORY_DURATION).
+    /// [`MAX_INVENTORY_DURATION`](super::MAX_INVENTORY_DURATION). A zip archive whose size or
+    /// modification time changes while it is read fails with
+    /// [`InventoryError::ChangedWhileReading`].
     pub fn open_with(
         path: &Path,
         limits: &InventoryLimits,
@@ -108,8 +110,20 @@ impl Inventory {
             path: label,
         };
         let mut collector = Collector::new(root.path.clone(), limits, cancel);
-        let reader = io::BufReader::new(file.into_file());
-        super::archive::read_zip(reader, &mut collector)?;
+        let file = file.into_file();
+        // Entries are checked by their CRC; the archive as a whole by its stamp, so that no
+        // inventory mixes entries of two states of the file.
+        let opened = Stamp::of(&file).map_err(|source| InventoryError::Unreadable {
+            path: root.path.clone(),
+            source,
+        })?;
+        let mut reader = io::BufReader::new(file);
+        super::archive::read_zip(&mut reader, &mut collector)?;
+        if !opened.holds_for(reader.get_ref()) {
+            return Err(InventoryError::ChangedWhileReading {
+                path: crate::text::cut(&root.path),
+            });
+        }
         Ok(Inventory::from_collected(root, collector.finish()))
     }
 

@@ -1,7 +1,9 @@
 //! [`Collector`]: hashing entries under the bounds while a walk or an archive read runs. The
 //! walk and the archive reader feed it; `collect` runs them and keeps what it collected.
 
+use std::fs::File;
 use std::io::{self, Read};
+use std::os::unix::fs::MetadataExt;
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
@@ -35,6 +37,50 @@ struct HashedFile {
     size: u64,
     sha256: String,
     prefix: Vec<u8>,
+}
+
+/// The bytes of one entry to hash, and what they should amount to.
+pub(super) trait Content: Read {
+    /// The size the entry has: a file's size when it was opened, an archive entry's declared
+    /// uncompressed size.
+    fn declared_size(&self) -> u64;
+
+    /// Whether the entry still has the state it had when it was opened, asked once every byte
+    /// was read (a file compares `fstat` now with `fstat` then: size and modification time).
+    fn unchanged(&self) -> bool;
+
+    /// How the entry is reported when its bytes do not add up to [`Content::declared_size`] or
+    /// it changed.
+    fn mismatch(&self) -> RejectReason;
+}
+
+/// A file's size and modification time, as `fstat` reports them: what must stay the same
+/// while it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stamp {
+    size: u64,
+    modified: (i64, i64),
+}
+
+impl Stamp {
+    /// The stamp of the open `file` now.
+    pub(super) fn of(file: &File) -> io::Result<Stamp> {
+        let metadata = file.metadata()?;
+        Ok(Stamp {
+            size: metadata.len(),
+            modified: (metadata.mtime(), metadata.mtime_nsec()),
+        })
+    }
+
+    /// The size.
+    pub(super) fn size(self) -> u64 {
+        self.size
+    }
+
+    /// Whether the open `file` still has this stamp (an `fstat` that fails counts as a change).
+    pub(super) fn holds_for(self, file: &File) -> bool {
+        Stamp::of(file).is_ok_and(|now| now == self)
+    }
 }
 
 /// Accumulates entries while a walk or archive read runs, enforcing the bounds.
@@ -125,27 +171,29 @@ impl<'a> Collector<'a> {
         });
     }
 
-    /// Hashes one file of `declared_size` bytes read from `content` under the bounds: too large
-    /// or unreadable files are reported; only the total bound is an error.
+    /// Hashes one entry read from `content` under the bounds: too large or unreadable entries
+    /// are reported, and so is an entry whose bytes do not add up to its declared size or that
+    /// changed while it was read ([`Content::mismatch`]), so no digest of a state the entry
+    /// never had is listed. Only the total bound is an error.
     pub(super) fn hash(
         &mut self,
         path: String,
-        declared_size: u64,
-        content: impl Read,
+        mut content: impl Content,
     ) -> Result<(), InventoryError> {
-        let limit = self.limits.max_file_bytes;
-        if declared_size > limit {
+        let declared_size = content.declared_size();
+        if declared_size > self.limits.max_file_bytes {
             self.reject_sized(&path, RejectReason::TooLarge, Some(declared_size));
             return Ok(());
         }
-        let mut content = content.take(limit.saturating_add(1));
+        // One byte past the declared size is enough to tell that there is more.
+        let mut reader = (&mut content).take(declared_size.saturating_add(1));
         let mut hasher = Sha256::new();
         let mut prefix = Vec::new();
         let mut size: u64 = 0;
         let mut buffer = vec![0u8; CHUNK_BYTES];
         loop {
             self.check_progress()?;
-            let read = match content.read(&mut buffer) {
+            let read = match reader.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(read) => read,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
@@ -169,9 +217,10 @@ impl<'a> Collector<'a> {
             }
             hasher.update(chunk);
         }
-        if size > limit {
-            // The file grew past the bound while it was read (or an archive lied about it).
-            self.reject_sized(&path, RejectReason::TooLarge, Some(size));
+        if size != declared_size || !content.unchanged() {
+            // Shrunk, grew, or was rewritten while it was read (or an archive lied about it):
+            // the digest is of no state the entry ever had.
+            self.reject(&path, content.mismatch());
             return Ok(());
         }
         self.files.push(HashedFile {
@@ -208,5 +257,93 @@ impl<'a> Collector<'a> {
             occurrences,
             rejected: self.rejected,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    /// Content whose bytes, declared size and later state are chosen by the test.
+    struct Fake {
+        bytes: Cursor<Vec<u8>>,
+        declared_size: u64,
+        unchanged: bool,
+    }
+
+    impl Read for Fake {
+        fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+            self.bytes.read(buffer)
+        }
+    }
+
+    impl Content for Fake {
+        fn declared_size(&self) -> u64 {
+            self.declared_size
+        }
+
+        fn unchanged(&self) -> bool {
+            self.unchanged
+        }
+
+        fn mismatch(&self) -> RejectReason {
+            RejectReason::ChangedWhileReading
+        }
+    }
+
+    /// What the collector made of one entry: `Ok(size)` when listed, else the reason.
+    fn collect(bytes: usize, declared_size: u64, unchanged: bool) -> Result<u64, RejectReason> {
+        let limits = InventoryLimits::default();
+        let cancel = Cancel::never();
+        let mut collector = Collector::new("root".into(), &limits, &cancel);
+        let content = Fake {
+            bytes: Cursor::new(vec![7; bytes]),
+            declared_size,
+            unchanged,
+        };
+        collector.hash("file".into(), content).unwrap();
+        let collected = collector.finish();
+        match (&collected.occurrences[..], &collected.rejected[..]) {
+            ([occurrence], []) => Ok(occurrence.size),
+            ([], [rejected]) => Err(rejected.reason),
+            other => panic!("one entry gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn content_that_does_not_add_up_to_its_size_or_changed_is_never_listed() {
+        assert_eq!(collect(100_000, 100_000, true), Ok(100_000));
+        assert_eq!(collect(0, 0, true), Ok(0));
+        // Truncated while read: fewer bytes than the size when opened.
+        assert_eq!(
+            collect(40_000, 100_000, true),
+            Err(RejectReason::ChangedWhileReading)
+        );
+        // Grew while read: more bytes than the size when opened.
+        assert_eq!(
+            collect(100_001, 100_000, true),
+            Err(RejectReason::ChangedWhileReading)
+        );
+        // Rewritten in place: the size holds, the stamp does not.
+        assert_eq!(
+            collect(100_000, 100_000, false),
+            Err(RejectReason::ChangedWhileReading)
+        );
+    }
+
+    #[test]
+    fn content_longer_than_declared_is_read_one_byte_past_its_size() {
+        let limits = InventoryLimits::default();
+        let cancel = Cancel::never();
+        let mut collector = Collector::new("root".into(), &limits, &cancel);
+        let content = Fake {
+            bytes: Cursor::new(vec![0; 1 << 20]),
+            declared_size: 10,
+            unchanged: true,
+        };
+        collector.hash("file".into(), content).unwrap();
+        assert_eq!(collector.bytes_hashed, 11);
     }
 }

@@ -43,11 +43,22 @@
 //!   versions, which followed links inside the root.)
 //! - Archive entries are read into the hasher only, never written to disk. Entries with an
 //!   absolute path (`/x`, `\x`, `C:x`) or a `..` component are reported, never read; so are
-//!   symbolic-link entries, later entries whose normalised path an earlier one has, and names
-//!   with a NUL byte. **A name held by more than one entry of the central directory** (two
+//!   symbolic-link entries and names with a NUL byte. Names are compared **normalised**:
+//!   backslashes are separators, and `.` components, repeated `/` and a trailing `/` are
+//!   dropped, so `dup.txt`, `./dup.txt`, `.//dup.txt` and `dup.txt/` are one path. **A path
+//!   held by more than one entry of the central directory** (`dup.txt` and `./dup.txt`, or two
 //!   entries `dup.txt`) is ambiguous (which one an extractor keeps depends on the tool): none
-//!   of them is inventoried, and every one of them is reported as `duplicate_path`. Nested
-//!   archives are inventoried as files (format `zip`), not opened.
+//!   of them is inventoried, and every one of them is reported as `duplicate_path`, whatever
+//!   the order; only directory entries sharing a path merge silently. Nested archives are
+//!   inventoried as files (format `zip`), not opened.
+//! - **A file that changes while it is hashed** is reported as `changed_while_reading`, never
+//!   listed with a digest: its size and modification time (`fstat` of the open file) are taken
+//!   before the first byte is read and again after the last, and the bytes read must add up
+//!   to that size (at most one byte past it is read). An archive entry whose bytes do not add
+//!   up to its declared size, or fail its CRC, is `unreadable`; a zip archive whose size or
+//!   modification time changed while it was read fails with
+//!   [`InventoryError::ChangedWhileReading`]. (A change that keeps the size and lands in the
+//!   same tick of the file system's clock as the previous write cannot be seen this way.)
 //! - FIFOs, sockets and devices are reported as `special_file` and never opened.
 //! - [`Inventory::open_with`] stops as soon as its [`Cancel`](crate::session::Cancel) is set,
 //!   and after [`MAX_INVENTORY_DURATION`] (60 s) with [`InventoryError::TimedOut`]: the whole
@@ -243,6 +254,16 @@ pub enum InventoryError {
         path: String,
         /// The bound, in seconds.
         seconds: u64,
+    },
+    /// The zip archive's size or modification time changed while it was read: its entries may
+    /// come from two states of the file, so nothing is retained.
+    #[error(
+        "{path:?} changed while it was read (its size or modification time moved); nothing was \
+         retained: inventory it again once it no longer changes"
+    )]
+    ChangedWhileReading {
+        /// The root as given, cut to 64 characters.
+        path: String,
     },
     /// More bytes to hash than [`InventoryLimits::max_total_bytes`].
     #[error(

@@ -124,8 +124,8 @@ pub enum RejectReason {
     InvalidName,
     /// A path longer than [`super::MAX_PATH_CHARS`].
     PathTooLong,
-    /// An archive entry whose path an earlier entry already has, or one of several entries
-    /// holding the same name (then every one of them is reported).
+    /// One of several archive entries whose names are one path once normalised (`dup.txt`,
+    /// `./dup.txt`, `dup.txt/`): every one of them is reported, none inventoried.
     DuplicatePath,
     /// A symbolic link (in a directory or stored in an archive), never followed.
     Symlink,
@@ -141,8 +141,13 @@ pub enum RejectReason {
     TooDeep,
     /// A file larger than [`super::InventoryLimits::max_file_bytes`].
     TooLarge,
-    /// An entry that could not be read (permissions, I/O error, encryption, bad compression).
+    /// An entry that could not be read (permissions, I/O error, encryption, bad compression or
+    /// CRC, an archive entry whose bytes do not add up to its declared size).
     Unreadable,
+    /// A file whose size or modification time changed while it was hashed, or that gave more
+    /// or fewer bytes than its size: no digest is listed, since it would be of no state the
+    /// file ever had.
+    ChangedWhileReading,
 }
 
 /// A document that is not a valid inventory page.

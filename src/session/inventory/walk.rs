@@ -8,10 +8,12 @@
 //! entry fails to open as what it was listed as, and is reported instead.
 
 use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::collector::Collector;
+use super::collector::{Collector, Content, Stamp};
 use super::page::RejectReason;
 use super::{InventoryError, MAX_PATH_CHARS};
 use crate::session::files::{
@@ -150,10 +152,13 @@ fn hash_file(
         purpose: "an inventoried file",
     };
     match CheckedFile::open_at(directory.as_fd(), Path::new(name), Path::new(&path), limit) {
-        Ok(file) => {
-            let size = file.size();
-            collector.hash(path, size, file.into_reader())
-        }
+        Ok(file) => match OpenedFile::new(file.into_file()) {
+            Ok(file) => collector.hash(path, file),
+            Err(_) => {
+                collector.reject(&path, RejectReason::Unreadable);
+                Ok(())
+            }
+        },
         Err(FileError::NotRegular {
             kind: FileKind::Symlink,
             ..
@@ -169,6 +174,40 @@ fn hash_file(
             collector.reject(&path, RejectReason::Unreadable);
             Ok(())
         }
+    }
+}
+
+/// A file being hashed, with its [`Stamp`] from before the first byte was read: it is listed
+/// only if the stamp still holds after the last byte, and the bytes add up to its size.
+struct OpenedFile {
+    file: File,
+    opened: Stamp,
+}
+
+impl OpenedFile {
+    fn new(file: File) -> io::Result<OpenedFile> {
+        let opened = Stamp::of(&file)?;
+        Ok(OpenedFile { file, opened })
+    }
+}
+
+impl Read for OpenedFile {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        self.file.read(buffer)
+    }
+}
+
+impl Content for OpenedFile {
+    fn declared_size(&self) -> u64 {
+        self.opened.size()
+    }
+
+    fn unchanged(&self) -> bool {
+        self.opened.holds_for(&self.file)
+    }
+
+    fn mismatch(&self) -> RejectReason {
+        RejectReason::ChangedWhileReading
     }
 }
 

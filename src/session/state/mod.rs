@@ -17,7 +17,7 @@ use crate::session::files::Confinement;
 
 mod stores;
 
-pub use stores::{INVENTORY_OPERATION, MAX_KEPT_INVENTORIES};
+pub use stores::{INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES};
 
 /// Source of binary-session numbers for the whole process, so an observation made in a closed
 /// session can never be recorded into a later one.

@@ -7,6 +7,7 @@
 //! the live ledger without a second store to keep in step.
 
 use std::collections::VecDeque;
+use std::path::Path;
 use std::sync::Arc;
 
 use super::Session;
@@ -29,6 +30,18 @@ pub const MAX_KEPT_INVENTORIES: usize = 4;
 #[derive(Debug, Default)]
 pub(super) struct KeptInventories {
     kept: VecDeque<Arc<Inventory>>,
+}
+
+/// What [`Session::kept_inventory`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeptWalk {
+    /// The kept walk asked for.
+    Kept(Arc<Inventory>),
+    /// A walk with the manifest ID asked for is kept, but of another root: its path, as that
+    /// walk's caller gave it.
+    OtherRoot(String),
+    /// No such walk is kept.
+    NotKept,
 }
 
 impl KeptInventories {
@@ -128,20 +141,28 @@ impl Session {
         kept.push_back(inventory);
     }
 
-    /// The kept inventory with this manifest ID, or else (with `manifest_id` `None`) the latest
-    /// kept inventory of the root `path` as it was given.
-    pub fn kept_inventory(&self, manifest_id: Option<&str>, path: &str) -> Option<Arc<Inventory>> {
+    /// The kept walk of the root `path` (compared as paths: `dir/` is `dir`) for its later
+    /// pages: with `manifest_id`, the walk of that root with that manifest ID, else the latest
+    /// walk of that root. A walk with that manifest ID kept only for other roots is
+    /// [`KeptWalk::OtherRoot`]: the manifest ID and the path do not name one walk.
+    pub fn kept_inventory(&self, manifest_id: Option<&str>, path: &str) -> KeptWalk {
         let state = self.lock();
-        state
-            .inventories
-            .kept
-            .iter()
-            .rev()
-            .find(|kept| match manifest_id {
-                Some(id) => kept.manifest_id() == id,
-                None => kept.root().path == path,
-            })
-            .cloned()
+        let kept = &state.inventories.kept;
+        let same_root = |walk: &Arc<Inventory>| Path::new(&walk.root().path) == Path::new(path);
+        let Some(id) = manifest_id else {
+            return kept
+                .iter()
+                .rev()
+                .find(|walk| same_root(walk))
+                .map_or(KeptWalk::NotKept, |walk| KeptWalk::Kept(Arc::clone(walk)));
+        };
+        let mut of_id = kept.iter().rev().filter(|walk| walk.manifest_id() == id);
+        match of_id.clone().find(|walk| same_root(walk)) {
+            Some(walk) => KeptWalk::Kept(Arc::clone(walk)),
+            None => of_id.next().map_or(KeptWalk::NotKept, |walk| {
+                KeptWalk::OtherRoot(walk.root().path.clone())
+            }),
+        }
     }
 
     /// Every retained Evidence record, oldest first (shared, not copied).

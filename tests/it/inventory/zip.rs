@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use crate::support::inventory::{
-    ELF, ZipEntry, app_v1, rejections, sha256_hex, write_tree, zip_bytes, zip_of,
+    ELF, ZipEntry, app_v1, paths, rejections, sha256_hex, write_tree, zip_bytes, zip_of,
 };
 use rea::session::inventory::{
     ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason,
@@ -52,7 +52,6 @@ fn unsafe_entries_are_reported_and_never_extracted() {
     assert_eq!(
         occurrences,
         [
-            ("bin/app", ExecutableFormat::Elf),
             ("lib/libx.so", ExecutableFormat::Elf),
             ("nested.zip", ExecutableFormat::Zip),
             ("win/tool.exe", ExecutableFormat::Unknown),
@@ -68,7 +67,9 @@ fn unsafe_entries_are_reported_and_never_extracted() {
             ("/abs", RejectReason::AbsolutePath),
             ("C:\\windows\\evil", RejectReason::AbsolutePath),
             ("a/../../evil2", RejectReason::ParentComponent),
+            // `bin//app` is `bin/app` once normalised: neither is inventoried.
             ("bin//app", RejectReason::DuplicatePath),
+            ("bin/app", RejectReason::DuplicatePath),
             ("link", RejectReason::Symlink),
         ]
     );
@@ -84,6 +85,70 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// The archive of `entries` read, as (occurrence paths, rejected (path, reason)).
+fn outcome(entries: &[ZipEntry<'_>]) -> (Vec<String>, Vec<(String, RejectReason)>) {
+    let inventory = read(zip_bytes(entries), &InventoryLimits::default()).unwrap();
+    let listed = paths(&inventory).into_iter().map(str::to_owned).collect();
+    let rejected = rejections(&inventory)
+        .into_iter()
+        .map(|(path, reason)| (path.to_owned(), reason))
+        .collect();
+    (listed, rejected)
+}
+
+#[test]
+fn every_spelling_of_one_name_is_reported_and_none_inventoried() {
+    let spellings = [
+        ("dup.txt", "./dup.txt"),
+        ("dup.txt", ".//dup.txt"),
+        ("dir/dup.txt", "dir//dup.txt"),
+        ("dir/dup.txt", "./dir/./dup.txt"),
+        ("dir/dup.txt", "dir\\dup.txt"),
+        ("dir/dup.txt", "dir/dup.txt/"),
+    ];
+    for (plain, spelled) in spellings {
+        for (first, second) in [(plain, spelled), (spelled, plain)] {
+            let (listed, rejected) = outcome(&[
+                ZipEntry::File(first, b"first"),
+                ZipEntry::File("other.txt", b"other"),
+                ZipEntry::Stored(second, b"second"),
+            ]);
+            assert_eq!(listed, ["other.txt"], "{first:?} then {second:?}");
+            let mut expected = vec![
+                (first.to_owned(), RejectReason::DuplicatePath),
+                (second.to_owned(), RejectReason::DuplicatePath),
+            ];
+            expected.sort();
+            assert_eq!(rejected, expected, "{first:?} then {second:?}");
+        }
+    }
+}
+
+#[test]
+fn a_directory_entry_of_a_file_name_makes_both_duplicates() {
+    let (listed, rejected) = outcome(&[
+        ZipEntry::File("bin/app", ELF),
+        ZipEntry::Dir("bin/app/"),
+        ZipEntry::File("bin/tool", ELF),
+    ]);
+    assert_eq!(listed, ["bin/tool"]);
+    assert_eq!(
+        rejected,
+        [
+            ("bin/app".to_owned(), RejectReason::DuplicatePath),
+            ("bin/app/".to_owned(), RejectReason::DuplicatePath),
+        ]
+    );
+    // Directories alone sharing a name merge: nothing to report.
+    let (listed, rejected) = outcome(&[
+        ZipEntry::Dir("docs/"),
+        ZipEntry::Dir("./docs//"),
+        ZipEntry::File("docs/readme", b"read me"),
+    ]);
+    assert_eq!(listed, ["docs/readme"]);
+    assert_eq!(rejected, []);
 }
 
 #[test]
@@ -147,4 +212,49 @@ fn corrupt_archives_are_errors_or_unreadable_entries() {
     let inventory = read(bytes, &InventoryLimits::default()).unwrap();
     assert!(inventory.occurrences().is_empty());
     assert_eq!(inventory.rejected()[0].reason, RejectReason::Unreadable);
+}
+
+/// `bytes` with the little-endian `u32` at `offset` past each header `signature` set to
+/// `value`.
+fn patch_headers(bytes: &mut [u8], signature: &[u8; 4], offset: usize, value: u32) {
+    let starts: Vec<usize> = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, window)| window == signature)
+        .map(|(start, _)| start)
+        .collect();
+    assert!(!starts.is_empty());
+    for start in starts {
+        bytes[start + offset..start + offset + 4].copy_from_slice(&value.to_le_bytes());
+    }
+}
+
+const LOCAL_HEADER: &[u8; 4] = b"PK\x03\x04";
+const CENTRAL_HEADER: &[u8; 4] = b"PK\x01\x02";
+
+#[test]
+fn an_entry_that_does_not_match_its_declared_size_or_crc_is_unreadable() {
+    let content = b"ten bytes!";
+    let archive = || zip_bytes(&[ZipEntry::Stored("data", content)]);
+    let intact = read(archive(), &InventoryLimits::default()).unwrap();
+    assert_eq!(paths(&intact), ["data"]);
+    // Uncompressed size (local header offset 22, central directory offset 24) said larger or
+    // smaller than the stored bytes, and a CRC (offsets 14 and 16) that does not match them.
+    let cases = [
+        ("size larger", 22, 24, 12),
+        ("size smaller", 22, 24, 8),
+        ("crc", 14, 16, 0xdead_beef),
+    ];
+    for (case, local, central, value) in cases {
+        let mut bytes = archive();
+        patch_headers(&mut bytes, LOCAL_HEADER, local, value);
+        patch_headers(&mut bytes, CENTRAL_HEADER, central, value);
+        let inventory = read(bytes, &InventoryLimits::default()).unwrap();
+        assert_eq!(paths(&inventory), [] as [&str; 0], "{case}");
+        assert_eq!(
+            rejections(&inventory),
+            [("data", RejectReason::Unreadable)],
+            "{case}"
+        );
+    }
 }
