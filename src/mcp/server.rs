@@ -366,7 +366,7 @@ impl Dispatcher {
     async fn run(&self, request: Request, cancel: Cancel) -> String {
         let Some(callback) = self.module.method(&request.method) else {
             return RequestError::MethodNotFound {
-                method: request.method,
+                method: request.method.into(),
             }
             .to_response(&request.id)
             .to_string();

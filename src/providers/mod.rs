@@ -7,13 +7,14 @@ pub mod catalog;
 pub mod native;
 mod table;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use self::catalog::{CatalogError, CatalogProvider, MAX_CATALOG_BYTES};
 use self::native::{NativeProvider, file_label};
 use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
 use crate::session::{Cancel, Opened, Provider, ProviderError, Session, SessionError};
+use crate::text::Quoted;
 
 /// Why [`open_path`] could not open a file as a binary session.
 #[derive(Debug, thiserror::Error)]
@@ -55,18 +56,18 @@ pub enum LoadError {
     #[error(transparent)]
     File(#[from] FileError),
     /// The file is not a binary the native provider can read.
-    #[error("cannot open {} as a binary: {source}", path.display())]
+    #[error("cannot open {path} as a binary: {source}")]
     Binary {
         /// The file.
-        path: PathBuf,
+        path: Quoted,
         /// The native provider's error.
         source: ProviderError,
     },
     /// The file looks like a catalog (JSON) but is not a valid one.
-    #[error("cannot load {} as a catalog: {source}", path.display())]
+    #[error("cannot load {path} as a catalog: {source}")]
     Catalog {
         /// The file.
-        path: PathBuf,
+        path: Quoted,
         /// The catalog error.
         source: CatalogError,
     },
@@ -92,7 +93,7 @@ pub fn load_path_confined(
     if looks_like_json(&bytes) {
         if file.size() > MAX_CATALOG_BYTES {
             return Err(LoadError::from(FileError::TooLarge {
-                path: path.to_owned(),
+                path: path.into(),
                 size: file.size(),
                 limit: MAX_CATALOG_BYTES,
                 purpose: FileLimit::CATALOG.purpose,
@@ -100,14 +101,14 @@ pub fn load_path_confined(
         }
         file.read_more(&mut bytes, u64::MAX)?;
         let catalog = CatalogProvider::from_json(&bytes).map_err(|source| LoadError::Catalog {
-            path: path.to_owned(),
+            path: path.into(),
             source,
         })?;
         return Ok(Arc::new(catalog));
     }
     if bytes.is_empty() {
         return Err(LoadError::Binary {
-            path: path.to_owned(),
+            path: path.into(),
             source: ProviderError::Malformed {
                 reason: format!("{} is empty", path.display()),
             },
@@ -116,7 +117,7 @@ pub fn load_path_confined(
     file.read_more(&mut bytes, u64::MAX)?;
     let native = NativeProvider::from_bytes(file_label(path), bytes).map_err(|source| {
         LoadError::Binary {
-            path: path.to_owned(),
+            path: path.into(),
             source,
         }
     })?;

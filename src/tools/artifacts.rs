@@ -173,7 +173,7 @@ fn inventory_artifacts(
         (Some(kept), _) => kept,
         (None, Some(manifest_id)) if index > 0 => {
             return Err(ToolError::InventoryNotKept {
-                manifest_id: crate::text::cut(manifest_id),
+                manifest_id: manifest_id.into(),
             });
         }
         (None, _) => {
@@ -192,7 +192,7 @@ fn inventory_artifacts(
         .ok()
         .and_then(|index| inventory.page(index, size))
         .ok_or_else(|| ToolError::PageOutOfRange {
-            manifest_id: inventory.manifest_id().to_owned(),
+            manifest_id: inventory.manifest_id().into(),
             page: index,
             count: inventory.page_count(size),
         })?;
@@ -226,7 +226,7 @@ fn pages_of(pages: &[InventoryPage], manifest_id: &str) -> Result<Vec<InventoryP
         .collect();
     if selected.is_empty() {
         return Err(ToolError::NoInventory {
-            manifest_id: crate::text::cut(manifest_id),
+            manifest_id: manifest_id.into(),
             retained: manifest_ids(pages).into_iter().map(str::to_owned).collect(),
         });
     }

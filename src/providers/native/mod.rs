@@ -166,7 +166,7 @@ impl NativeProvider {
             .iter()
             .find(|document| document.info.name == name)
             .ok_or_else(|| ProviderError::UnknownDocument {
-                document: name.to_owned(),
+                document: name.into(),
             })
     }
 
@@ -427,7 +427,7 @@ impl Provider for NativeProvider {
             }
         }
         Err(ProviderError::Unmapped {
-            document: document.to_owned(),
+            document: document.into(),
             address,
         })
     }

@@ -12,6 +12,7 @@ use crate::session::Cancel;
 use crate::session::files::{
     CheckedDirectory, CheckedFile, Confinement, FileError, FileKind, FileLimit,
 };
+use crate::text::Quoted;
 
 /// A finished inventory of a directory or zip archive, held in memory; [`Inventory::page`]
 /// renders its pages.
@@ -40,7 +41,7 @@ impl Inventory {
         confinement: &Confinement,
         cancel: &Cancel,
     ) -> Result<Inventory, InventoryError> {
-        let label = || path.to_string_lossy().into_owned();
+        let label = || Quoted::path(path);
         match CheckedDirectory::open(path, confinement) {
             Ok(_) => Inventory::walk(path, limits, confinement, cancel),
             Err(FileError::NotRegular {
@@ -97,7 +98,7 @@ impl Inventory {
             CheckedFile::open(path, confinement, FileLimit::ARCHIVE).map_err(
                 |error| match error {
                     FileError::Open { source, .. } => InventoryError::Unreadable {
-                        path: label.clone(),
+                        path: label.as_str().into(),
                         source,
                     },
                     other => InventoryError::File(other),
@@ -200,11 +201,11 @@ impl Inventory {
 
 fn root_text(path: &Path) -> Result<String, InventoryError> {
     let text = path.to_str().ok_or_else(|| InventoryError::PathNotUtf8 {
-        path: path.to_string_lossy().into_owned(),
+        path: Quoted::path(path),
     })?;
     if text.is_empty() {
         return Err(InventoryError::Unreadable {
-            path: String::new(),
+            path: Quoted::default(),
             source: io::Error::new(io::ErrorKind::NotFound, "empty path"),
         });
     }
