@@ -79,6 +79,7 @@ mod tools {
     mod ledger;
     mod output_schemas;
     mod properties;
+    mod quoting;
 }
 
 /// Artifact inventories of directories and zip archives, their schema and comparisons.
@@ -117,6 +118,7 @@ mod mcp {
     mod completion;
     mod execution;
     mod prompts;
+    mod quoting;
     mod readme_workflow;
     mod request_errors;
     mod resource_bounds;
