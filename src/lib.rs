@@ -62,6 +62,9 @@
 //!   never changes it. Provider errors, time-outs and malformed output give an empty result.
 //! - **Prompts**: deterministic text; the text outside the data block depends only on which
 //!   arguments are present; no argument or suggestion grants permission.
+//! - **Quoting**: an error message (a tool error, a JSON-RPC error, a prompt error) quotes at
+//!   most [`text::QUOTED_CHARS`] (64) characters of anything a client sent, then `...`: the
+//!   error fields that hold caller text are [`text::Quoted`], which only exists cut.
 //! - **Unicode data**: see [the matching key](core#unicode-data) for the Unicode version of each backend crate; an
 //!   exhaustive test compares them to ICU4X over every scalar value.
 //!
@@ -117,9 +120,9 @@
 //!
 //! Each layer imports only its own layer and the layers below it, lowest first:
 //!
-//! 1. [`core`] and the private `text` helpers. The core is pure: it names no `std::io`,
-//!    `std::fs`, `std::time`, `std::thread`, `std::net`, `std::process`, `std::env`, `tokio`,
-//!    `serde_json` or `jsonrpsee`.
+//! 1. [`core`] and the [`text`] helpers (quoting caller text). The core is pure: it names no
+//!    `std::io`, `std::fs`, `std::time`, `std::thread`, `std::net`, `std::process`, `std::env`,
+//!    `tokio`, `serde_json` or `jsonrpsee`.
 //! 2. [`prompts`]: guided prompts and their registry.
 //! 3. [`session`]: the session and the [`session::Provider`] trait; it names no concrete
 //!    provider.
@@ -150,4 +153,4 @@ pub mod providers;
 pub mod session;
 pub mod tools;
 
-mod text;
+pub mod text;

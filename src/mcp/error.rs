@@ -3,12 +3,14 @@
 //! place its code and message are put on the wire.
 //!
 //! Messages quote what the client sent only through `crate::text::cut` (at most 64
-//! characters, then `...`), so no error echoes long input.
+//! characters, then `...`): text fields are [`Quoted`], JSON values are cut when shown, so no
+//! error echoes long input.
 
 use serde_json::{Value, json};
 
 use crate::core::MAX_VALUE_CHARS;
 use crate::prompts::{InvalidCursor, PromptError};
+use crate::text::Quoted;
 use crate::tools::UnknownTool;
 
 /// JSON-RPC error codes used on the wire.
@@ -156,7 +158,7 @@ pub enum RequestError {
     )]
     NotInitialized {
         /// The method sent.
-        method: String,
+        method: Quoted,
     },
     /// Every request slot and every place in the wait list is taken.
     #[error(
@@ -170,10 +172,10 @@ pub enum RequestError {
         waiting: usize,
     },
     /// No method of this name (or not yet: tools methods exist only with tools).
-    #[error("Method not found: {}", crate::text::cut(.method))]
+    #[error("Method not found: {method}")]
     MethodNotFound {
         /// The method sent.
-        method: String,
+        method: Quoted,
     },
     /// The params of a request are not a JSON object.
     #[error("Invalid params: the params of {method} must be a JSON object")]
@@ -221,13 +223,13 @@ pub enum RequestError {
         /// The field of arguments.
         field: &'static str,
         /// The key of the entry, as sent.
-        key: String,
+        key: Quoted,
     },
     /// A `tools/list` cursor (this server never issues one).
     #[error("Invalid params: invalid tools/list cursor {}", quoted(.cursor))]
     ToolsCursor {
         /// The cursor sent.
-        cursor: String,
+        cursor: Quoted,
     },
     /// A `prompts/list` cursor this server did not issue, or no longer can continue.
     #[error("Invalid params: {0}")]
@@ -247,7 +249,7 @@ pub enum RequestError {
     #[error("Invalid params: params.ref.type must be \"ref/prompt\", not {}", quoted(.found))]
     UnknownReference {
         /// The reference type sent.
-        found: String,
+        found: Quoted,
     },
     /// A completion value longer than [`MAX_VALUE_CHARS`].
     #[error(
@@ -257,9 +259,9 @@ pub enum RequestError {
     )]
     CompletionValueTooLong {
         /// The prompt.
-        prompt: String,
+        prompt: Quoted,
         /// The argument.
-        argument: String,
+        argument: Quoted,
         /// Length of the value, in Unicode scalar values.
         chars: usize,
     },
@@ -285,9 +287,9 @@ pub enum RequestError {
     },
 }
 
-/// Caller text as messages quote it: cut, then as a JSON string.
-fn quoted(text: &str) -> Value {
-    Value::String(crate::text::cut(text))
+/// Caller text as messages quote it: cut (it is [`Quoted`]), then as a JSON string.
+fn quoted(text: &Quoted) -> Value {
+    Value::String(text.to_string())
 }
 
 /// A caller's JSON value as messages quote it: its JSON text, cut.

@@ -115,7 +115,7 @@ fn list_tools(params: &Params<'_>, connection: &Connection) -> MethodResult {
     // The catalog is one page; this server never issues tools cursors.
     if let Some(cursor) = params::optional_str(&params, "params", "cursor")? {
         return Err(RequestError::ToolsCursor {
-            cursor: cursor.to_owned(),
+            cursor: cursor.into(),
         });
     }
     let tools: Vec<Value> = connection
@@ -215,7 +215,7 @@ impl CompletionRequest {
             "ref/resource" => return Err(RequestError::ResourceReference),
             other => {
                 return Err(RequestError::UnknownReference {
-                    found: other.to_owned(),
+                    found: other.into(),
                 });
             }
         }
@@ -230,8 +230,8 @@ impl CompletionRequest {
         let family = shared.registry().argument_family(prompt, argument_name)?;
         let prefix =
             Prefix::new(value).map_err(|too_long| RequestError::CompletionValueTooLong {
-                prompt: prompt.to_owned(),
-                argument: argument_name.to_owned(),
+                prompt: prompt.into(),
+                argument: argument_name.into(),
                 chars: too_long.chars,
             })?;
         Ok(CompletionRequest {

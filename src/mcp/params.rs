@@ -85,7 +85,7 @@ pub(crate) fn string_map(
                 _ => Err(RequestError::ArgumentNotString {
                     path,
                     field,
-                    key: key.clone(),
+                    key: key.into(),
                 }),
             })
             .collect(),

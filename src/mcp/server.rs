@@ -367,7 +367,7 @@ impl ConnectionLoop {
         let known = self.dispatcher.module.method(&request.method).is_some();
         if self.connection.version().is_none() && known && request.method != "ping" {
             let error = RequestError::NotInitialized {
-                method: request.method,
+                method: request.method.into(),
             };
             self.send(error.to_response(&request.id)).await;
             return;
@@ -562,7 +562,7 @@ impl Dispatcher {
     async fn run(&self, request: Request, cancel: Cancel) -> String {
         let Some(callback) = self.module.method(&request.method) else {
             return RequestError::MethodNotFound {
-                method: request.method,
+                method: request.method.into(),
             }
             .to_response(&request.id)
             .to_string();

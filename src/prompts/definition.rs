@@ -74,13 +74,13 @@ impl PromptDefinition {
         for argument in &self.arguments {
             if argument.name.is_empty() {
                 return Err(DefinitionError::EmptyArgumentName {
-                    prompt: self.name.clone(),
+                    prompt: self.name.as_str().into(),
                 });
             }
             if !seen.insert(argument.name.as_str()) {
                 return Err(DefinitionError::DuplicateArgument {
-                    prompt: self.name.clone(),
-                    argument: argument.name.clone(),
+                    prompt: self.name.as_str().into(),
+                    argument: argument.name.as_str().into(),
                 });
             }
         }

@@ -10,9 +10,10 @@ use serde::Serialize;
 use super::availability::ToolAvailability;
 use super::builtin::builtin_prompts;
 use super::definition::{PromptDefinition, PromptListing};
-use super::error::{DefinitionError, PromptError, Quoted};
+use super::error::{DefinitionError, PromptError};
 use super::render::{RenderedPrompt, render};
 use crate::core::Family;
+use crate::text::Quoted;
 
 /// Page size of `prompts/list` when the server has no reason to pick another: large enough
 /// that the six built-in prompts (and a few dozen of an integrator's) come in one page.
@@ -66,10 +67,10 @@ pub struct PromptPage<'a> {
 /// A `prompts/list` cursor this registry did not issue, or one whose position no longer
 /// exists (the prompt it continues after was removed). The client should list from the start.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid prompts/list cursor {}", Quoted(.cursor))]
+#[error("invalid prompts/list cursor {cursor:?}")]
 pub struct InvalidCursor {
     /// The cursor as sent.
-    pub cursor: String,
+    pub cursor: Quoted,
 }
 
 impl PromptRegistry {
@@ -159,7 +160,7 @@ impl PromptRegistry {
         let start = match cursor {
             None => 0,
             Some(cursor) => self.cursor_start(cursor).ok_or_else(|| InvalidCursor {
-                cursor: cursor.to_owned(),
+                cursor: cursor.into(),
             })?,
         };
         let end = start
@@ -186,8 +187,8 @@ impl PromptRegistry {
         def.argument(argument)
             .map(|found| found.family)
             .ok_or_else(|| PromptError::UnknownArgument {
-                prompt: prompt.to_owned(),
-                argument: argument.to_owned(),
+                prompt: prompt.into(),
+                argument: argument.into(),
             })
     }
 
@@ -203,7 +204,7 @@ impl PromptRegistry {
 
     fn require(&self, name: &str) -> Result<&PromptDefinition, PromptError> {
         self.get(name).ok_or_else(|| PromptError::UnknownPrompt {
-            prompt: name.to_owned(),
+            prompt: name.into(),
         })
     }
 

@@ -126,8 +126,8 @@ fn check_arguments(
 ) -> Result<(), PromptError> {
     if let Some(unknown) = arguments.keys().find(|name| def.argument(name).is_none()) {
         return Err(PromptError::UnknownArgument {
-            prompt: def.name.clone(),
-            argument: unknown.clone(),
+            prompt: def.name.as_str().into(),
+            argument: unknown.into(),
         });
     }
     if let Some(missing) = def
@@ -136,14 +136,14 @@ fn check_arguments(
         .find(|argument| argument.required && !arguments.contains_key(&argument.name))
     {
         return Err(PromptError::MissingArgument {
-            prompt: def.name.clone(),
-            argument: missing.name.clone(),
+            prompt: def.name.as_str().into(),
+            argument: missing.name.as_str().into(),
         });
     }
     if let Some((name, value)) = arguments.iter().find(|(_, value)| is_over_long(value)) {
         return Err(PromptError::ValueTooLong {
-            prompt: def.name.clone(),
-            argument: name.clone(),
+            prompt: def.name.as_str().into(),
+            argument: name.into(),
             chars: value.chars().count(),
         });
     }

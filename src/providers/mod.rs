@@ -14,6 +14,7 @@ use self::catalog::{CatalogError, CatalogProvider, MAX_CATALOG_BYTES};
 use self::native::{NativeProvider, file_label};
 use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
 use crate::session::{Cancel, Opened, Provider, ProviderError, Session, SessionError};
+use crate::text::Quoted;
 
 /// Why [`open_path`] could not open a file as a binary session.
 #[derive(Debug, thiserror::Error)]
@@ -66,18 +67,18 @@ pub enum LoadError {
     #[error(transparent)]
     File(#[from] FileError),
     /// The file is not a binary the native provider can read.
-    #[error("cannot open {} as a binary: {source}", path.display())]
+    #[error("cannot open {path} as a binary: {source}")]
     Binary {
         /// The file.
-        path: PathBuf,
+        path: Quoted,
         /// The native provider's error.
         source: ProviderError,
     },
     /// The file looks like a catalog (JSON) but is not a valid one.
-    #[error("cannot load {} as a catalog: {source}", path.display())]
+    #[error("cannot load {path} as a catalog: {source}")]
     Catalog {
         /// The file.
-        path: PathBuf,
+        path: Quoted,
         /// The catalog error.
         source: CatalogError,
     },
@@ -111,13 +112,14 @@ fn load_located(path: &Path, confinement: &Confinement) -> Result<Located, LoadE
 
 /// Loads an opened, checked file (see [`load_path_confined`]).
 fn load_checked(mut file: CheckedFile) -> Result<Arc<dyn Provider>, LoadError> {
-    let path = &file.path().to_owned();
+    let path_buf = file.path().to_owned();
+    let path = path_buf.as_path();
     let mut bytes = Vec::new();
     file.read_more(&mut bytes, SNIFF_BYTES)?;
     if looks_like_json(&bytes) {
         if file.size() > MAX_CATALOG_BYTES {
             return Err(LoadError::from(FileError::TooLarge {
-                path: path.to_owned(),
+                path: path.into(),
                 size: file.size(),
                 limit: MAX_CATALOG_BYTES,
                 purpose: FileLimit::CATALOG.purpose,
@@ -125,14 +127,14 @@ fn load_checked(mut file: CheckedFile) -> Result<Arc<dyn Provider>, LoadError> {
         }
         file.read_more(&mut bytes, u64::MAX)?;
         let catalog = CatalogProvider::from_json(&bytes).map_err(|source| LoadError::Catalog {
-            path: path.to_owned(),
+            path: path.into(),
             source,
         })?;
         return Ok(Arc::new(catalog));
     }
     if bytes.is_empty() {
         return Err(LoadError::Binary {
-            path: path.to_owned(),
+            path: path.into(),
             source: ProviderError::Malformed {
                 reason: format!("{} is empty", path.display()),
             },
@@ -141,7 +143,7 @@ fn load_checked(mut file: CheckedFile) -> Result<Arc<dyn Provider>, LoadError> {
     file.read_more(&mut bytes, u64::MAX)?;
     let native = NativeProvider::from_bytes(file_label(path), bytes).map_err(|source| {
         LoadError::Binary {
-            path: path.to_owned(),
+            path: path.into(),
             source,
         }
     })?;

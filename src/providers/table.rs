@@ -238,7 +238,7 @@ impl ProcedureTable {
             .and_then(|digits| digits.parse::<usize>().ok())
             .filter(|&start| start < self.records.len())
             .ok_or_else(|| ProviderError::InvalidCursor {
-                cursor: crate::text::cut(text),
+                cursor: text.into(),
             })
     }
 
@@ -261,7 +261,7 @@ impl ProcedureTable {
             .binary_search_by_key(&address, |record| record.address)
             .map(|index| self.records[index].info())
             .map_err(|_| ProviderError::NoProcedure {
-                document: document.to_owned(),
+                document: document.into(),
                 address,
             })
     }

@@ -31,8 +31,8 @@ pub struct Address(u64);
     "{text:?} is not an address: expected `0x` followed by 1 to 16 lowercase hexadecimal digits"
 )]
 pub struct AddressError {
-    /// The rejected text, cut to at most 64 characters.
-    pub text: String,
+    /// The rejected text.
+    pub text: crate::text::Quoted,
 }
 
 impl Address {
@@ -43,9 +43,7 @@ impl Address {
 
     /// Parses `0x` followed by 1 to 16 lowercase hexadecimal digits.
     pub fn parse(text: &str) -> Result<Address, AddressError> {
-        let invalid = || AddressError {
-            text: crate::text::cut(text),
-        };
+        let invalid = || AddressError { text: text.into() };
         let digits = text.strip_prefix("0x").ok_or_else(invalid)?;
         let lowercase_hex = digits
             .bytes()

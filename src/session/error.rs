@@ -3,9 +3,11 @@
 use super::address::Address;
 use super::evidence::EvidenceIdError;
 use super::provider::ProviderError;
+use crate::text::Quoted;
 
 /// Why a session operation failed. Messages name the offending provider, document, procedure
-/// or Evidence ID and are meant to be shown to the agent as they are.
+/// or Evidence ID and are meant to be shown to the agent as they are; every name a caller may
+/// have sent is held as [`Quoted`] (cut to 64 characters).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SessionError {
@@ -19,7 +21,7 @@ pub enum SessionError {
     )]
     OutsideRoots {
         /// The open binary's label (its path as given), cut to 64 characters.
-        label: String,
+        label: Quoted,
     },
     /// The request was cancelled before it committed; nothing changed.
     #[error("the request was cancelled before it changed anything")]
@@ -34,19 +36,19 @@ pub enum SessionError {
     #[error("provider {id:?} is declared twice")]
     DuplicateProvider {
         /// The repeated identity.
-        id: String,
+        id: Quoted,
     },
     /// A provider identity is empty or longer than the value bound.
     #[error("provider identity {id:?} must be 1 to 4096 characters long")]
     InvalidProviderId {
-        /// The rejected identity, cut to 64 characters.
-        id: String,
+        /// The rejected identity.
+        id: Quoted,
     },
     /// The named provider is not declared by the open binary session.
     #[error("provider {id:?} is not declared in this session (declared: {})", declared.join(", "))]
     UnknownProvider {
         /// The requested identity.
-        id: String,
+        id: Quoted,
         /// The declared identities.
         declared: Vec<String>,
     },
@@ -56,7 +58,7 @@ pub enum SessionError {
         /// The provider asked.
         provider: String,
         /// The requested document.
-        document: String,
+        document: Quoted,
     },
     /// The call needs a document and none was given or is current.
     #[error("no document was given and no document is current")]
@@ -77,9 +79,9 @@ pub enum SessionError {
     #[error("no procedure named {name:?} in document {document:?}")]
     UnknownProcedure {
         /// The requested name.
-        name: String,
+        name: Quoted,
         /// The document searched.
-        document: String,
+        document: Quoted,
     },
     /// The name belongs to several procedures.
     #[error(
@@ -88,9 +90,9 @@ pub enum SessionError {
     )]
     AmbiguousProcedure {
         /// The requested name.
-        name: String,
+        name: Quoted,
         /// The document searched.
-        document: String,
+        document: Quoted,
         /// Addresses of procedures with that name, in address order.
         candidates: Vec<Address>,
         /// Whether further procedures with that name exist beyond `candidates`.
@@ -103,7 +105,7 @@ pub enum SessionError {
     #[error("no Evidence with ID {id:?} is retained in this session")]
     UnknownEvidence {
         /// The requested ID.
-        id: String,
+        id: Quoted,
     },
 }
 

@@ -27,8 +27,8 @@ pub struct EvidenceId(String);
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{text:?} is not an Evidence ID: expected `ev-` followed by twelve digits")]
 pub struct EvidenceIdError {
-    /// The rejected text, cut to at most 64 characters.
-    pub text: String,
+    /// The rejected text.
+    pub text: crate::text::Quoted,
 }
 
 impl EvidenceId {
@@ -45,9 +45,7 @@ impl EvidenceId {
         if valid {
             Ok(EvidenceId(text.to_owned()))
         } else {
-            Err(EvidenceIdError {
-                text: crate::text::cut(text),
-            })
+            Err(EvidenceIdError { text: text.into() })
         }
     }
 

@@ -54,6 +54,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 
+use crate::text::Quoted;
+
 /// Largest binary read into memory by the native provider: 1 GiB.
 pub const MAX_BINARY_BYTES: u64 = 1 << 30;
 
@@ -161,44 +163,42 @@ impl fmt::Display for OwnStream {
     }
 }
 
-/// Why a file was not opened or read. Every message names the path as the caller gave it.
+/// Why a file was not opened or read. Every message names the path as the caller gave it, cut
+/// to 64 characters ([`Quoted`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FileError {
     /// The system refused to open it (missing, permissions, ...).
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {path}: {source}")]
     Open {
         /// The path as given.
-        path: PathBuf,
+        path: Quoted,
         /// What the system said.
         source: io::Error,
     },
     /// It is not a regular file (or, where a directory was wanted, not a directory).
-    #[error("{} is {kind}, not {wanted}, so it is not opened", path.display())]
+    #[error("{path} is {kind}, not {wanted}, so it is not opened")]
     NotRegular {
         /// The path as given.
-        path: PathBuf,
+        path: Quoted,
         /// What it is.
         kind: FileKind,
         /// What was wanted ("a regular file" or "a directory").
         wanted: &'static str,
     },
     /// It is this server's own standard input, output or error.
-    #[error("{} is this server's own {stream}; it is never read", path.display())]
+    #[error("{path} is this server's own {stream}; it is never read")]
     OwnStream {
         /// The path as given.
-        path: PathBuf,
+        path: Quoted,
         /// Which stream.
         stream: OwnStream,
     },
     /// It is larger than the bound for this use.
-    #[error(
-        "{} is {size} bytes, over the limit of {limit} bytes for {purpose}",
-        path.display()
-    )]
+    #[error("{path} is {size} bytes, over the limit of {limit} bytes for {purpose}")]
     TooLarge {
         /// The path as given.
-        path: PathBuf,
+        path: Quoted,
         /// Its size.
         size: u64,
         /// The bound.
@@ -208,47 +208,59 @@ pub enum FileError {
     },
     /// It lies outside every allowed root.
     #[error(
-        "{} is outside the allowed roots ({}); only files below them may be opened",
-        path.display(),
+        "{path} is outside the allowed roots ({}); only files below them may be opened",
         list_roots(roots)
     )]
     OutsideRoots {
         /// The path as given.
-        path: PathBuf,
+        path: Quoted,
         /// The allowed roots.
         roots: Vec<PathBuf>,
     },
     /// The path the descriptor names could not be found, so confinement cannot be checked.
-    #[error("cannot tell where {} really is, so it is refused under the allowed roots: {source}", path.display())]
+    #[error(
+        "cannot tell where {path} really is, so it is refused under the allowed roots: {source}"
+    )]
     Unlocatable {
         /// The path as given.
-        path: PathBuf,
+        path: Quoted,
         /// What the system said.
         source: io::Error,
     },
     /// Reading failed.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {path}: {source}")]
     Read {
         /// The path as given.
-        path: PathBuf,
+        path: Quoted,
         /// What the system said.
         source: io::Error,
     },
     /// An allowed root could not be resolved.
-    #[error("cannot use {} as an allowed root: {source}", path.display())]
+    #[error("cannot use {path} as an allowed root: {source}")]
     BadRoot {
         /// The root as given.
-        path: PathBuf,
+        path: Quoted,
         /// What the system said.
         source: io::Error,
     },
 }
 
+/// Most roots an [`FileError::OutsideRoots`] message lists (a client declares the roots).
+const LISTED_ROOTS: usize = 8;
+
+/// The roots as a message lists them: each cut like caller text, at most [`LISTED_ROOTS`].
 fn list_roots(roots: &[PathBuf]) -> String {
     if roots.is_empty() {
         return "none".to_owned();
     }
-    let names: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    let mut names: Vec<String> = roots
+        .iter()
+        .take(LISTED_ROOTS)
+        .map(|root| Quoted::path(root).to_string())
+        .collect();
+    if roots.len() > LISTED_ROOTS {
+        names.push(format!("and {} more", roots.len() - LISTED_ROOTS));
+    }
     names.join(", ")
 }
 
@@ -275,7 +287,7 @@ impl Confinement {
         for root in roots {
             let root = root.as_ref();
             let canonical = std::fs::canonicalize(root).map_err(|source| FileError::BadRoot {
-                path: root.to_owned(),
+                path: root.into(),
                 source,
             })?;
             if !resolved.contains(&canonical) {
@@ -333,14 +345,14 @@ impl Confinement {
             return Ok(());
         };
         let real = real_path(fd).map_err(|source| FileError::Unlocatable {
-            path: path.to_owned(),
+            path: path.into(),
             source,
         })?;
         if self.allows(&real) {
             Ok(())
         } else {
             Err(FileError::OutsideRoots {
-                path: path.to_owned(),
+                path: path.into(),
                 roots: roots.clone(),
             })
         }
@@ -388,14 +400,14 @@ fn open_error(path: &Path, error: rustix::io::Errno, wanted: &'static str) -> Fi
         let kind = FileKind::of(&stat);
         if !matches!(kind, FileKind::Regular | FileKind::Directory) {
             return FileError::NotRegular {
-                path: path.to_owned(),
+                path: path.into(),
                 kind,
                 wanted,
             };
         }
     }
     FileError::Open {
-        path: path.to_owned(),
+        path: path.into(),
         source: error.into(),
     }
 }
@@ -442,13 +454,13 @@ impl CheckedFile {
         .map_err(|error| {
             if error == rustix::io::Errno::LOOP {
                 FileError::NotRegular {
-                    path: path.to_owned(),
+                    path: path.into(),
                     kind: FileKind::Symlink,
                     wanted: "a regular file",
                 }
             } else {
                 FileError::Open {
-                    path: path.to_owned(),
+                    path: path.into(),
                     source: error.into(),
                 }
             }
@@ -458,24 +470,27 @@ impl CheckedFile {
 
     fn check(fd: OwnedFd, path: PathBuf, limit: FileLimit) -> Result<CheckedFile, FileError> {
         let stat = rustix::fs::fstat(&fd).map_err(|error| FileError::Open {
-            path: path.clone(),
+            path: path.as_path().into(),
             source: error.into(),
         })?;
         let kind = FileKind::of(&stat);
         if kind != FileKind::Regular {
             return Err(FileError::NotRegular {
-                path,
+                path: path.as_path().into(),
                 kind,
                 wanted: "a regular file",
             });
         }
         if let Some(stream) = own_stream(&stat) {
-            return Err(FileError::OwnStream { path, stream });
+            return Err(FileError::OwnStream {
+                path: path.as_path().into(),
+                stream,
+            });
         }
         let size = u64::try_from(stat.st_size).unwrap_or(0);
         if size > limit.bytes {
             return Err(FileError::TooLarge {
-                path,
+                path: path.as_path().into(),
                 size,
                 limit: limit.bytes,
                 purpose: limit.purpose,
@@ -520,7 +535,7 @@ impl CheckedFile {
             .take(left)
             .read_to_end(bytes)
             .map_err(|source| FileError::Read {
-                path: self.path.clone(),
+                path: self.path.as_path().into(),
                 source,
             })?;
         Ok(bytes.len() - before)
@@ -554,7 +569,7 @@ impl CheckedDirectory {
                     let kind =
                         rustix::fs::stat(path).map_or(FileKind::Unknown, |s| FileKind::of(&s));
                     FileError::NotRegular {
-                        path: path.to_owned(),
+                        path: path.into(),
                         kind,
                         wanted: "a directory",
                     }

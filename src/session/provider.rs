@@ -1,13 +1,13 @@
 //! The provider trait: what a source of documents and procedures offers the session.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::address::Address;
 use crate::core::ProcedurePage;
+use crate::text::Quoted;
 
 pub use super::code::{
     AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, Disassembly,
@@ -447,7 +447,8 @@ impl ReadLength {
     }
 }
 
-/// Why a provider operation failed.
+/// Why a provider operation failed. Names a caller may have sent (documents, cursors, paths)
+/// are held as [`Quoted`], cut to 64 characters.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProviderError {
@@ -458,13 +459,13 @@ pub enum ProviderError {
     #[error("no document named {document:?}")]
     UnknownDocument {
         /// The requested document name.
-        document: String,
+        document: Quoted,
     },
     /// No procedure starts at this address.
     #[error("no procedure starts at {address} in document {document:?}")]
     NoProcedure {
         /// The document searched.
-        document: String,
+        document: Quoted,
         /// The requested address.
         address: Address,
     },
@@ -472,7 +473,7 @@ pub enum ProviderError {
     #[error("address {address} is not backed by file bytes in document {document:?}")]
     Unmapped {
         /// The document searched.
-        document: String,
+        document: Quoted,
         /// The requested address.
         address: Address,
     },
@@ -480,7 +481,7 @@ pub enum ProviderError {
     #[error("cursor {cursor:?} is not valid for this listing")]
     InvalidCursor {
         /// The rejected cursor.
-        cursor: String,
+        cursor: Quoted,
     },
     /// An argument is out of range.
     #[error("argument {argument:?} is invalid: {reason}")]
@@ -497,10 +498,10 @@ pub enum ProviderError {
         reason: String,
     },
     /// Reading a file failed.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {path}: {source}")]
     Io {
         /// The file.
-        path: PathBuf,
+        path: Quoted,
         /// The I/O error.
         source: std::io::Error,
     },
@@ -514,7 +515,7 @@ pub enum ProviderError {
     )]
     UnsupportedArchitecture {
         /// The document.
-        document: String,
+        document: Quoted,
         /// Its architecture.
         architecture: String,
     },
@@ -568,7 +569,7 @@ pub enum ProviderError {
 ///         limit: usize,
 ///     ) -> Result<ProcedurePage, ProviderError> {
 ///         if document != "app" {
-///             return Err(ProviderError::UnknownDocument { document: document.to_owned() });
+///             return Err(ProviderError::UnknownDocument { document: document.into() });
 ///         }
 ///         // The cursor is opaque to callers; here it is the index of the next entry.
 ///         let start = match cursor {
@@ -577,7 +578,7 @@ pub enum ProviderError {
 ///                 .parse::<usize>()
 ///                 .ok()
 ///                 .filter(|&start| start <= self.procedures.len())
-///                 .ok_or_else(|| ProviderError::InvalidCursor { cursor: text.to_owned() })?,
+///                 .ok_or_else(|| ProviderError::InvalidCursor { cursor: text.into() })?,
 ///         };
 ///         let end = self.procedures.len().min(start + limit.max(1));
 ///         Ok(ProcedurePage {

@@ -118,13 +118,13 @@ impl Target {
         }
         match addresses.as_slice() {
             [] => Err(SessionError::UnknownProcedure {
-                name: procedure.to_owned(),
-                document: document.to_owned(),
+                name: procedure.into(),
+                document: document.into(),
             }),
             [address] if !more => Ok(*address),
             _ => Err(SessionError::AmbiguousProcedure {
-                name: procedure.to_owned(),
-                document: document.to_owned(),
+                name: procedure.into(),
+                document: document.into(),
                 candidates: addresses,
                 more,
             }),

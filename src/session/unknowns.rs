@@ -40,6 +40,7 @@ use serde::Serialize;
 
 use super::cancel::{Cancel, Cancelled};
 use crate::core::MAX_VALUE_CHARS;
+use crate::text::Quoted;
 
 /// Longest question, in Unicode scalar values.
 pub const MAX_QUESTION_CHARS: usize = 4_096;
@@ -239,8 +240,8 @@ pub enum UnknownError {
     /// No record has this ID (never registered, or cleared with its session).
     #[error("no residual unknown has ID {id:?}")]
     NotFound {
-        /// The ID asked for, cut to 64 characters.
-        id: String,
+        /// The ID asked for.
+        id: Quoted,
     },
     /// The ID names an older revision; only heads can be refined or resolved.
     #[error("residual unknown {id} was refined; use its current head {head}")]
@@ -278,8 +279,8 @@ pub enum UnknownError {
     MissingEvidence {
         /// The ID asked for.
         id: UnknownId,
-        /// The IDs not found, in the order given, each cut to 64 characters.
-        missing: Vec<String>,
+        /// The IDs not found, in the order given.
+        missing: Vec<Quoted>,
     },
     /// The registry holds [`MAX_UNKNOWN_RECORDS`] records already.
     #[error("the registry holds {limit} residual unknowns already; resolve or close the session")]
@@ -292,7 +293,7 @@ pub enum UnknownError {
     Cancelled(#[from] Cancelled),
 }
 
-fn quote_all(ids: &[String]) -> String {
+fn quote_all(ids: &[Quoted]) -> String {
     ids.iter()
         .map(|id| format!("{id:?}"))
         .collect::<Vec<_>>()
@@ -396,10 +397,10 @@ impl UnknownRegistry {
         if let Some(note) = &draft.note {
             check_text("note", note, MAX_NOTE_CHARS)?;
         }
-        let missing: Vec<String> = evidence
+        let missing: Vec<Quoted> = evidence
             .iter()
             .filter(|cited| !ledger.contains_evidence(cited))
-            .map(|cited| crate::text::cut(cited))
+            .map(|cited| Quoted::new(cited))
             .collect();
         if !missing.is_empty() {
             return Err(UnknownError::MissingEvidence { id: head, missing });
@@ -421,9 +422,9 @@ impl UnknownRegistry {
 
     /// The chain of revisions ending at `id`, oldest first.
     pub fn history(&self, id: &str) -> Result<Vec<&Unknown>, UnknownError> {
-        let mut record = self.get(id).ok_or_else(|| UnknownError::NotFound {
-            id: crate::text::cut(id),
-        })?;
+        let mut record = self
+            .get(id)
+            .ok_or_else(|| UnknownError::NotFound { id: id.into() })?;
         let mut chain = vec![record];
         while let Some(previous) = record.revises.as_ref().and_then(|p| self.records.get(p)) {
             chain.push(previous);
@@ -435,9 +436,9 @@ impl UnknownRegistry {
 
     /// The head of the chain `id` belongs to.
     pub fn head_of(&self, id: &str) -> Result<&Unknown, UnknownError> {
-        let mut record = self.get(id).ok_or_else(|| UnknownError::NotFound {
-            id: crate::text::cut(id),
-        })?;
+        let mut record = self
+            .get(id)
+            .ok_or_else(|| UnknownError::NotFound { id: id.into() })?;
         while let Some(next) = record
             .superseded_by
             .as_ref()
@@ -497,9 +498,9 @@ impl UnknownRegistry {
 
     /// The ID of `id`'s record if it is an open head.
     fn open_head(&self, id: &str) -> Result<UnknownId, UnknownError> {
-        let record = self.get(id).ok_or_else(|| UnknownError::NotFound {
-            id: crate::text::cut(id),
-        })?;
+        let record = self
+            .get(id)
+            .ok_or_else(|| UnknownError::NotFound { id: id.into() })?;
         match record.status {
             UnknownStatus::Open => Ok(record.id.clone()),
             UnknownStatus::Resolved => Err(UnknownError::AlreadyResolved {

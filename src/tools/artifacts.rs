@@ -172,9 +172,9 @@ fn inventory_artifacts(
     let kept = match session.kept_inventory(manifest_id, path) {
         KeptWalk::OtherRoot(walked) => {
             return Err(ToolError::InventoryOfAnotherRoot {
-                manifest_id: crate::text::cut(manifest_id.unwrap_or_default()),
-                path: crate::text::cut(path),
-                walked: crate::text::cut(&walked),
+                manifest_id: manifest_id.unwrap_or_default().into(),
+                path: path.into(),
+                walked: walked.as_str().into(),
             });
         }
         KeptWalk::Kept(kept) if index > 0 => Some(kept),
@@ -184,7 +184,7 @@ fn inventory_artifacts(
         (Some(kept), _) => kept,
         (None, Some(manifest_id)) if index > 0 => {
             return Err(ToolError::InventoryNotKept {
-                manifest_id: crate::text::cut(manifest_id),
+                manifest_id: manifest_id.into(),
             });
         }
         (None, _) => {
@@ -203,7 +203,7 @@ fn inventory_artifacts(
         .ok()
         .and_then(|index| inventory.page(index, size))
         .ok_or_else(|| ToolError::PageOutOfRange {
-            manifest_id: inventory.manifest_id().to_owned(),
+            manifest_id: inventory.manifest_id().into(),
             page: index,
             count: inventory.page_count(size),
         })?;
@@ -237,7 +237,7 @@ fn pages_of(pages: &[InventoryPage], manifest_id: &str) -> Result<Vec<InventoryP
         .collect();
     if selected.is_empty() {
         return Err(ToolError::NoInventory {
-            manifest_id: crate::text::cut(manifest_id),
+            manifest_id: manifest_id.into(),
             retained: manifest_ids(pages).into_iter().map(str::to_owned).collect(),
         });
     }

@@ -289,7 +289,7 @@ fn document_cursor(cursor: &str, total: usize) -> Result<usize, ToolError> {
         Ok(start) if start > 0 && start < total && start.to_string() == cursor => Ok(start),
         _ => Err(ToolError::InvalidCursor {
             tool: "list_documents",
-            cursor: crate::text::cut(cursor),
+            cursor: cursor.into(),
         }),
     }
 }

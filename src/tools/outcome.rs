@@ -9,6 +9,7 @@ use crate::session::claims::ClaimError;
 use crate::session::inventory::{CompareError, InventoryError, PageSizeError};
 use crate::session::unknowns::UnknownError;
 use crate::session::{Operation, SessionError};
+use crate::text::Quoted;
 
 /// The key of the Evidence ID in the structured result of an observing tool.
 pub const EVIDENCE_ID_FIELD: &str = "evidence_id";
@@ -19,15 +20,13 @@ pub const EVIDENCE_ID_FIELD: &str = "evidence_id";
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown tool {name:?}: tools/list names the available tools")]
 pub struct UnknownTool {
-    /// The requested name, cut to 64 characters.
-    pub name: String,
+    /// The requested name.
+    pub name: Quoted,
 }
 
 impl UnknownTool {
     pub(crate) fn new(name: &str) -> UnknownTool {
-        UnknownTool {
-            name: crate::text::cut(name),
-        }
+        UnknownTool { name: name.into() }
     }
 }
 
@@ -73,7 +72,7 @@ pub enum ToolError {
     )]
     PageOutOfRange {
         /// The inventory's manifest ID.
-        manifest_id: String,
+        manifest_id: Quoted,
         /// The page asked for.
         page: u64,
         /// Number of pages.
@@ -85,8 +84,8 @@ pub enum ToolError {
          few, until the binary is closed); ask for page 0 again without manifest_id"
     )]
     InventoryNotKept {
-        /// The manifest ID asked for, cut to 64 characters.
-        manifest_id: String,
+        /// The manifest ID asked for.
+        manifest_id: Quoted,
     },
     /// `manifest_id` names a kept walk of another root than `path`: the two arguments do not
     /// name one walk.
@@ -97,11 +96,11 @@ pub enum ToolError {
     )]
     InventoryOfAnotherRoot {
         /// The manifest ID asked for, cut to 64 characters.
-        manifest_id: String,
+        manifest_id: Quoted,
         /// The path asked for, cut to 64 characters.
-        path: String,
+        path: Quoted,
         /// The root of the kept walk with that manifest ID, cut to 64 characters.
-        walked: String,
+        walked: Quoted,
     },
     /// No retained inventory page has this manifest ID.
     #[error(
@@ -110,8 +109,8 @@ pub enum ToolError {
         if retained.is_empty() { "none".to_owned() } else { retained.join(", ") }
     )]
     NoInventory {
-        /// The manifest ID asked for, cut to 64 characters.
-        manifest_id: String,
+        /// The manifest ID asked for.
+        manifest_id: Quoted,
         /// Manifest IDs of the retained inventories.
         retained: Vec<String>,
     },
@@ -142,7 +141,7 @@ pub enum ToolError {
         /// The tool.
         tool: &'static str,
         /// The cursor sent, cut to 64 characters.
-        cursor: String,
+        cursor: Quoted,
     },
     /// The request was cancelled before the call committed; nothing was recorded.
     #[error("{tool} was cancelled before it committed; nothing was recorded")]

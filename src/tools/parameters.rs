@@ -6,6 +6,7 @@ use serde_json::{Map, Number, Value, json};
 
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{Address, EvidenceId};
+use crate::text::Quoted;
 
 /// One parameter of a tool.
 pub(crate) struct Parameter {
@@ -85,7 +86,8 @@ pub(crate) fn input_schema(parameters: &[Parameter]) -> Value {
     })
 }
 
-/// Why the arguments of a tool call were rejected. Messages name the tool and the argument.
+/// Why the arguments of a tool call were rejected. Messages name the tool and the argument;
+/// what the caller sent is quoted as [`Quoted`] (at most 64 characters).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ArgumentError {
@@ -94,8 +96,8 @@ pub enum ArgumentError {
     Unknown {
         /// The tool.
         tool: &'static str,
-        /// The rejected name, cut to 64 characters.
-        argument: String,
+        /// The rejected name.
+        argument: Quoted,
         /// The tool's parameter names.
         accepted: Vec<&'static str>,
     },
@@ -162,8 +164,8 @@ pub enum ArgumentError {
         argument: &'static str,
         /// The accepted values.
         options: &'static [&'static str],
-        /// The value given, cut to 64 characters.
-        found: String,
+        /// The value given.
+        found: Quoted,
     },
     /// None, or more than one, of arguments that exclude each other was given.
     #[error("{tool} needs exactly one of the arguments {}", quoted_list(arguments))]
@@ -248,7 +250,7 @@ impl<'a> Arguments<'a> {
         {
             return Err(ArgumentError::Unknown {
                 tool,
-                argument: crate::text::cut(unknown),
+                argument: unknown.into(),
                 accepted: parameters.iter().map(|p| p.name).collect(),
             });
         }
@@ -713,7 +715,7 @@ fn check_value(
                         tool,
                         argument,
                         options,
-                        found: crate::text::cut(text),
+                        found: text.into(),
                     });
                 }
                 Kind::Text => {

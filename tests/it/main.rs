@@ -80,6 +80,7 @@ mod tools {
     mod ledger;
     mod output_schemas;
     mod properties;
+    mod quoting;
 }
 
 /// Artifact inventories of directories and zip archives, their schema and comparisons.
@@ -120,6 +121,7 @@ mod mcp {
     mod execution;
     mod prompts;
     mod protocol_edges;
+    mod quoting;
     mod readme_workflow;
     mod request_errors;
     mod resource_bounds;

@@ -87,7 +87,7 @@ impl CatalogProvider {
         let documents: Vec<Document> = catalog.documents.into_iter().map(document).collect();
         let names = DocumentNames::new(documents.iter().map(|d| d.info.name.clone()).collect())
             .map_err(|error| CatalogError::Field {
-                field: "/documents".to_owned(),
+                field: "/documents".into(),
                 message: error.to_string(),
             })?;
         Ok(CatalogProvider { documents, names })
@@ -98,7 +98,7 @@ impl CatalogProvider {
             .iter()
             .find(|document| document.info.name == name)
             .ok_or_else(|| ProviderError::UnknownDocument {
-                document: name.to_owned(),
+                document: name.into(),
             })
     }
 }

@@ -37,7 +37,7 @@ pub enum CatalogError {
     #[error("catalog field {field} is invalid: {message}")]
     Field {
         /// JSON pointer to the field (`/` for the whole document).
-        field: String,
+        field: crate::text::Quoted,
         /// What is wrong.
         message: String,
     },
@@ -49,7 +49,7 @@ pub enum CatalogError {
     },
 }
 
-/// Longest message kept from the schema validator, which quotes offending values whole.
+/// Longest message kept; what it quotes of the catalog is cut to 64 characters first.
 const MAX_MESSAGE_CHARS: usize = 200;
 
 fn field(pointer: &str, message: impl Into<String>) -> CatalogError {
@@ -59,11 +59,7 @@ fn field(pointer: &str, message: impl Into<String>) -> CatalogError {
         message.push_str("...");
     }
     CatalogError::Field {
-        field: if pointer.is_empty() {
-            "/".to_owned()
-        } else {
-            pointer.to_owned()
-        },
+        field: if pointer.is_empty() { "/" } else { pointer }.into(),
         message,
     }
 }
@@ -118,7 +114,10 @@ pub(crate) fn parse_catalog(text: &[u8]) -> Result<Catalog, CatalogError> {
         message: error.to_string(),
     })?;
     if let Some(error) = validator()?.iter_errors(&value).next() {
-        return Err(field(error.instance_path().as_str(), error.to_string()));
+        return Err(field(
+            error.instance_path().as_str(),
+            crate::session::schemas::message(&error),
+        ));
     }
     let documents = items(&value, "/documents")
         .map(|(pointer, document)| read_document(document, &pointer))
@@ -130,7 +129,7 @@ pub(crate) fn parse_catalog(text: &[u8]) -> Result<Catalog, CatalogError> {
                 &format!("/documents/{index}/name"),
                 format!(
                     "document name {:?} repeats /documents/{first}/name",
-                    document.name
+                    crate::text::Quoted::new(&document.name)
                 ),
             ));
         }

@@ -82,7 +82,7 @@ pub(crate) fn page(
             .and_then(|digits| digits.parse::<usize>().ok())
             .filter(|&start| start < imports.len())
             .ok_or_else(|| ProviderError::InvalidCursor {
-                cursor: text.chars().take(64).collect(),
+                cursor: text.into(),
             })?,
     };
     let end = imports.len().min(start + limit.min(PROCEDURE_PAGE_SIZE));

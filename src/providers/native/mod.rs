@@ -167,7 +167,7 @@ impl NativeProvider {
             .iter()
             .find(|document| document.info.name == name)
             .ok_or_else(|| ProviderError::UnknownDocument {
-                document: name.to_owned(),
+                document: name.into(),
             })
     }
 
@@ -428,7 +428,7 @@ impl Provider for NativeProvider {
             }
         }
         Err(ProviderError::Unmapped {
-            document: document.to_owned(),
+            document: document.into(),
             address,
         })
     }

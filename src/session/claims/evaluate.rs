@@ -10,6 +10,7 @@ use super::sightings::{
 use super::{Claim, EvidenceRecordView, ProcedureRef, Verdict, VerdictStatus};
 use crate::session::capture::{CAPTURE_OPERATION, CaptureExit, Stream, ValidCapture};
 use crate::session::inventory::ExecutableFormat;
+use crate::text::Quoted;
 
 /// Evaluates each claim against `evidence` (the retained records, in ledger order) and nothing
 /// else; one verdict per claim, in claim order.
@@ -154,7 +155,7 @@ impl<'a> Context<'a, '_> {
             ProcedureRef::Name(_) => call.names.is_empty(),
         };
         let in_document = match document {
-            Some(document) => format!(" in {document:?}"),
+            Some(document) => format!(" in {:?}", Quoted::new(document)),
             None => String::new(),
         };
         let complete: Vec<_> = views.iter().filter(|view| view.complete).collect();
@@ -227,22 +228,24 @@ impl<'a> Context<'a, '_> {
     /// The verdict when no record shows the procedure: contradicted by a complete listing,
     /// else unverified.
     fn procedure_absent(&self, document: &str, address: u64) -> Finding {
+        let quoted_document = Quoted::new(document);
         match complete_listing(self.evidence, document) {
             Some(listing) if !listing.addresses.contains(&address) => Finding::new(
                 VerdictStatus::Contradicted,
                 listing.evidence.iter().copied(),
                 format!(
-                    "a complete list_procedures listing of {document:?} ({} pages) has no procedure at {address:#x}",
+                    "a complete list_procedures listing of {quoted_document:?} ({} pages) has no procedure at {address:#x}",
                     listing.evidence.len()
                 ),
             ),
             _ => Finding::unverified(format!(
-                "no retained Evidence shows a procedure at {address:#x} in {document:?}"
+                "no retained Evidence shows a procedure at {address:#x} in {quoted_document:?}"
             )),
         }
     }
 
     fn procedure_exists(&self, document: &str, address: u64) -> Finding {
+        let quoted_document = Quoted::new(document);
         let seen = self.procedures_at(document, address);
         if seen.is_empty() {
             return self.procedure_absent(document, address);
@@ -250,11 +253,13 @@ impl<'a> Context<'a, '_> {
         Finding::new(
             VerdictStatus::Supported,
             seen.iter().map(|sighting| sighting.evidence),
-            format!("retained Evidence shows a procedure at {address:#x} in {document:?}"),
+            format!("retained Evidence shows a procedure at {address:#x} in {quoted_document:?}"),
         )
     }
 
     fn procedure_named(&self, document: &str, address: u64, name: &str) -> Finding {
+        let quoted_document = Quoted::new(document);
+        let quoted_name = Quoted::new(name);
         let seen = self.procedures_at(document, address);
         let contradicting: Vec<_> = seen
             .iter()
@@ -265,7 +270,7 @@ impl<'a> Context<'a, '_> {
                 VerdictStatus::Contradicted,
                 contradicting.iter().map(|sighting| sighting.evidence),
                 format!(
-                    "retained Evidence knows the procedure at {address:#x} in {document:?} as {}, not {name:?}",
+                    "retained Evidence knows the procedure at {address:#x} in {quoted_document:?} as {}, not {quoted_name:?}",
                     quoted_names(&first.names)
                 ),
             );
@@ -276,7 +281,7 @@ impl<'a> Context<'a, '_> {
                 VerdictStatus::Supported,
                 supporting.iter().map(|sighting| sighting.evidence),
                 format!(
-                    "retained Evidence gives the procedure at {address:#x} in {document:?} the name {name:?}"
+                    "retained Evidence gives the procedure at {address:#x} in {quoted_document:?} the name {quoted_name:?}"
                 ),
             );
         }
@@ -287,12 +292,13 @@ impl<'a> Context<'a, '_> {
             VerdictStatus::Unverified,
             seen.iter().map(|sighting| sighting.evidence),
             format!(
-                "retained Evidence shows a procedure at {address:#x} in {document:?} but no name that settles the claim"
+                "retained Evidence shows a procedure at {address:#x} in {quoted_document:?} but no name that settles the claim"
             ),
         )
     }
 
     fn bytes_equal(&self, document: &str, address: u64, claimed: &[u8]) -> Finding {
+        let quoted_document = Quoted::new(document);
         let start = u128::from(address);
         let end = start + claimed.len() as u128;
         let mut covered = vec![false; claimed.len()];
@@ -329,7 +335,7 @@ impl<'a> Context<'a, '_> {
                 VerdictStatus::Contradicted,
                 contradicting,
                 format!(
-                    "retained read_bytes Evidence shows {seen:02x} at {at:#x} in {document:?}, not {said:02x}"
+                    "retained read_bytes Evidence shows {seen:02x} at {at:#x} in {quoted_document:?}, not {said:02x}"
                 ),
             )
         } else if known == claimed.len() {
@@ -337,7 +343,7 @@ impl<'a> Context<'a, '_> {
                 VerdictStatus::Supported,
                 supporting,
                 format!(
-                    "retained read_bytes Evidence shows the {} bytes at {address:#x} in {document:?}",
+                    "retained read_bytes Evidence shows the {} bytes at {address:#x} in {quoted_document:?}",
                     claimed.len()
                 ),
             )
@@ -346,13 +352,13 @@ impl<'a> Context<'a, '_> {
                 VerdictStatus::Unverified,
                 supporting,
                 format!(
-                    "retained read_bytes Evidence covers {known} of the {} bytes at {address:#x} in {document:?}",
+                    "retained read_bytes Evidence covers {known} of the {} bytes at {address:#x} in {quoted_document:?}",
                     claimed.len()
                 ),
             )
         } else {
             Finding::unverified(format!(
-                "no retained read_bytes Evidence covers {address:#x} in {document:?}"
+                "no retained read_bytes Evidence covers {address:#x} in {quoted_document:?}"
             ))
         }
     }
@@ -406,7 +412,8 @@ impl<'a> Context<'a, '_> {
     fn capture(&self, id: &str) -> Result<ValidCapture<'a>, Finding> {
         let Some(record) = self.evidence.iter().find(|record| record.id == id) else {
             return Err(Finding::unverified(format!(
-                "Evidence {id:?} is not among the retained records"
+                "Evidence {:?} is not among the retained records",
+                Quoted::new(id)
             )));
         };
         if record.operation != CAPTURE_OPERATION {

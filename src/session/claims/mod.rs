@@ -228,11 +228,11 @@ pub enum ProcedureRef {
 }
 
 impl std::fmt::Display for ProcedureRef {
-    /// An address as `0x1000`, a name quoted as `"main"`.
+    /// An address as `0x1000`, a name quoted as `"main"` (cut to 64 characters).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ProcedureRef::Address(address) => write!(f, "{address:#x}"),
-            ProcedureRef::Name(name) => write!(f, "{name:?}"),
+            ProcedureRef::Name(name) => write!(f, "{:?}", crate::text::Quoted::new(name)),
         }
     }
 }
@@ -307,8 +307,8 @@ pub enum ClaimError {
     Malformed {
         /// The claim's position, from 0.
         index: usize,
-        /// The field, cut to 64 characters.
-        field: String,
+        /// The field.
+        field: crate::text::Quoted,
         /// What is wrong.
         problem: String,
     },

@@ -115,7 +115,7 @@ impl Fields<'_> {
     fn malformed(&self, field: &str, problem: impl Into<String>) -> ClaimError {
         ClaimError::Malformed {
             index: self.index,
-            field: crate::text::cut(field),
+            field: field.into(),
             problem: problem.into(),
         }
     }

@@ -40,12 +40,12 @@ pub(super) fn read_zip<R: Read + Seek>(
     collector: &mut Collector<'_>,
 ) -> Result<(), InventoryError> {
     let not_a_zip = |error: zip::result::ZipError| InventoryError::NotAZip {
-        path: collector.root_path().to_owned(),
+        path: collector.root_path().into(),
         reason: error.to_string(),
     };
     let mut archive = ZipArchive::new(reader).map_err(not_a_zip)?;
     let not_a_zip = |error: zip::result::ZipError| InventoryError::NotAZip {
-        path: collector.root_path().to_owned(),
+        path: collector.root_path().into(),
         reason: error.to_string(),
     };
     if archive.len() > collector.limits.max_entries {

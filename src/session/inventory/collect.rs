@@ -12,6 +12,7 @@ use crate::session::Cancel;
 use crate::session::files::{
     CheckedDirectory, CheckedFile, Confinement, FileError, FileKind, FileLimit,
 };
+use crate::text::Quoted;
 
 /// A finished inventory of a directory or zip archive, held in memory; [`Inventory::page`]
 /// renders its pages.
@@ -42,7 +43,7 @@ impl Inventory {
         confinement: &Confinement,
         cancel: &Cancel,
     ) -> Result<Inventory, InventoryError> {
-        let label = || path.to_string_lossy().into_owned();
+        let label = || Quoted::path(path);
         match CheckedDirectory::open(path, confinement) {
             Ok(_) => Inventory::walk(path, limits, confinement, cancel),
             Err(FileError::NotRegular {
@@ -99,7 +100,7 @@ impl Inventory {
             CheckedFile::open(path, confinement, FileLimit::ARCHIVE).map_err(
                 |error| match error {
                     FileError::Open { source, .. } => InventoryError::Unreadable {
-                        path: label.clone(),
+                        path: label.as_str().into(),
                         source,
                     },
                     other => InventoryError::File(other),
@@ -114,7 +115,7 @@ impl Inventory {
         // Entries are checked by their CRC; the archive as a whole by its stamp, so that no
         // inventory mixes entries of two states of the file.
         let opened = Stamp::of(&file).map_err(|source| InventoryError::Unreadable {
-            path: root.path.clone(),
+            path: root.path.as_str().into(),
             source,
         })?;
         let mut reader = io::BufReader::new(file);
@@ -214,11 +215,11 @@ impl Inventory {
 
 fn root_text(path: &Path) -> Result<String, InventoryError> {
     let text = path.to_str().ok_or_else(|| InventoryError::PathNotUtf8 {
-        path: path.to_string_lossy().into_owned(),
+        path: Quoted::path(path),
     })?;
     if text.is_empty() {
         return Err(InventoryError::Unreadable {
-            path: String::new(),
+            path: Quoted::default(),
             source: io::Error::new(io::ErrorKind::NotFound, "empty path"),
         });
     }

@@ -139,12 +139,12 @@ impl<'a> Collector<'a> {
     pub(super) fn check_progress(&self) -> Result<(), InventoryError> {
         if self.cancel.is_cancelled() {
             return Err(InventoryError::Cancelled {
-                path: self.root_path.clone(),
+                path: self.root_path.as_str().into(),
             });
         }
         if self.started.elapsed() > MAX_INVENTORY_DURATION {
             return Err(InventoryError::TimedOut {
-                path: self.root_path.clone(),
+                path: self.root_path.as_str().into(),
                 seconds: MAX_INVENTORY_DURATION.as_secs(),
             });
         }
@@ -153,7 +153,7 @@ impl<'a> Collector<'a> {
 
     pub(super) fn too_many_entries(&self) -> InventoryError {
         InventoryError::TooManyEntries {
-            path: self.root_path.clone(),
+            path: self.root_path.as_str().into(),
             limit: self.limits.max_entries,
         }
     }
@@ -207,7 +207,7 @@ impl<'a> Collector<'a> {
             self.bytes_hashed += as_u64(read);
             if self.bytes_hashed > self.limits.max_total_bytes {
                 return Err(InventoryError::TooManyBytes {
-                    path: self.root_path.clone(),
+                    path: self.root_path.as_str().into(),
                     limit: self.limits.max_total_bytes,
                 });
             }

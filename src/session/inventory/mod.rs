@@ -99,6 +99,8 @@ mod walk;
 
 use std::io;
 
+use crate::text::Quoted;
+
 pub use collect::Inventory;
 pub use compare::{ChangedOccurrence, CompareError, InventoryDiff, Side, compare_inventories};
 pub use format::detect_format;
@@ -189,14 +191,15 @@ pub struct PageSizeError {
     pub size: usize,
 }
 
-/// Why an inventory could not be made.
+/// Why an inventory could not be made. The root is named as given, cut to 64 characters
+/// ([`Quoted`]).
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryError {
     /// The root cannot be opened or read.
     #[error("cannot read {path:?}: {source}")]
     Unreadable {
         /// The root as given.
-        path: String,
+        path: Quoted,
         /// What the system said.
         source: io::Error,
     },
@@ -204,25 +207,25 @@ pub enum InventoryError {
     #[error("the path {path:?} is not valid UTF-8")]
     PathNotUtf8 {
         /// The root, lossily decoded.
-        path: String,
+        path: Quoted,
     },
     /// A directory inventory was asked of something that is not a directory.
     #[error("{path:?} is not a directory")]
     NotADirectory {
         /// The root as given.
-        path: String,
+        path: Quoted,
     },
     /// The root is neither a directory nor a regular file.
     #[error("{path:?} is neither a directory nor a zip archive")]
     UnsupportedRoot {
         /// The root as given.
-        path: String,
+        path: Quoted,
     },
     /// The archive is not a zip archive the reader understands.
     #[error("{path:?} is not a readable zip archive: {reason}")]
     NotAZip {
         /// The root as given.
-        path: String,
+        path: Quoted,
         /// What the zip reader said.
         reason: String,
     },
@@ -230,7 +233,7 @@ pub enum InventoryError {
     #[error("{path:?} holds more entries than the limit of {limit}; inventory a smaller tree")]
     TooManyEntries {
         /// The root as given.
-        path: String,
+        path: Quoted,
         /// The bound.
         limit: usize,
     },
@@ -242,7 +245,7 @@ pub enum InventoryError {
     #[error("the inventory of {path:?} was cancelled before it finished; nothing was retained")]
     Cancelled {
         /// The root as given.
-        path: String,
+        path: Quoted,
     },
     /// The inventory ran longer than [`MAX_INVENTORY_DURATION`].
     #[error(
@@ -251,7 +254,7 @@ pub enum InventoryError {
     )]
     TimedOut {
         /// The root as given.
-        path: String,
+        path: Quoted,
         /// The bound, in seconds.
         seconds: u64,
     },
@@ -271,7 +274,7 @@ pub enum InventoryError {
     )]
     TooManyBytes {
         /// The root as given.
-        path: String,
+        path: Quoted,
         /// The bound.
         limit: u64,
     },

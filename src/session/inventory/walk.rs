@@ -19,6 +19,7 @@ use super::{InventoryError, MAX_PATH_CHARS};
 use crate::session::files::{
     CheckedDirectory, CheckedFile, Confinement, FileError, FileKind, FileLimit,
 };
+use crate::text::Quoted;
 
 /// A directory waiting to be read: its parent's handle and its name there.
 struct Pending {
@@ -38,7 +39,7 @@ pub(super) fn walk(
     confinement: &Confinement,
     collector: &mut Collector<'_>,
 ) -> Result<(), InventoryError> {
-    let label = || root.to_string_lossy().into_owned();
+    let label = || Quoted::path(root);
     let top = CheckedDirectory::open(root, confinement).map_err(|error| match error {
         FileError::NotRegular { .. } => InventoryError::NotADirectory { path: label() },
         FileError::Open { source, .. } => InventoryError::Unreadable {

@@ -9,9 +9,11 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use jsonschema::Validator;
 use jsonschema::error::ValidationErrorKind;
+use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
+
+use crate::text::{QUOTED_CHARS, Quoted};
 
 /// JSON Schema of one artifact inventory page, version 1.
 pub const ARTIFACT_INVENTORY_V1: &str = include_str!("artifact-inventory-v1.schema.json");
@@ -25,20 +27,19 @@ pub const PUBLISHED: [(&str, &str); 2] = [
     ("process-capture-v4.schema.json", PROCESS_CAPTURE_V4),
 ];
 
-/// Longest validator message kept in a [`SchemaViolation`], in characters; messages can quote
-/// the offending value, which may be large.
+/// Longest validator message kept in a [`SchemaViolation`], in characters. What a message
+/// quotes of the document (a value, a property name) is cut by the one rule for caller text
+/// first (`crate::text::cut`, 64 characters); this bounds the whole.
 const MESSAGE_CHARS: usize = 300;
-
-/// Longest offending value quoted in a validator message, in characters of its JSON text.
-const QUOTED_VALUE_CHARS: usize = 80;
 
 /// The first place where a document breaks its schema (or a rule the schema cannot express).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaViolation {
     /// JSON Pointer to the offending value in the document; empty for the document itself.
-    /// Quoted as all caller text is (see `crate::text::cut`): a long key never comes back whole.
-    pub pointer: String,
-    /// What is wrong, at most 300 characters.
+    /// Quoted as all caller text is ([`Quoted`]): a long key never comes back whole.
+    pub pointer: Quoted,
+    /// What is wrong, at most 300 characters; it quotes at most 64 characters of any value or
+    /// property name of the document.
     pub message: String,
 }
 
@@ -51,7 +52,7 @@ impl SchemaViolation {
         }
         SchemaViolation {
             // A pointer names the caller's keys, which may be of any length.
-            pointer: crate::text::cut(&pointer.into()),
+            pointer: Quoted::from(Into::<String>::into(pointer)),
             message: kept,
         }
     }
@@ -99,26 +100,16 @@ impl CompiledSchema {
             .validator
             .validate(document)
             .map_err(|error| {
-                // Quote the offending value only when it is short; the pointer locates it anyway.
-                let short = serde_json::to_string(error.instance().as_ref())
-                    .is_ok_and(|text| text.chars().count() <= QUOTED_VALUE_CHARS);
-                let mut message = if short {
-                    error.to_string()
-                } else {
-                    error.masked_with("the value").to_string()
-                };
+                let mut message = message(&error);
                 // Combinator messages do not say what was wanted; the schema's description does.
                 if let ValidationErrorKind::AnyOf { .. }
                 | ValidationErrorKind::OneOfNotValid { .. }
                 | ValidationErrorKind::OneOfMultipleValid { .. }
                 | ValidationErrorKind::Not { .. } = error.kind()
-                {
-                    message = error.masked_with("the value").to_string();
-                    if let Some(description) =
+                    && let Some(description) =
                         self.description_of_keyword(error.schema_path().as_str())
-                    {
-                        message = format!("{message}: {description}");
-                    }
+                {
+                    message = format!("{message}: {description}");
                 }
                 SchemaViolation::new(error.instance_path().as_str(), message)
             })
@@ -149,9 +140,119 @@ impl CompiledSchema {
     }
 }
 
+/// A validator message that quotes at most [`QUOTED_CHARS`] characters of what the document
+/// holds: the offending value only when its JSON text is that short (else "the value"), and
+/// each property name it lists cut.
+pub(crate) fn message(error: &ValidationError<'_>) -> String {
+    let listed = |what: &str, names: &[String]| {
+        let quoted: Vec<String> = names
+            .iter()
+            .map(|name| format!("'{}'", Quoted::new(name)))
+            .collect();
+        let verb = if names.len() == 1 { "was" } else { "were" };
+        format!(
+            "{what} are not allowed ({} {verb} unexpected)",
+            quoted.join(", ")
+        )
+    };
+    match error.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            listed("Additional properties", unexpected)
+        }
+        ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            listed("Unevaluated properties", unexpected)
+        }
+        ValidationErrorKind::UnevaluatedItems { unexpected } => {
+            listed("Unevaluated items", unexpected)
+        }
+        ValidationErrorKind::PropertyNames { error: name } => {
+            let shown = name
+                .instance()
+                .as_str()
+                .map_or_else(|| Quoted::new(&name.instance().to_string()), Quoted::new);
+            format!(
+                "the property name {shown:?} is invalid: {}",
+                name.masked_with("it")
+            )
+        }
+        // Combinators name the whole value; the description added by the caller says more.
+        ValidationErrorKind::AnyOf { .. }
+        | ValidationErrorKind::OneOfNotValid { .. }
+        | ValidationErrorKind::OneOfMultipleValid { .. }
+        | ValidationErrorKind::Not { .. } => error.masked_with("the value").to_string(),
+        _ => {
+            let short = serde_json::to_string(error.instance().as_ref())
+                .is_ok_and(|text| text.chars().nth(QUOTED_CHARS).is_none());
+            if short {
+                error.to_string()
+            } else {
+                error.masked_with("the value").to_string()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::SchemaViolation;
+    use serde_json::{Map, Value, json};
+
+    use super::{SchemaViolation, message};
+    use crate::text::QUOTED_CHARS;
+
+    /// The message of the first violation of `schema` by `document`.
+    fn message_for(schema: &Value, document: &Value) -> String {
+        let validator = jsonschema::validator_for(schema).unwrap();
+        message(&validator.validate(document).unwrap_err())
+    }
+
+    /// The longest run of `x` in `text`.
+    fn longest_run(text: &str) -> usize {
+        text.split(|c| c != 'x').map(str::len).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn messages_quote_at_most_64_characters_of_a_name_or_value() {
+        let long = "x".repeat(4096);
+        let mut keyed = Map::new();
+        keyed.insert(long.clone(), json!(1));
+        let keyed = Value::Object(keyed);
+        let cases = [
+            (json!({"additionalProperties": false}), keyed.clone()),
+            (
+                json!({"properties": {"a": true}, "additionalProperties": false}),
+                keyed.clone(),
+            ),
+            (json!({"unevaluatedProperties": false}), keyed.clone()),
+            (json!({"propertyNames": {"maxLength": 8}}), keyed),
+            (
+                json!({"prefixItems": [true], "unevaluatedItems": false}),
+                json!([1, long]),
+            ),
+            (json!({"type": "integer"}), json!(long)),
+            (json!({"enum": ["a"]}), json!(long)),
+            (json!({"maxLength": 8}), json!(long)),
+        ];
+        for (schema, document) in cases {
+            let shown = message_for(&schema, &document);
+            assert!(longest_run(&shown) <= QUOTED_CHARS, "{schema}: {shown}");
+        }
+        let short = message_for(
+            &json!({"properties": {"a": true}, "additionalProperties": false}),
+            &json!({"extra": 1}),
+        );
+        assert_eq!(
+            short,
+            "Additional properties are not allowed ('extra' was unexpected)"
+        );
+        let named = message_for(
+            &json!({"propertyNames": {"maxLength": 2}}),
+            &json!({"abc": 1}),
+        );
+        assert!(
+            named.starts_with("the property name \"abc\" is invalid: "),
+            "{named}"
+        );
+    }
 
     #[test]
     fn a_huge_key_in_the_pointer_is_cut() {

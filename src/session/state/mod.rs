@@ -95,7 +95,7 @@ impl Binary {
             .iter()
             .position(|provider| provider.id() == id)
             .ok_or_else(|| SessionError::UnknownProvider {
-                id: id.to_owned(),
+                id: id.into(),
                 declared: self.provider_ids(),
             })
     }
@@ -202,7 +202,7 @@ impl Session {
             check_provider_id(provider.id())?;
             if providers[..index].iter().any(|p| p.id() == provider.id()) {
                 return Err(SessionError::DuplicateProvider {
-                    id: provider.id().to_owned(),
+                    id: provider.id().into(),
                 });
             }
         }
@@ -257,7 +257,7 @@ impl Session {
         let binary = state.binary.as_mut().ok_or(SessionError::NotOpen)?;
         if binary.providers.iter().any(|p| p.id() == provider.id()) {
             return Err(SessionError::DuplicateProvider {
-                id: provider.id().to_owned(),
+                id: provider.id().into(),
             });
         }
         binary.providers.push(provider);
@@ -370,7 +370,7 @@ impl Session {
         if !documents.iter().any(|d| d.name == document) {
             return Err(SessionError::UnknownDocument {
                 provider: target.provider_id().to_owned(),
-                document: document.to_owned(),
+                document: document.into(),
             });
         }
         let mut state = self.lock();
@@ -421,7 +421,9 @@ impl Session {
         self.lock()
             .ledger
             .get(id.as_str())
-            .ok_or_else(|| SessionError::UnknownEvidence { id: id.to_string() })
+            .ok_or_else(|| SessionError::UnknownEvidence {
+                id: id.as_str().into(),
+            })
     }
 
     /// A page of at most `limit` records (at least 1), oldest first, starting after the record
@@ -463,7 +465,7 @@ impl State {
         let binary = self.binary.as_ref().ok_or(SessionError::NotOpen)?;
         match &binary.origin {
             Some(origin) if !self.confinement.allows(origin) => Err(SessionError::OutsideRoots {
-                label: crate::text::cut(&binary.label),
+                label: binary.label.as_str().into(),
             }),
             _ => Ok(binary),
         }
@@ -484,9 +486,7 @@ impl State {
 
 fn check_provider_id(id: &str) -> Result<(), SessionError> {
     if id.is_empty() || id.chars().nth(MAX_VALUE_CHARS).is_some() {
-        return Err(SessionError::InvalidProviderId {
-            id: crate::text::cut(id),
-        });
+        return Err(SessionError::InvalidProviderId { id: id.into() });
     }
     Ok(())
 }

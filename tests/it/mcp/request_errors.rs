@@ -44,12 +44,16 @@ fn every_variant() -> Vec<RequestError> {
         RequestError::BatchNotAccepted,
         RequestError::BatchTooLong { limit: 32 },
         RequestError::InitializeInBatch,
-        RequestError::NotInitialized { method: long() },
+        RequestError::NotInitialized {
+            method: long().into(),
+        },
         RequestError::Busy {
             in_flight: 16,
             waiting: 64,
         },
-        RequestError::MethodNotFound { method: long() },
+        RequestError::MethodNotFound {
+            method: long().into(),
+        },
         RequestError::ParamsNotObject {
             method: "prompts/get",
         },
@@ -72,23 +76,25 @@ fn every_variant() -> Vec<RequestError> {
         RequestError::ArgumentNotString {
             path: "params.context",
             field: "arguments",
-            key: long(),
+            key: long().into(),
         },
-        RequestError::ToolsCursor { cursor: long() },
-        RequestError::from(InvalidCursor {
-            cursor: "7".to_owned(),
-        }),
+        RequestError::ToolsCursor {
+            cursor: long().into(),
+        },
+        RequestError::from(InvalidCursor { cursor: "7".into() }),
         RequestError::from(UnknownTool {
-            name: "open_everything".to_owned(),
+            name: "open_everything".into(),
         }),
         RequestError::from(PromptError::UnknownPrompt {
-            prompt: "investigate_everything".to_owned(),
+            prompt: "investigate_everything".into(),
         }),
         RequestError::ResourceReference,
-        RequestError::UnknownReference { found: long() },
+        RequestError::UnknownReference {
+            found: long().into(),
+        },
         RequestError::CompletionValueTooLong {
-            prompt: "trace_crash".to_owned(),
-            argument: long(),
+            prompt: "trace_crash".into(),
+            argument: long().into(),
             chars: 4_097,
         },
         RequestError::NoWorker,
@@ -128,13 +134,13 @@ proptest! {
     #[test]
     fn caller_text_is_always_cut(text in "\\PC{0,300}") {
         let quoting = [
-            RequestError::MethodNotFound { method: text.clone() },
-            RequestError::ToolsCursor { cursor: text.clone() },
-            RequestError::UnknownReference { found: text.clone() },
-            RequestError::ArgumentNotString { path: "params", field: "arguments", key: text.clone() },
+            RequestError::MethodNotFound { method: text.clone().into() },
+            RequestError::ToolsCursor { cursor: text.clone().into() },
+            RequestError::UnknownReference { found: text.clone().into() },
+            RequestError::ArgumentNotString { path: "params", field: "arguments", key: text.clone().into() },
             RequestError::CompletionValueTooLong {
-                prompt: text.clone(),
-                argument: text.clone(),
+                prompt: text.clone().into(),
+                argument: text.clone().into(),
                 chars: 5_000,
             },
             RequestError::DuplicateId { id: Value::String(text.clone()) },

@@ -47,7 +47,12 @@ fn unknown_prompt() {
 fn unknown_prompt_with_a_hostile_name_is_escaped_and_bounded() {
     let name = format!("x\n\"`\u{2028}{}", "y".repeat(10_000));
     let error = render_error(&name, &args(&[]));
-    assert_eq!(error, PromptError::UnknownPrompt { prompt: name });
+    assert_eq!(
+        error,
+        PromptError::UnknownPrompt {
+            prompt: name.into()
+        }
+    );
     snapshot!("unknown_prompt_hostile_name", error.to_string());
 }
 

@@ -235,9 +235,7 @@ fn invalid_cursors_are_errors() {
     for bad in ["", "garbage", "after.zz", "after.6e6f7065", &upper] {
         assert_eq!(
             registry.page(Some(bad), size(2)),
-            Err(InvalidCursor {
-                cursor: bad.to_owned()
-            }),
+            Err(InvalidCursor { cursor: bad.into() }),
             "{bad:?}"
         );
     }
@@ -246,7 +244,7 @@ fn invalid_cursors_are_errors() {
     assert_eq!(
         registry.page(Some(&cursor), size(2)),
         Err(InvalidCursor {
-            cursor: cursor.clone()
+            cursor: cursor.clone().into()
         })
     );
 }

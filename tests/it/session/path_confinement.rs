@@ -175,3 +175,21 @@ fn messages_that_need_a_broken_system_to_happen() {
     ];
     snapshot("rare_messages", &messages.join("\n"));
 }
+
+#[test]
+fn a_refusal_lists_at_most_eight_roots_each_cut_like_caller_text() {
+    use rea::session::files::FileError;
+    // A client declares its roots: long ones, and many.
+    let root = |index: usize| std::path::PathBuf::from(format!("/{}{index}", "r".repeat(300)));
+    let error = FileError::OutsideRoots {
+        path: "/some/file".into(),
+        roots: (0..10).map(root).collect(),
+    };
+    let message = error.to_string();
+    assert!(!message.contains(&"r".repeat(65)), "{message}");
+    assert_eq!(message.matches("rrr...").count(), 8, "{message}");
+    assert!(
+        message.contains("..., and 2 more); only files below them may be opened"),
+        "{message}"
+    );
+}

@@ -4,6 +4,7 @@
 //! helpers. The fuzz targets include [`fuzz_checks`] and [`prompt_contract`] by path, and the
 //! `procedures` benchmark includes [`fixtures`], so those stay self-contained.
 
+pub mod caller_text;
 pub mod capture;
 pub mod client;
 pub mod code;

@@ -143,8 +143,8 @@ pub fn expected_error(
     let prompt = def.name.clone();
     if let Some(name) = arguments.keys().find(|name| def.argument(name).is_none()) {
         return Some(PromptError::UnknownArgument {
-            prompt,
-            argument: name.clone(),
+            prompt: prompt.into(),
+            argument: name.clone().into(),
         });
     }
     if let Some(argument) = def
@@ -153,15 +153,15 @@ pub fn expected_error(
         .find(|a| a.required && !arguments.contains_key(&a.name))
     {
         return Some(PromptError::MissingArgument {
-            prompt,
-            argument: argument.name.clone(),
+            prompt: prompt.into(),
+            argument: argument.name.clone().into(),
         });
     }
     arguments.iter().find_map(|(name, value)| {
         let chars = value.chars().count();
         (chars > MAX_PROMPT_VALUE_CHARS).then(|| PromptError::ValueTooLong {
-            prompt: prompt.clone(),
-            argument: name.clone(),
+            prompt: prompt.clone().into(),
+            argument: name.clone().into(),
             chars,
         })
     })

@@ -127,7 +127,7 @@ fn resolve_needs_evidence_the_ledger_holds() {
         missing,
         UnknownError::MissingEvidence {
             id: id.clone(),
-            missing: vec!["ev-404".to_owned(), "ev-405".to_owned()]
+            missing: vec!["ev-404".into(), "ev-405".into()]
         }
     );
     // Failed calls change nothing.

@@ -25,7 +25,7 @@ impl Analysis {
     fn isa(&self, document: &str) -> Result<Isa, ProviderError> {
         self.isa
             .ok_or_else(|| ProviderError::UnsupportedArchitecture {
-                document: document.to_owned(),
+                document: document.into(),
                 architecture: self.architecture.clone(),
             })
     }
@@ -76,7 +76,7 @@ impl Analysis {
             CodeScope::Procedure(address) => {
                 let procedure = self.procedure_at(address.value()).ok_or_else(|| {
                     ProviderError::NoProcedure {
-                        document: document.to_owned(),
+                        document: document.into(),
                         address,
                     }
                 })?;
@@ -99,7 +99,7 @@ impl Analysis {
         let (bytes, _) = input
             .bytes_at(start)
             .ok_or_else(|| ProviderError::Unmapped {
-                document: document.to_owned(),
+                document: document.into(),
                 address: Address::new(start),
             })?;
         let end = end.min(start.saturating_add(bytes.len() as u64));
@@ -257,7 +257,7 @@ impl Analysis {
         let found =
             self.procedure_at(procedure.value())
                 .ok_or_else(|| ProviderError::NoProcedure {
-                    document: document.to_owned(),
+                    document: document.into(),
                     address: procedure,
                 })?;
         let origin = |index: &u32| self.references[*index as usize].from;
@@ -340,7 +340,7 @@ fn parse_address_cursor(text: &str) -> Option<u64> {
 
 fn invalid_cursor(text: &str) -> ProviderError {
     ProviderError::InvalidCursor {
-        cursor: text.chars().take(64).collect(),
+        cursor: text.into(),
     }
 }
 
