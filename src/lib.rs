@@ -75,7 +75,8 @@
 //! - **Threads**: stdin and stdout each have a dedicated thread; two async workers; tool calls
 //!   run on a fixed pool of [`mcp::TOOL_THREADS`] (4) threads, completion requests that must
 //!   call a provider on [`mcp::COMPLETION_THREADS`] (2), and those provider calls on
-//!   [`session::PROVIDER_THREADS`] (2); pools start on first use and never grow. At most 16
+//!   [`session::PROVIDER_THREADS`] (2), files are loaded on one [`providers::loader`] thread;
+//!   pools start on first use and never grow. At most 16
 //!   threads in all (checked from `/proc` by the test suite). A completion whose candidates
 //!   are at hand (the session's own stores, or tables a provider holds in memory:
 //!   [`session::Provider::ready_document_names`], [`session::Provider::ready_discovery`]) is
@@ -93,6 +94,11 @@
 //!   messages; the rest are answered with `-32600`.
 //! - **Input**: lines over [`mcp::ShellConfig::max_line_bytes`] (4 MiB) are skipped without
 //!   being buffered.
+//! - **Memory** is bounded by what the process holds, measured with `VmHWM` by the suite: a
+//!   file is recognised from its first 4 KiB before it is read whole; loads run one at a time;
+//!   a catalog costs at most about 2.7 times its size while it opens and 1.5 times once open
+//!   ([`providers::catalog`]); the Evidence ledger's cap counts the memory its records occupy
+//!   ([`session::record_cost`]).
 //! - **Providers**: a completion's provider calls are bounded by
 //!   [`session::SourceConfig::provider_timeout`]; a provider whose call overran gets no new
 //!   calls until that call returns (its completions answer empty at once).

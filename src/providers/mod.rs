@@ -4,6 +4,7 @@
 //! the [`Provider`] trait, never these providers.
 
 pub mod catalog;
+pub mod loader;
 pub mod native;
 mod table;
 
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use self::catalog::{CatalogError, CatalogProvider, MAX_CATALOG_BYTES};
 use self::native::{NativeProvider, file_label};
 use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
-use crate::session::{Cancel, Opened, Provider, ProviderError, Session, SessionError};
+use crate::session::{Cancel, Cancelled, Opened, Provider, ProviderError, Session, SessionError};
 use crate::text::Quoted;
 
 /// Why [`open_path`] could not open a file as a binary session.
@@ -42,7 +43,10 @@ pub fn open_path_unless(
     path: &Path,
     cancel: &Cancel,
 ) -> Result<Opened, OpenError> {
-    let loaded = load_located(path, &session.confinement())?;
+    let loaded = match load_located(path, &session.confinement(), cancel) {
+        Err(LoadError::Cancelled { .. }) => return Err(SessionError::from(Cancelled).into()),
+        loaded => loaded?,
+    };
     cancel.check().map_err(SessionError::from)?;
     Ok(session.open_file_providers_unless(
         path.display().to_string(),
@@ -52,7 +56,7 @@ pub fn open_path_unless(
     )?)
 }
 
-/// A loaded provider and where its file was found.
+/// A loaded provider and where its file was found (the opened descriptor's path).
 struct Located {
     provider: Arc<dyn Provider>,
     origin: Option<PathBuf>,
@@ -69,15 +73,32 @@ pub enum LoadError {
     /// The file is not a binary the native provider can read.
     #[error("cannot open {path} as a binary: {source}")]
     Binary {
-        /// The file.
+        /// The file, cut to 64 characters.
         path: Quoted,
         /// The native provider's error.
         source: ProviderError,
     },
+    /// The file's first bytes are neither a catalog's nor those of a binary format the native
+    /// provider reads; nothing past them was read.
+    #[error(
+        "cannot open {path}: its first bytes are not those of a format rea reads (ELF, Mach-O, fat \
+         Mach-O, PE, COFF or XCOFF binaries, or a JSON catalog starting with `{{`)"
+    )]
+    Unrecognized {
+        /// The file, cut to 64 characters.
+        path: Quoted,
+    },
+    /// The request was cancelled while the load waited for its turn on the [`loader`]
+    /// thread.
+    #[error("the request was cancelled while {path} waited to be loaded")]
+    Cancelled {
+        /// The file, cut to 64 characters.
+        path: Quoted,
+    },
     /// The file looks like a catalog (JSON) but is not a valid one.
     #[error("cannot load {path} as a catalog: {source}")]
     Catalog {
-        /// The file.
+        /// The file, cut to 64 characters.
         path: Quoted,
         /// The catalog error.
         source: CatalogError,
@@ -85,54 +106,55 @@ pub enum LoadError {
 }
 
 /// Loads `path` with the provider its content calls for: a file whose first non-blank
-/// character is `{` is a catalog ([`CatalogProvider`]); anything else is a binary
-/// ([`NativeProvider`]). Any readable path may be opened; see [`load_path_confined`].
+/// character is `{` is a catalog ([`CatalogProvider`]); a file that starts with the magic
+/// bytes of a format the native provider reads is a binary ([`NativeProvider`]); anything else
+/// is refused ([`LoadError::Unrecognized`]) after reading only its first 4 KiB. Any readable
+/// path may be opened; see [`load_path_confined`].
 pub fn load_path(path: &Path) -> Result<Arc<dyn Provider>, LoadError> {
     load_path_confined(path, &Confinement::unrestricted())
 }
 
 /// [`load_path`] under `confinement`. The file is opened once and checked (see
 /// [`crate::session::files`]): its first bytes choose the provider, then the rest is read
-/// under that provider's size bound, from the same descriptor.
+/// under that provider's size bound, from the same descriptor, on the [`loader`] thread (one
+/// load at a time in the process).
 pub fn load_path_confined(
     path: &Path,
     confinement: &Confinement,
 ) -> Result<Arc<dyn Provider>, LoadError> {
-    Ok(load_located(path, confinement)?.provider)
+    load_path_unless(path, confinement, &Cancel::never())
 }
 
-fn load_located(path: &Path, confinement: &Confinement) -> Result<Located, LoadError> {
-    let file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
+/// [`load_path_confined`], giving up with [`LoadError::Cancelled`] if `cancel` is set while
+/// the load waits for its turn on the [`loader`] thread.
+pub fn load_path_unless(
+    path: &Path,
+    confinement: &Confinement,
+    cancel: &Cancel,
+) -> Result<Arc<dyn Provider>, LoadError> {
+    Ok(load_located(path, confinement, cancel)?.provider)
+}
+
+/// [`load_path_unless`], with where the file was found.
+fn load_located(
+    path: &Path,
+    confinement: &Confinement,
+    cancel: &Cancel,
+) -> Result<Located, LoadError> {
+    let mut file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
     let origin = file.real_path();
-    Ok(Located {
-        provider: load_checked(file)?,
-        origin,
-    })
-}
-
-/// Loads an opened, checked file (see [`load_path_confined`]).
-fn load_checked(mut file: CheckedFile) -> Result<Arc<dyn Provider>, LoadError> {
-    let path_buf = file.path().to_owned();
-    let path = path_buf.as_path();
     let mut bytes = Vec::new();
     file.read_more(&mut bytes, SNIFF_BYTES)?;
-    if looks_like_json(&bytes) {
-        if file.size() > MAX_CATALOG_BYTES {
-            return Err(LoadError::from(FileError::TooLarge {
-                path: path.into(),
-                size: file.size(),
-                limit: MAX_CATALOG_BYTES,
-                purpose: FileLimit::CATALOG.purpose,
-            }));
-        }
-        file.read_more(&mut bytes, u64::MAX)?;
-        let catalog = CatalogProvider::from_json(&bytes).map_err(|source| LoadError::Catalog {
+    let catalog = looks_like_json(&bytes);
+    if catalog && file.size() > MAX_CATALOG_BYTES {
+        return Err(LoadError::from(FileError::TooLarge {
             path: path.into(),
-            source,
-        })?;
-        return Ok(Arc::new(catalog));
+            size: file.size(),
+            limit: MAX_CATALOG_BYTES,
+            purpose: FileLimit::CATALOG.purpose,
+        }));
     }
-    if bytes.is_empty() {
+    if !catalog && bytes.is_empty() {
         return Err(LoadError::Binary {
             path: path.into(),
             source: ProviderError::Malformed {
@@ -140,7 +162,31 @@ fn load_checked(mut file: CheckedFile) -> Result<Arc<dyn Provider>, LoadError> {
             },
         });
     }
+    if !catalog && !looks_native(&bytes) {
+        return Err(LoadError::Unrecognized { path: path.into() });
+    }
+    let owned = path.to_owned();
+    let provider = loader::run(cancel, move || load_rest(&owned, file, bytes, catalog))
+        .map_err(|_| LoadError::Cancelled { path: path.into() })??;
+    Ok(Located { provider, origin })
+}
+
+/// Reads the rest of `file` after its `head` and parses it as a catalog or a binary.
+fn load_rest(
+    path: &Path,
+    mut file: CheckedFile,
+    mut bytes: Vec<u8>,
+    catalog: bool,
+) -> Result<Arc<dyn Provider>, LoadError> {
     file.read_more(&mut bytes, u64::MAX)?;
+    if catalog {
+        let catalog =
+            CatalogProvider::from_json_bytes(bytes).map_err(|source| LoadError::Catalog {
+                path: path.into(),
+                source,
+            })?;
+        return Ok(Arc::new(catalog));
+    }
     let native = NativeProvider::from_bytes(file_label(path), bytes).map_err(|source| {
         LoadError::Binary {
             path: path.into(),
@@ -159,4 +205,26 @@ fn looks_like_json(head: &[u8]) -> bool {
     text.iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|&b| b == b'{')
+}
+
+/// Whether `head` starts like a file the native provider reads: ELF, Mach-O (thin or fat),
+/// PE (`MZ`, whose PE header may lie past the head), COFF or XCOFF.
+fn looks_native(head: &[u8]) -> bool {
+    use object::FileKind;
+    head.starts_with(b"MZ")
+        || matches!(
+            FileKind::parse(head),
+            Ok(FileKind::Elf32
+                | FileKind::Elf64
+                | FileKind::MachO32
+                | FileKind::MachO64
+                | FileKind::MachOFat32
+                | FileKind::MachOFat64
+                | FileKind::Pe32
+                | FileKind::Pe64
+                | FileKind::Coff
+                | FileKind::CoffBig
+                | FileKind::Xcoff32
+                | FileKind::Xcoff64)
+        )
 }

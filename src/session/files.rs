@@ -56,6 +56,31 @@ use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use crate::text::Quoted;
 
+/// Smallest buffer [`mapped_capacity`] enlarges: 1 MiB.
+const MAPPED_FROM_BYTES: usize = 1 << 20;
+
+/// Larger than glibc's largest mmap threshold (32 MiB on 64-bit systems).
+const ALWAYS_MAPPED_BYTES: usize = (32 << 20) + 4096;
+
+/// The capacity (in items of `item_bytes`) to reserve for a buffer that will hold `items`.
+///
+/// glibc's allocator maps an allocation of its own above a threshold that starts at 128 KiB
+/// and *rises* to the size of each mapped block freed, up to 32 MiB: after a 9 MiB file buffer
+/// is freed, every allocation under 9 MiB comes from the heap, and what the heap frees is kept
+/// (the server then held four catalog tables' worth after four opens). A buffer of 1 MiB or
+/// more is therefore reserved at more than 32 MiB: it is always mapped, unmapped (returned to
+/// the system) when freed, and freeing it never raises the threshold. Only the pages written
+/// are resident, so the extra capacity costs address space, not memory. Smaller buffers keep
+/// their exact size.
+pub(crate) fn mapped_capacity(items: usize, item_bytes: usize) -> usize {
+    let bytes = items.saturating_mul(item_bytes.max(1));
+    if !(MAPPED_FROM_BYTES..ALWAYS_MAPPED_BYTES).contains(&bytes) {
+        items
+    } else {
+        ALWAYS_MAPPED_BYTES.div_ceil(item_bytes.max(1))
+    }
+}
+
 /// Largest binary read into memory by the native provider: 1 GiB.
 pub const MAX_BINARY_BYTES: u64 = 1 << 30;
 
@@ -531,6 +556,10 @@ impl CheckedFile {
         let already = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         let left = self.size.saturating_sub(already).min(count);
         let before = bytes.len();
+        // One allocation of the exact size: growing by doubling would reserve up to twice the
+        // file and copy it on the way.
+        let wanted = before.saturating_add(usize::try_from(left).unwrap_or(0));
+        bytes.reserve_exact(mapped_capacity(wanted, 1).saturating_sub(before));
         (&self.file)
             .take(left)
             .read_to_end(bytes)

@@ -44,6 +44,7 @@ mod session {
     mod files_checked_open;
     mod ledger_bounds;
     mod lifecycle;
+    mod memory_bounds;
     mod path_confinement;
     mod stores;
 }

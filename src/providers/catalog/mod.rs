@@ -35,18 +35,20 @@
 //! ```
 
 mod parse;
+mod stream;
 
 use std::path::Path;
 use std::sync::Arc;
 
 pub use self::parse::{CATALOG_SCHEMA, CatalogError, MAX_CATALOG_BYTES};
-use self::parse::{CatalogDocument, parse_catalog};
-use super::table::{FoundName, ProcedureTable, TableBuilder};
+use self::parse::{Catalog, CatalogDocument};
+use self::stream::parse_catalog;
+use super::table::ProcedureTable;
 use crate::core::{Outcome, ProcedurePage};
 use crate::session::files::{CheckedFile, Confinement, FileLimit};
 use crate::session::{
     Address, DocumentInfo, DocumentNames, Operation, ProcedureInfo, ProcedureMatches,
-    ProcedureName, ProcedureQuery, ProcedureSource, Provider, ProviderError, Segment,
+    ProcedureQuery, Provider, ProviderError, Segment,
 };
 
 /// The identity of the catalog provider.
@@ -78,13 +80,34 @@ impl CatalogProvider {
         confinement: &Confinement,
     ) -> Result<CatalogProvider, CatalogError> {
         let file = CheckedFile::open(path, confinement, FileLimit::CATALOG)?;
-        CatalogProvider::from_json(&file.read_all()?)
+        CatalogProvider::from_json_bytes(file.read_all()?)
     }
 
     /// Validates catalog JSON held in memory.
     pub fn from_json(text: &[u8]) -> Result<CatalogProvider, CatalogError> {
-        let catalog = parse_catalog(text)?;
-        let documents: Vec<Document> = catalog.documents.into_iter().map(document).collect();
+        CatalogProvider::from_catalog(parse_catalog(text)?)
+    }
+
+    /// [`CatalogProvider::from_json`], dropping the text as soon as it is read, before the
+    /// procedure tables are merged: the peak holds the text or the merge, not both.
+    pub fn from_json_bytes(text: Vec<u8>) -> Result<CatalogProvider, CatalogError> {
+        let catalog = parse_catalog(&text)?;
+        drop(text);
+        CatalogProvider::from_catalog(catalog)
+    }
+
+    fn from_catalog(catalog: Catalog) -> Result<CatalogProvider, CatalogError> {
+        let documents = catalog
+            .documents
+            .into_iter()
+            .enumerate()
+            .map(|(index, source)| {
+                document(source).map_err(|error| CatalogError::Field {
+                    field: format!("/documents/{index}/procedures").into(),
+                    message: error.to_string(),
+                })
+            })
+            .collect::<Result<Vec<Document>, _>>()?;
         let names = DocumentNames::new(documents.iter().map(|d| d.info.name.clone()).collect())
             .map_err(|error| CatalogError::Field {
                 field: "/documents".into(),
@@ -103,7 +126,7 @@ impl CatalogProvider {
     }
 }
 
-fn document(source: CatalogDocument) -> Document {
+fn document(source: CatalogDocument) -> Result<Document, ProviderError> {
     let mut segments: Vec<Segment> = source
         .segments
         .into_iter()
@@ -117,39 +140,15 @@ fn document(source: CatalogDocument) -> Document {
         })
         .collect();
     segments.sort_by(|a, b| (a.address, &a.name).cmp(&(b.address, &b.name)));
-    let mut builder = TableBuilder::default();
-    for procedure in source.procedures {
-        let address = procedure.address.value();
-        let name = match (procedure.name, procedure.raw_name) {
-            (None, None) => None,
-            (name, raw_name) => {
-                let display = name
-                    .clone()
-                    .or_else(|| raw_name.clone())
-                    .unwrap_or_default();
-                Some(FoundName {
-                    rank: 0,
-                    name: ProcedureName {
-                        raw_name: raw_name.unwrap_or_else(|| display.clone()),
-                        name: display,
-                    },
-                })
-            }
-        };
-        builder.add(address, ProcedureSource::Catalog, name, procedure.size);
-        if let Some(segment) = procedure.segment {
-            builder.place(address, segment);
-        }
-    }
-    Document {
+    Ok(Document {
         info: DocumentInfo {
             name: source.name,
             format: source.format,
             architecture: source.architecture,
         },
-        procedures: builder.finish(&segments),
+        procedures: source.procedures.finish(&segments)?,
         segments,
-    }
+    })
 }
 
 impl Provider for CatalogProvider {

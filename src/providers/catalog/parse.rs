@@ -1,12 +1,15 @@
 //! Reading and validating catalog files: JSON syntax, the JSON Schema, then the rules the schema
 //! cannot state (unique names and addresses, declared segments, number ranges).
+//! The file is read in one pass by [`super::stream`], which uses the schema and the rules
+//! defined here.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use jsonschema::Validator;
 use serde_json::Value;
 
+use crate::providers::table::TableBuilder;
 use crate::session::{Address, Permissions};
 
 /// The catalog JSON Schema (JSON Schema 2020-12), as published in `schemas/`.
@@ -52,7 +55,7 @@ pub enum CatalogError {
 /// Longest message kept; what it quotes of the catalog is cut to 64 characters first.
 const MAX_MESSAGE_CHARS: usize = 200;
 
-fn field(pointer: &str, message: impl Into<String>) -> CatalogError {
+pub(super) fn field(pointer: &str, message: impl Into<String>) -> CatalogError {
     let mut message: String = message.into();
     if let Some((cut, _)) = message.char_indices().nth(MAX_MESSAGE_CHARS) {
         message.truncate(cut);
@@ -74,7 +77,8 @@ pub(crate) struct CatalogDocument {
     pub(crate) format: Option<String>,
     pub(crate) architecture: Option<String>,
     pub(crate) segments: Vec<CatalogSegment>,
-    pub(crate) procedures: Vec<CatalogProcedure>,
+    /// The procedures, in file order (merged by address when the table is finished).
+    pub(crate) procedures: TableBuilder,
 }
 
 pub(crate) struct CatalogSegment {
@@ -84,20 +88,39 @@ pub(crate) struct CatalogSegment {
     pub(crate) permissions: Permissions,
 }
 
-pub(crate) struct CatalogProcedure {
-    pub(crate) address: Address,
-    pub(crate) name: Option<String>,
-    pub(crate) raw_name: Option<String>,
-    pub(crate) size: Option<u64>,
-    pub(crate) segment: Option<String>,
+pub(super) struct CatalogProcedure {
+    pub(super) address: Address,
+    pub(super) name: Option<String>,
+    pub(super) raw_name: Option<String>,
+    pub(super) size: Option<u64>,
+    pub(super) segment: Option<String>,
 }
 
-fn validator() -> Result<&'static Validator, CatalogError> {
-    static VALIDATOR: OnceLock<Result<Validator, String>> = OnceLock::new();
-    VALIDATOR
+/// The schema for the whole file and for the parts the walk checks one at a time.
+pub(super) struct Validators {
+    pub(super) whole: Validator,
+    pub(super) document: Validator,
+    pub(super) segment: Validator,
+    pub(super) procedure: Validator,
+}
+
+pub(super) fn validators() -> Result<&'static Validators, CatalogError> {
+    static VALIDATORS: OnceLock<Result<Validators, String>> = OnceLock::new();
+    VALIDATORS
         .get_or_init(|| {
             let schema: Value = serde_json::from_str(CATALOG_SCHEMA).map_err(|e| e.to_string())?;
-            jsonschema::draft202012::new(&schema).map_err(|e| e.to_string())
+            let part = |name: &str| {
+                let mut part = serde_json::json!({"$ref": format!("#/$defs/{name}")});
+                part["$schema"] = schema["$schema"].clone();
+                part["$defs"] = schema["$defs"].clone();
+                jsonschema::draft202012::new(&part).map_err(|e| e.to_string())
+            };
+            Ok(Validators {
+                whole: jsonschema::draft202012::new(&schema).map_err(|e| e.to_string())?,
+                document: part("document")?,
+                segment: part("segment")?,
+                procedure: part("procedure")?,
+            })
         })
         .as_ref()
         .map_err(|message| CatalogError::BrokenSchema {
@@ -105,50 +128,104 @@ fn validator() -> Result<&'static Validator, CatalogError> {
         })
 }
 
-/// Parses and validates catalog text (UTF-8, with or without a byte-order mark).
-pub(crate) fn parse_catalog(text: &[u8]) -> Result<Catalog, CatalogError> {
-    let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
-    let value: Value = serde_json::from_slice(text).map_err(|error| CatalogError::Json {
-        line: error.line(),
-        column: error.column(),
-        message: error.to_string(),
-    })?;
-    if let Some(error) = validator()?.iter_errors(&value).next() {
-        return Err(field(
-            error.instance_path().as_str(),
-            crate::session::schemas::message(&error),
+pub(super) fn permissions_of(text: &str) -> Permissions {
+    let flag = |index: usize| text.as_bytes().get(index).is_some_and(|&b| b != b'-');
+    Permissions {
+        read: flag(0),
+        write: flag(1),
+        execute: flag(2),
+    }
+}
+
+/// The first segment name that repeats an earlier one.
+pub(super) fn repeated_segment(segments: &[CatalogSegment], pointer: &str) -> Option<CatalogError> {
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    segments.iter().enumerate().find_map(|(index, segment)| {
+        names.insert(&segment.name, index).map(|first| {
+            field(
+                &format!("{pointer}/segments/{index}/name"),
+                format!(
+                    "segment name {:?} repeats {pointer}/segments/{first}/name",
+                    crate::text::Quoted::new(&segment.name)
+                ),
+            )
+        })
+    })
+}
+
+/// The first procedure (in file order) that breaks a rule: a size out of range (found while
+/// reading, `size_rule`), an address that repeats an earlier one, a segment not declared.
+/// At one index the checks come in that order, as each procedure is checked in turn.
+pub(super) fn procedure_rule_broken(
+    procedures: &TableBuilder,
+    segments: &[CatalogSegment],
+    size_rule: Option<(usize, CatalogError)>,
+    pointer: &str,
+) -> Option<CatalogError> {
+    let mut broken: Vec<(usize, u8, CatalogError)> = Vec::new();
+    if let Some((index, error)) = size_rule {
+        broken.push((index, 0, error));
+    }
+    if let Some((index, first)) = first_repeat(procedures) {
+        let address = Address::new(procedures.address_at(index));
+        broken.push((
+            index,
+            1,
+            field(
+                &format!("{pointer}/procedures/{index}/address"),
+                format!("address {address} repeats {pointer}/procedures/{first}/address"),
+            ),
         ));
     }
-    let documents = items(&value, "/documents")
-        .map(|(pointer, document)| read_document(document, &pointer))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut names: HashMap<&str, usize> = HashMap::new();
-    for (index, document) in documents.iter().enumerate() {
-        if let Some(first) = names.insert(&document.name, index) {
-            return Err(field(
-                &format!("/documents/{index}/name"),
-                format!(
-                    "document name {:?} repeats /documents/{first}/name",
-                    crate::text::Quoted::new(&document.name)
-                ),
-            ));
-        }
-    }
-    Ok(Catalog { documents })
-}
-
-/// The elements of the array at `pointer` (a JSON pointer into `value`), with their pointers.
-fn items<'a>(value: &'a Value, pointer: &str) -> impl Iterator<Item = (String, &'a Value)> {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let declared: HashSet<&str> = segments.iter().map(|s| s.name.as_str()).collect();
+    let undeclared = procedures
+        .placements()
         .enumerate()
-        .map(move |(index, item)| (format!("{pointer}/{index}"), item))
+        .find_map(|(index, placed)| {
+            placed
+                .filter(|name| !declared.contains(name))
+                .map(|name| (index, name))
+        });
+    if let Some((index, segment)) = undeclared {
+        broken.push((
+            index,
+            2,
+            field(
+                &format!("{pointer}/procedures/{index}/segment"),
+                format!(
+                    "segment {:?} is not declared in {pointer}/segments",
+                    crate::text::Quoted::new(segment)
+                ),
+            ),
+        ));
+    }
+    broken
+        .into_iter()
+        .min_by_key(|(index, order, _)| (*index, *order))
+        .map(|(_, _, error)| error)
 }
 
-fn text(value: &Value, name: &str) -> Option<String> {
+/// The first sighting whose address repeats an earlier one, with the index of that one.
+fn first_repeat(procedures: &TableBuilder) -> Option<(usize, usize)> {
+    let mut previous = None;
+    let increasing = procedures.addresses().all(|address| {
+        let ok = previous.is_none_or(|previous| previous < address);
+        previous = Some(address);
+        ok
+    });
+    if increasing {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..procedures.len()).collect();
+    order.sort_unstable_by_key(|&index| (procedures.address_at(index), index));
+    order
+        .windows(2)
+        .filter(|pair| procedures.address_at(pair[0]) == procedures.address_at(pair[1]))
+        .map(|pair| (pair[1], pair[0]))
+        .min()
+}
+
+pub(super) fn text(value: &Value, name: &str) -> Option<String> {
     value.get(name).and_then(Value::as_str).map(str::to_owned)
 }
 
@@ -186,76 +263,20 @@ fn whole_float(number: &Value) -> Option<u64> {
         .then_some(float as u64)
 }
 
-fn read_document(value: &Value, pointer: &str) -> Result<CatalogDocument, CatalogError> {
-    let segments = items(value, "/segments")
-        .map(|(relative, segment)| read_segment(segment, &format!("{pointer}{relative}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut segment_names: HashMap<&str, usize> = HashMap::new();
-    for (index, segment) in segments.iter().enumerate() {
-        if let Some(first) = segment_names.insert(&segment.name, index) {
-            return Err(field(
-                &format!("{pointer}/segments/{index}/name"),
-                format!(
-                    "segment name {:?} repeats {pointer}/segments/{first}/name",
-                    segment.name
-                ),
-            ));
-        }
-    }
-    let mut addresses: HashMap<Address, usize> = HashMap::new();
-    let mut procedures = Vec::new();
-    for (relative, item) in items(value, "/procedures") {
-        let at = format!("{pointer}{relative}");
-        let procedure = read_procedure(item, &at)?;
-        if let Some(first) = addresses.insert(procedure.address, procedures.len()) {
-            return Err(field(
-                &format!("{at}/address"),
-                format!(
-                    "address {} repeats {pointer}/procedures/{first}/address",
-                    procedure.address
-                ),
-            ));
-        }
-        if let Some(segment) = &procedure.segment
-            && !segment_names.contains_key(segment.as_str())
-        {
-            return Err(field(
-                &format!("{at}/segment"),
-                format!("segment {segment:?} is not declared in {pointer}/segments"),
-            ));
-        }
-        procedures.push(procedure);
-    }
-    Ok(CatalogDocument {
-        name: text(value, "name").unwrap_or_default(),
-        format: text(value, "format"),
-        architecture: text(value, "architecture"),
-        segments,
-        procedures,
-    })
-}
-
-fn read_segment(value: &Value, pointer: &str) -> Result<CatalogSegment, CatalogError> {
+pub(super) fn read_segment(value: &Value, pointer: &str) -> Result<CatalogSegment, CatalogError> {
     let permissions = text(value, "permissions").unwrap_or_else(|| "r--".to_owned());
-    let flag = |index: usize| {
-        permissions
-            .as_bytes()
-            .get(index)
-            .is_some_and(|&b| b != b'-')
-    };
     Ok(CatalogSegment {
         name: text(value, "name").unwrap_or_default(),
         address: address(value, pointer)?,
         size: integer(value, "size", pointer, 0)?.unwrap_or(0),
-        permissions: Permissions {
-            read: flag(0),
-            write: flag(1),
-            execute: flag(2),
-        },
+        permissions: permissions_of(&permissions),
     })
 }
 
-fn read_procedure(value: &Value, pointer: &str) -> Result<CatalogProcedure, CatalogError> {
+pub(super) fn read_procedure(
+    value: &Value,
+    pointer: &str,
+) -> Result<CatalogProcedure, CatalogError> {
     Ok(CatalogProcedure {
         address: address(value, pointer)?,
         name: text(value, "name"),

@@ -90,7 +90,7 @@ pub(crate) fn read_image(data: &[u8]) -> Result<Image, ProviderError> {
     Ok(Image {
         format: format_name(file.format()),
         architecture: format!("{:?}", file.architecture()).to_lowercase(),
-        procedures: builder.finish(&segments),
+        procedures: builder.finish(&segments)?,
         imports,
         regions,
     })

@@ -448,7 +448,8 @@ impl Session {
         self.lock().ledger.ids()
     }
 
-    /// Bytes the ledger retains (at most [`super::evidence::MAX_LEDGER_BYTES`]).
+    /// Memory the ledger's records occupy, as counted against
+    /// [`super::evidence::MAX_LEDGER_BYTES`] (see [`super::evidence::record_cost`]).
     pub fn evidence_bytes(&self) -> usize {
         self.lock().ledger.bytes()
     }

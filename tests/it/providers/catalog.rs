@@ -301,3 +301,121 @@ proptest! {
         prop_assert_eq!(got, expected);
     }
 }
+
+/// A field value: valid ones and every kind of invalid one the schema has a message for.
+fn field_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!("0x10")),
+        Just(json!("0x20")),
+        Just(json!("0X1")),
+        Just(json!("f")),
+        Just(json!("")),
+        Just(json!("r-x")),
+        Just(json!(0)),
+        Just(json!(16)),
+        Just(json!(2.0)),
+        Just(json!(1.5)),
+        Just(json!(-1)),
+        Just(json!(1e30)),
+        Just(Value::Null),
+        Just(json!(true)),
+        Just(json!([])),
+        Just(json!({"a": 1})),
+    ]
+}
+
+/// An object with some of `keys` (and sometimes an unknown one), or now and then not an object.
+fn item(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
+    let fields = proptest::collection::vec((0..keys.len() + 1, field_value()), 0..5).prop_map(
+        move |fields| {
+            let mut map = serde_json::Map::new();
+            for (key, value) in fields {
+                map.insert(keys.get(key).copied().unwrap_or("extra").to_owned(), value);
+            }
+            Value::Object(map)
+        },
+    );
+    prop_oneof![8 => fields, 1 => field_value()]
+}
+
+fn any_catalog() -> impl Strategy<Value = Value> {
+    let procedures = proptest::collection::vec(
+        item(&["address", "address", "name", "raw_name", "size", "segment"]),
+        0..5,
+    );
+    let segments = proptest::collection::vec(
+        item(&["name", "name", "address", "size", "permissions"]),
+        0..3,
+    );
+    let document = (
+        item(&["name", "format", "architecture"]),
+        proptest::option::of(segments),
+        proptest::option::of(procedures),
+    )
+        .prop_map(|(head, segments, procedures)| {
+            let mut document = head;
+            if let Some(map) = document.as_object_mut() {
+                if let Some(segments) = segments {
+                    map.insert("segments".to_owned(), Value::Array(segments));
+                }
+                if let Some(procedures) = procedures {
+                    map.insert("procedures".to_owned(), Value::Array(procedures));
+                }
+            }
+            document
+        });
+    (
+        proptest::collection::vec(document, 0..3),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(documents, right_version, extra)| {
+            let mut root = json!({
+                "schema": "rea.catalog",
+                "version": if right_version { 1 } else { 2 },
+                "documents": documents,
+            });
+            if extra {
+                root["extra"] = json!([1, 2]);
+            }
+            root
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The one-pass reader reports exactly the first error the schema finds in the whole
+    /// catalog (the file is never held as a `Value`, but its verdict is the schema's).
+    #[test]
+    fn streamed_validation_reports_the_schemas_first_error(catalog in any_catalog()) {
+        let schema: Value = serde_json::from_str(CATALOG_SCHEMA).unwrap();
+        let validator = jsonschema::draft202012::new(&schema).unwrap();
+        let text = serde_json::to_vec(&catalog).unwrap();
+        let outcome = CatalogProvider::from_json(&text);
+        match validator.iter_errors(&catalog).next() {
+            Some(error) => {
+                let pointer = error.instance_path().as_str().to_owned();
+                let pointer = if pointer.is_empty() { "/".to_owned() } else { pointer };
+                let mut message = error.to_string();
+                if let Some((cut, _)) = message.char_indices().nth(200) {
+                    message.truncate(cut);
+                    message.push_str("...");
+                }
+                let expected = format!("catalog field {pointer} is invalid: {message}");
+                prop_assert_eq!(outcome.err().map(|e| e.to_string()), Some(expected));
+            }
+            None => {
+                if let Err(error) = outcome {
+                    let message = error.to_string();
+                    prop_assert!(
+                        ["repeats", "is not declared", "is not an integer from"]
+                            .iter()
+                            .any(|rule| message.contains(rule)),
+                        "a valid catalog refused: {}", message
+                    );
+                }
+            }
+        }
+    }
+}

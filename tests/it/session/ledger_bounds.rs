@@ -4,7 +4,7 @@
 
 use rea::session::{
     LedgerError, MAX_JSON_DEPTH, MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation, Session,
-    SessionError,
+    SessionError, record_cost,
 };
 use serde_json::{Value, json};
 
@@ -64,8 +64,10 @@ fn a_capture_is_stored_once() {
     let record = session.evidence(id).unwrap();
     assert_eq!(record.result, valid_capture());
     assert!(record.arguments["capture"].is_string());
-    let capture_bytes = serde_json::to_vec(&valid_capture()).unwrap().len();
-    assert!(session.evidence_bytes() < capture_bytes + 100);
+    // The ledger counts the memory of one capture (and a small record around it), not two.
+    let capture_cost = rea::session::value_heap_bytes(&valid_capture());
+    assert!(session.evidence_bytes() >= capture_cost);
+    assert!(session.evidence_bytes() < capture_cost + 2048);
 }
 
 #[test]
@@ -87,20 +89,27 @@ fn one_record_is_bounded() {
 fn the_ledger_cap_is_reached_with_a_clear_error() {
     let session = Session::new();
     let chunk = "y".repeat(MAX_RECORD_BYTES - 64);
+    let observation = Observation::unbound("note", json!({}), json!(chunk));
+    let cost = record_cost(&observation);
+    assert!(
+        cost > MAX_RECORD_BYTES - 64,
+        "a record costs at least its text"
+    );
     let mut recorded = 0usize;
     let error = loop {
-        match session.record_evidence(Observation::unbound("note", json!({}), json!(chunk))) {
+        match session.record_evidence(observation.clone()) {
             Ok(_) => recorded += 1,
             Err(error) => break error,
         }
-        assert!(recorded <= MAX_LEDGER_BYTES / (MAX_RECORD_BYTES - 64));
+        assert!(recorded <= MAX_LEDGER_BYTES / cost);
     };
     assert!(matches!(
         error,
         SessionError::Ledger(LedgerError::Full { .. })
     ));
     assert!(session.evidence_bytes() <= MAX_LEDGER_BYTES);
-    assert_eq!(recorded, MAX_LEDGER_BYTES / (MAX_RECORD_BYTES - 64 + 4));
+    assert_eq!(recorded, MAX_LEDGER_BYTES / cost);
+    assert_eq!(session.evidence_bytes(), recorded * cost);
     snapshot("ledger_full", &error.to_string());
 }
 
@@ -195,16 +204,16 @@ proptest::proptest! {
     }
 
     #[test]
-    fn the_ledger_counts_exactly_the_bytes_it_retains(
+    fn the_ledger_counts_the_cost_of_each_record_it_retains(
         values in proptest::collection::vec(json_value(), 0..12),
     ) {
         let session = Session::new();
         let mut expected = 0usize;
         for value in values {
-            let size = serde_json::to_vec(&value).unwrap().len() + 2;
-            let accepted = session
-                .record_evidence(Observation::unbound("note", json!({}), value.clone()))
-                .is_ok();
+            let observation = Observation::unbound("note", json!({}), value.clone());
+            let size = record_cost(&observation);
+            proptest::prop_assert!(size >= rea::session::value_heap_bytes(&value));
+            let accepted = session.record_evidence(observation).is_ok();
             proptest::prop_assert_eq!(accepted, depth(&value) <= MAX_JSON_DEPTH);
             if accepted {
                 expected += size;

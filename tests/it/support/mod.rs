@@ -14,6 +14,7 @@ pub mod fuzz_checks;
 pub mod inventory;
 pub mod prompt_contract;
 pub mod schema;
+pub mod server_process;
 pub mod snapshots;
 pub mod tools;
 pub mod wheels;

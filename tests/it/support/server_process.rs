@@ -1,0 +1,166 @@
+//! The real `rea serve` in a child process, driven over its stdio with blocking JSON lines,
+//! and its resident memory read from `/proc/<pid>/status`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// A running `rea serve`.
+pub struct ServerProcess {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl ServerProcess {
+    /// Starts `rea serve` and initializes it.
+    pub fn start() -> ServerProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("rea serve starts");
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        let mut server = ServerProcess {
+            child,
+            input,
+            output,
+            next_id: 1,
+        };
+        let id = server.send(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "memory-tests", "version": "0"}}),
+        );
+        server.response(id);
+        server.notify("notifications/initialized");
+        server
+    }
+
+    fn notify(&mut self, method: &str) {
+        let line = json!({"jsonrpc": "2.0", "method": method}).to_string();
+        writeln!(self.input, "{line}").unwrap();
+        self.input.flush().unwrap();
+    }
+
+    /// Sends a request and returns its id, without waiting for the answer.
+    pub fn send(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.input, "{line}").unwrap();
+        self.input.flush().unwrap();
+        id
+    }
+
+    /// Sends `tools/call` of `name` and returns the request id.
+    pub fn send_tool(&mut self, name: &str, arguments: Value) -> u64 {
+        self.send("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// The next response (notifications are skipped), whatever its id.
+    pub fn next_response(&mut self) -> Value {
+        loop {
+            let mut line = String::new();
+            let read = self.output.read_line(&mut line).unwrap();
+            assert!(read > 0, "the server closed its output");
+            let message: Value = serde_json::from_str(&line).expect("a JSON line");
+            if message.get("id").is_some() {
+                return message;
+            }
+        }
+    }
+
+    /// The response to request `id` (the next response must be it).
+    pub fn response(&mut self, id: u64) -> Value {
+        let response = self.next_response();
+        assert_eq!(response["id"], json!(id), "{response}");
+        response
+    }
+
+    /// Calls tool `name` and returns its `result` (a tool result, which may be `isError`).
+    pub fn tool(&mut self, name: &str, arguments: Value) -> Value {
+        let id = self.send_tool(name, arguments);
+        let response = self.response(id);
+        response["result"].clone()
+    }
+
+    /// Sends `open_binary` for every path at once (the server runs them concurrently), then
+    /// checks that every one succeeded.
+    pub fn open_all(&mut self, paths: &[std::path::PathBuf]) {
+        for path in paths {
+            self.send_tool("open_binary", json!({"path": path}));
+        }
+        for _ in paths {
+            let response = self.next_response();
+            assert_eq!(response["result"]["isError"], json!(false), "{response}");
+        }
+    }
+
+    /// A field of `/proc/<pid>/status` in kB (`VmHWM`, `VmRSS`).
+    pub fn status_kb(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("{field} in /proc/{}/status", self.child.id()))
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A valid catalog of one document with `procedures` procedures (`f` and the index in hex,
+/// 16 bytes apart, one in eight with a size), about 41 bytes of JSON each: 1.6 million make
+/// 62.7 MiB.
+pub fn large_catalog(procedures: usize) -> Vec<u8> {
+    let mut text = String::with_capacity(procedures * 44 + 256);
+    text.push_str(
+        r#"{"schema":"rea.catalog","version":1,"producer":"memory-tests","documents":[{"name":"app","segments":[{"name":".text","address":"0x400000","size":4294967296,"permissions":"r-x"}],"procedures":["#,
+    );
+    for index in 0..procedures {
+        if index > 0 {
+            text.push(',');
+        }
+        let address = 0x40_0000 + 16 * index as u64;
+        if index % 8 == 0 {
+            text.push_str(&format!(
+                r#"{{"address":"{address:#x}","name":"f{index:x}","size":16}}"#
+            ));
+        } else {
+            text.push_str(&format!(
+                r#"{{"address":"{address:#x}","name":"f{index:x}"}}"#
+            ));
+        }
+    }
+    text.push_str("]}]}");
+    text.into_bytes()
+}
+
+/// Writes `copies` files holding [`large_catalog`]`(procedures)` in `dir`; returns their paths
+/// and the size of one in bytes.
+pub fn write_catalogs(
+    dir: &std::path::Path,
+    procedures: usize,
+    copies: usize,
+) -> (Vec<std::path::PathBuf>, usize) {
+    let text = large_catalog(procedures);
+    let paths = (0..copies)
+        .map(|index| {
+            let path = dir.join(format!("catalog-{index}.json"));
+            std::fs::write(&path, &text).unwrap();
+            path
+        })
+        .collect();
+    (paths, text.len())
+}
