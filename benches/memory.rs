@@ -1,5 +1,5 @@
 //! Resident memory of the release server opening a 62.7 MiB catalog (1.6 million
-//! procedures): once, then four at once, as SPEC 8a states the bounds (peak at most 4 and 8
+//! procedures): once, then four at once, as docs/CONTRACT.md section 9 states the bounds (peak at most 4 and 8
 //! times the file, memory given back after). Prints `VmHWM` and `VmRSS` growth in KiB and the
 //! ratios to the file size. `cargo bench --bench memory`.
 

@@ -774,7 +774,7 @@ impl Walk {
             }
             None => pointer,
         };
-        Some(field(&pointer, error.to_string()))
+        Some(field(&pointer, crate::session::schemas::message(&error)))
     }
 }
 

@@ -1,4 +1,4 @@
-//! Memory is bounded by what the process holds (SPEC 8a), measured on the real server's
+//! Memory is bounded by what the process holds (docs/CONTRACT.md section 9), measured on the real server's
 //! resident set (`VmHWM`, `VmRSS` from `/proc`): a catalog opens within four times its size,
 //! four concurrent opens within eight and give the memory back, a file of an unknown format is
 //! refused from its first bytes, and the Evidence ledger's cap counts what its records occupy.
