@@ -12,7 +12,7 @@ use rea::mcp::prompt_file::{PromptFileLoadError, PromptFileState, PromptFileWatc
 use rea::mcp::{RequestError, Server, ServerConfig, ShellConfig};
 use rea::providers::OpenError;
 use rea::session::files::{Confinement, FileError};
-use rea::session::{Session, SourceConfig};
+use rea::session::{SessionStore, SourceConfig, StoreConfig, StoreError};
 use serde_json::{Map, Value, json};
 
 /// REA: guided prompts and verified completion for evidence-driven reverse engineering.
@@ -50,6 +50,12 @@ struct SessionArgs {
     /// Time bound of provider calls made for completion, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     provider_timeout_ms: u64,
+
+    /// Most binary sessions open at once (each open_binary without a session argument opens
+    /// one; close_binary ends one). All their Evidence ledgers share one 64 MiB budget.
+    #[arg(long, value_name = "N", default_value_t = rea::session::DEFAULT_MAX_SESSIONS,
+          value_parser = clap::value_parser!(usize))]
+    max_sessions: usize,
 }
 
 #[derive(Debug, Args)]
@@ -117,6 +123,9 @@ enum CliError {
     /// The `--open` path cannot be opened.
     #[error("cannot open {}: {error}", path.display())]
     Open { path: PathBuf, error: OpenError },
+    /// No session could be made (the random source failed).
+    #[error(transparent)]
+    Session(StoreError),
     /// The `--prompt-file` cannot be loaded.
     #[error(transparent)]
     PromptFile(#[from] PromptFileLoadError),
@@ -156,23 +165,30 @@ fn main() -> ExitCode {
 
 /// The session and server the arguments describe, with the binary opened if asked.
 fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, CliError> {
-    let session = Arc::new(Session::new());
+    let config = ServerConfig {
+        shell,
+        sources: SourceConfig {
+            provider_timeout: Duration::from_millis(args.provider_timeout_ms),
+        },
+        sessions: StoreConfig {
+            max_sessions: args.max_sessions.max(1),
+            ..StoreConfig::default()
+        },
+    };
+    let store = Arc::new(SessionStore::new(config.sessions.clone()));
     if !args.roots.is_empty() {
-        session.set_confinement(Confinement::to_roots(&args.roots)?);
+        store.set_confinement(Confinement::to_roots(&args.roots)?);
     }
+    // The session every connection starts with as its own; `--open` opens in it.
+    let session = store.prepare();
     if let Some(path) = &args.open {
         rea::providers::open_path(&session, path).map_err(|error| CliError::Open {
             path: path.clone(),
             error,
         })?;
     }
-    let config = ServerConfig {
-        shell,
-        sources: SourceConfig {
-            provider_timeout: Duration::from_millis(args.provider_timeout_ms),
-        },
-    };
-    Ok(Server::with_session(config, session))
+    let initial = store.admit(session).map_err(CliError::Session)?;
+    Ok(Server::with_store(config, store, Some(initial)))
 }
 
 fn serve(args: ServeArgs) -> Result<(), CliError> {

@@ -23,11 +23,13 @@ pub enum Family {
     ArtifactOccurrence,
     /// Current, unresolved residual-unknown heads.
     ResidualUnknown,
+    /// Handles of the open binary sessions the client opened or named.
+    Session,
 }
 
 impl Family {
     /// Every family, in declaration order.
-    pub const ALL: [Family; 8] = [
+    pub const ALL: [Family; 9] = [
         Family::Document,
         Family::Procedure,
         Family::Provider,
@@ -36,6 +38,7 @@ impl Family {
         Family::ArtifactManifest,
         Family::ArtifactOccurrence,
         Family::ResidualUnknown,
+        Family::Session,
     ];
 
     /// A short human-readable name, as used in documentation and argument descriptions.
@@ -49,6 +52,7 @@ impl Family {
             Family::ArtifactManifest => "Artifact manifest",
             Family::ArtifactOccurrence => "Artifact occurrence",
             Family::ResidualUnknown => "Residual unknown",
+            Family::Session => "Binary session",
         }
     }
 }

@@ -311,6 +311,7 @@ fn fuzz_server() -> &'static Server {
                 sources: crate::session::SourceConfig {
                     provider_timeout: std::time::Duration::from_millis(100),
                 },
+                sessions: crate::session::StoreConfig::default(),
             },
             session,
         )

@@ -251,6 +251,18 @@ pub enum RequestError {
         /// The reference type sent.
         found: Quoted,
     },
+    /// `prompts/get` names a binary session that is not open.
+    #[error(
+        "Invalid params: argument \"session\" of prompt {} names no open binary session ({}); call open_binary and pass the session it returns",
+        quoted(.prompt),
+        quoted(.handle)
+    )]
+    UnknownSession {
+        /// The prompt.
+        prompt: Quoted,
+        /// The handle sent.
+        handle: Quoted,
+    },
     /// A completion value longer than [`MAX_VALUE_CHARS`].
     #[error(
         "Invalid params: the value of argument {} of prompt {} is {chars} characters long; the limit is {MAX_VALUE_CHARS}",
@@ -333,6 +345,7 @@ impl RequestError {
             | Prompt(_)
             | ResourceReference
             | UnknownReference { .. }
+            | UnknownSession { .. }
             | CompletionValueTooLong { .. } => ErrorCode::InvalidParams,
             NoWorker | Subscription | Unencodable | ResponseTooLarge { .. } => {
                 ErrorCode::InternalError

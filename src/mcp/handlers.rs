@@ -15,9 +15,12 @@ use super::params;
 use super::pool::WorkerPool;
 use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::{Connection, RequestContext, Shared};
-use crate::core::{Family, Prefix};
+use crate::core::{Completion, Family, Prefix};
 use crate::prompts::DEFAULT_PAGE_SIZE;
-use crate::session::{Cancel, SessionView, complete_argument, complete_argument_at_hand};
+use crate::session::{
+    Cancel, ClientSessions, ClientView, SESSION_ARGUMENT, SessionView, complete_argument,
+    complete_argument_at_hand,
+};
 
 /// Instructions sent in the `initialize` result.
 const INSTRUCTIONS: &str = "REA is an evidence-driven reverse-engineering server. Start from a guided prompt (prompts/list); \
@@ -78,11 +81,14 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
         module
             .register_async_method("completion/complete", |p, c, _| async move {
                 let request = CompletionRequest::parse(&p, &c.shared)?;
-                if let Some(answer) = request.answer_at_hand(&c.shared) {
+                if let Some(answer) = request.answer_at_hand(&c.shared, &c.sessions) {
                     return Ok(answer);
                 }
-                let shared = Arc::clone(&c.shared);
-                run_on(completion_pool(), move || Ok(request.answer(&shared))).await
+                let connection = Arc::clone(&c);
+                run_on(completion_pool(), move || {
+                    Ok(request.answer(&connection.shared, &connection.sessions))
+                })
+                .await
             })
             .is_ok(),
     ];
@@ -94,12 +100,12 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
             // Tools read files and call providers: they run on the tool pool.
             module
                 .register_async_method("tools/call", |p, c, extensions| async move {
-                    let shared = Arc::clone(&c.shared);
+                    let connection = Arc::clone(&c);
                     let cancel = extensions
                         .get::<RequestContext>()
                         .map(|context| context.cancel.clone())
                         .unwrap_or_default();
-                    run_on(tool_pool(), move || call_tool(&p, &shared, &cancel)).await
+                    run_on(tool_pool(), move || call_tool(&p, &connection, &cancel)).await
                 })
                 .is_ok(),
         ]
@@ -128,13 +134,14 @@ fn list_tools(params: &Params<'_>, connection: &Connection) -> MethodResult {
     Ok(json!({ "tools": tools }))
 }
 
-fn call_tool(params: &Params<'_>, shared: &Shared, cancel: &Cancel) -> MethodResult {
+fn call_tool(params: &Params<'_>, connection: &Connection, cancel: &Cancel) -> MethodResult {
     let params = params::object(params, "tools/call")?;
     let name = params::required_str(&params, "params", "name")?;
     let arguments = params::optional_object(&params, "params", "arguments")?
         .cloned()
         .unwrap_or_default();
-    match shared.tools.call_cancellable(name, &arguments, cancel) {
+    let tools = &connection.shared.tools;
+    match tools.call_as(&connection.sessions, name, &arguments, cancel) {
         Ok(outcome) => Ok(outcome.to_value()),
         Err(unknown) => Err(RequestError::from(unknown)),
     }
@@ -157,7 +164,7 @@ fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
         let none: [&std::path::Path; 0] = [];
         connection
             .shared
-            .session
+            .store
             .set_confinement(connection.shared.base_confinement.narrowed_to(none));
     }
     Ok(initialize_result(
@@ -183,7 +190,18 @@ fn get_prompt(params: &Params<'_>, connection: &Connection) -> MethodResult {
     let params = params::object(params, "prompts/get")?;
     let name = params::required_str(&params, "params", "name")?;
     let arguments = params::string_map(&params, "params", "arguments")?;
-    let availability = connection.shared.tool_availability();
+    let named = arguments
+        .get(SESSION_ARGUMENT)
+        .map(String::as_str)
+        .filter(|handle| !handle.is_empty());
+    let session = connection.shared.session_named(&connection.sessions, named);
+    if let (Some(handle), None) = (named, &session) {
+        return Err(RequestError::UnknownSession {
+            prompt: name.into(),
+            handle: handle.into(),
+        });
+    }
+    let availability = connection.shared.tool_availability(session.as_deref());
     let rendered = connection
         .shared
         .registry()
@@ -244,32 +262,61 @@ impl CompletionRequest {
     /// The answer when every candidate is at hand (the session's own stores, or tables a
     /// provider holds in memory), computed where the request arrived, without a hop to the
     /// completion pool; `None` when a provider must be called.
-    fn answer_at_hand(&self, shared: &Shared) -> Option<Value> {
+    fn answer_at_hand(&self, shared: &Shared, client: &ClientSessions) -> Option<Value> {
         let completion = match self.family {
-            Some(family) => complete_argument_at_hand(
-                shared.session.as_ref() as &dyn SessionView,
-                family,
-                &self.prefix,
-                &self.context,
-            )?,
+            Some(family) => self.in_view(shared, client, |view| {
+                complete_argument_at_hand(view, family, &self.prefix, &self.context)
+            })?,
             None => crate::core::Completion::empty(),
         };
         Some(completion_result(completion))
     }
 
     /// The completion result of the live session.
-    pub(crate) fn answer(&self, shared: &Shared) -> Value {
+    pub(crate) fn answer(&self, shared: &Shared, client: &ClientSessions) -> Value {
         let completion = match self.family {
-            Some(family) => complete_argument(
-                shared.session.as_ref() as &dyn SessionView,
-                family,
-                &self.prefix,
-                &self.context,
-                &shared.sources,
-            ),
+            Some(family) => self
+                .in_view(shared, client, |view| {
+                    Some(complete_argument(
+                        view,
+                        family,
+                        &self.prefix,
+                        &self.context,
+                        &shared.sources,
+                    ))
+                })
+                .unwrap_or_else(crate::core::Completion::empty),
             None => crate::core::Completion::empty(),
         };
         completion_result(completion)
+    }
+
+    /// Runs `complete` over the session `context.arguments.session` names (else the client's
+    /// own) and the client's handles. A named session that is not open completes nothing.
+    fn in_view(
+        &self,
+        shared: &Shared,
+        client: &ClientSessions,
+        complete: impl FnOnce(&dyn SessionView) -> Option<Completion>,
+    ) -> Option<Completion> {
+        let named = self
+            .context
+            .get(SESSION_ARGUMENT)
+            .map(String::as_str)
+            .filter(|handle| !handle.is_empty());
+        let session = shared.session_named(client, named);
+        if named.is_some() && session.is_none() {
+            return Some(Completion::empty());
+        }
+        let handles = match self.family {
+            Some(Family::Session) => client.open_handles(&shared.store),
+            _ => Vec::new(),
+        };
+        let view = ClientView {
+            session: session.as_deref(),
+            handles: &handles,
+        };
+        complete(&view)
     }
 }
 

@@ -31,7 +31,9 @@ pub use protocol::ProtocolVersion;
 pub use server::ShellConfig;
 
 use crate::prompts::{DefinitionError, PromptDefinition, RegistryChange};
-use crate::session::{Session, SourceConfig};
+use crate::session::{
+    ClientSessions, Session, SessionHandle, SessionStore, SourceConfig, StoreConfig,
+};
 
 /// Configuration of a [`Server`].
 #[derive(Clone, Debug, Default)]
@@ -40,6 +42,8 @@ pub struct ServerConfig {
     pub shell: ShellConfig,
     /// How completion calls providers (the time bound).
     pub sources: SourceConfig,
+    /// How many binary sessions may be open, and their one Evidence budget.
+    pub sessions: StoreConfig,
 }
 
 /// An MCP server: the prompt registry, the session, and the shell configuration. Cloning
@@ -53,20 +57,45 @@ pub struct Server {
 impl Server {
     /// A server with the built-in prompts and a new, empty session.
     pub fn new(config: ServerConfig) -> Server {
-        Server::with_session(config, Arc::new(Session::new()))
+        let store = Arc::new(SessionStore::new(config.sessions.clone()));
+        // Only the random source can fail here: then connections make a session when needed.
+        let initial = store.create().ok().map(|(handle, _)| handle);
+        Server::with_store(config, store, initial)
     }
 
-    /// A server with the built-in prompts over `session`.
+    /// A server with the built-in prompts whose connections start with `session` as their
+    /// own (a request naming no session works in it); more sessions open beside it.
     pub fn with_session(config: ServerConfig, session: Arc<Session>) -> Server {
+        let store = Arc::new(SessionStore::new(config.sessions.clone()));
+        store.set_confinement(session.confinement());
+        // A fresh store has room, so only the random source can fail: then connections start
+        // without a session and make one when they need it.
+        let initial = store.admit(Arc::clone(&session)).ok();
+        Server::with_store(config, store, initial)
+    }
+
+    /// A server over the sessions of `store`, whose connections start with `initial` (if any)
+    /// as their own session.
+    pub fn with_store(
+        config: ServerConfig,
+        store: Arc<SessionStore>,
+        initial: Option<SessionHandle>,
+    ) -> Server {
         Server {
-            shared: Arc::new(state::Shared::new(session, config.sources)),
+            shared: Arc::new(state::Shared::new(store, initial, config.sources)),
             shell: config.shell,
         }
     }
 
-    /// The session this server works on.
-    pub fn session(&self) -> &Arc<Session> {
-        &self.shared.session
+    /// The session connections start with, while it is open.
+    pub fn session(&self) -> Option<Arc<Session>> {
+        let initial = self.shared.initial.as_ref()?;
+        self.shared.store.get(initial.as_str()).ok()
+    }
+
+    /// The open binary sessions.
+    pub fn store(&self) -> &Arc<SessionStore> {
+        &self.shared.store
     }
 
     /// Registers or updates a prompt. When the listed catalog changed, every connected,
@@ -129,8 +158,13 @@ impl Server {
     pub fn complete(&self, params: &serde_json::Value) -> Result<serde_json::Value, RequestError> {
         match params {
             serde_json::Value::Object(params) => {
+                // As a client whose own session is the one connections start with.
+                let client = ClientSessions::new();
+                if let Some(initial) = &self.shared.initial {
+                    client.name(initial);
+                }
                 handlers::CompletionRequest::from_object(&self.shared, params)
-                    .map(|request| request.answer(&self.shared))
+                    .map(|request| request.answer(&self.shared, &client))
             }
             _ => Err(RequestError::ParamsNotObject {
                 method: "completion/complete",

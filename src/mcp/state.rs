@@ -11,14 +11,17 @@ use super::protocol::{Offer, ProtocolVersion};
 use super::roots;
 use crate::prompts::{PromptRegistry, ToolAvailability};
 use crate::session::files::Confinement;
-use crate::session::{Cancel, Session, SourceConfig};
+use crate::session::{Cancel, ClientSessions, Session, SessionHandle, SessionStore, SourceConfig};
 use crate::tools::ToolBox;
 
 /// State shared by every connection of one server.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) registry: RwLock<PromptRegistry>,
-    pub(crate) session: Arc<Session>,
+    /// The open binary sessions, by handle.
+    pub(crate) store: Arc<SessionStore>,
+    /// The session every new connection starts with as its own (`rea serve --open`), if any.
+    pub(crate) initial: Option<SessionHandle>,
     pub(crate) sources: SourceConfig,
     pub(crate) tools: ToolBox,
     /// The confinement the server started with (`--root`); client roots narrow it.
@@ -27,12 +30,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(session: Arc<Session>, sources: SourceConfig) -> Shared {
+    pub(crate) fn new(
+        store: Arc<SessionStore>,
+        initial: Option<SessionHandle>,
+        sources: SourceConfig,
+    ) -> Shared {
         Shared {
-            base_confinement: session.confinement(),
+            base_confinement: store.confinement(),
             registry: RwLock::new(PromptRegistry::with_builtin()),
-            tools: ToolBox::new(session.clone()),
-            session,
+            tools: ToolBox::with_store(Arc::clone(&store)),
+            store,
+            initial,
             sources,
             connections: Mutex::new(Vec::new()),
         }
@@ -68,9 +76,22 @@ impl Shared {
         self.registry.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Which workflow tools a rendering may list now.
-    pub(crate) fn tool_availability(&self) -> ToolAvailability {
-        self.tools.availability()
+    /// The session a request names (`Some` handle), else `client`'s own; `None` when the named
+    /// handle is not open or the client has no session.
+    pub(crate) fn session_named(
+        &self,
+        client: &ClientSessions,
+        named: Option<&str>,
+    ) -> Option<Arc<Session>> {
+        match named {
+            Some(handle) => self.store.get(handle).ok(),
+            None => self.tools.client_session(client),
+        }
+    }
+
+    /// Which workflow tools a rendering for `session` may list now.
+    pub(crate) fn tool_availability(&self, session: Option<&Session>) -> ToolAvailability {
+        self.tools.availability_in(session)
     }
 
     pub(crate) fn offer(&self) -> Offer {
@@ -92,12 +113,19 @@ pub(crate) struct Connection {
     /// Serial of the latest `roots/list` request sent (0: none yet).
     roots_serial: AtomicU64,
     pub(crate) outlet: Outlet,
+    /// The binary sessions this client opened or named, and its own.
+    pub(crate) sessions: ClientSessions,
 }
 
 impl Connection {
     /// A new, uninitialized connection of `shared` answering through `outlet`.
     pub(crate) fn new(shared: Arc<Shared>, outlet: Outlet) -> Connection {
+        let sessions = ClientSessions::new();
+        if let Some(initial) = &shared.initial {
+            sessions.name(initial);
+        }
         Connection {
+            sessions,
             shared,
             version: Mutex::new(None),
             ready: AtomicBool::new(false),
@@ -151,7 +179,7 @@ impl Connection {
             Some(paths) => {
                 let confinement = self.shared.base_confinement.narrowed_to(&paths);
                 tracing::info!(roots = ?confinement.roots(), "confined to the client's roots");
-                self.shared.session.set_confinement(confinement);
+                self.shared.store.set_confinement(confinement);
             }
             None => tracing::warn!("the client's roots/list answer is an error or malformed"),
         }

@@ -265,6 +265,14 @@ fn prompt(
     arguments: Vec<ArgumentDefinition>,
     workflow: &[&str],
 ) -> PromptDefinition {
+    let mut arguments = arguments;
+    // Every guided prompt can be rendered for a named binary session (CONTRACT.md section 13).
+    arguments.push(optional(
+        "session",
+        "The binary session to work in: the `session` that open_binary returned; pass it as \
+         `session` to every tool call of this workflow. Default: this client's session.",
+        Family::Session,
+    ));
     PromptDefinition {
         name: name.to_owned(),
         title: title.to_owned(),
@@ -310,5 +318,6 @@ fn completion_source(family: Family) -> &'static str {
         Family::ArtifactManifest => "manifest IDs of retained artifact inventories",
         Family::ArtifactOccurrence => "occurrence IDs from retained artifact inventory pages",
         Family::ResidualUnknown => "current, unresolved residual unknowns",
+        Family::Session => "the handles of the binary sessions this client opened or named",
     }
 }

@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::budget::LedgerBudget;
+
 /// Source of Evidence ID numbers for the whole process: IDs are never reused, even after a
 /// session is closed.
 static NEXT_EVIDENCE_NUMBER: AtomicU64 = AtomicU64::new(1);
@@ -176,9 +178,9 @@ pub const MAX_JSON_DEPTH: usize = 64;
 pub enum LedgerError {
     /// The ledger holds [`MAX_LEDGER_BYTES`] already.
     #[error(
-        "the Evidence ledger is full: it retains {retained} bytes and this {operation} record \
-         needs {needed} more, over the limit of {limit} bytes; close the binary (close_binary) \
-         to start a new ledger"
+        "the Evidence ledger is full: the open sessions retain {retained} bytes and this \
+         {operation} record needs {needed} more, over the limit of {limit} bytes; close a binary \
+         session (close_binary) to free its ledger"
     )]
     Full {
         /// The tool whose record was refused.
@@ -334,6 +336,12 @@ pub fn record_cost(observation: &Observation) -> usize {
         + value_heap_bytes(&observation.result)
 }
 
+impl Default for LedgerBudget {
+    fn default() -> LedgerBudget {
+        LedgerBudget::new(MAX_LEDGER_BYTES)
+    }
+}
+
 /// Retained Evidence in creation order.
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
@@ -343,9 +351,27 @@ pub(crate) struct Ledger {
     /// The IDs as completion reads them, built on first use after a change and then shared,
     /// so a completion request does not copy every ID.
     id_snapshot: Option<Arc<[String]>>,
+    /// The budget `bytes` are taken from, shared by every ledger of one store.
+    budget: Arc<LedgerBudget>,
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        self.budget.give_back(self.bytes);
+    }
 }
 
 impl Ledger {
+    /// An empty ledger drawing on `budget`.
+    pub(crate) fn with_budget(budget: Arc<LedgerBudget>) -> Ledger {
+        Ledger {
+            records: Vec::new(),
+            bytes: 0,
+            id_snapshot: None,
+            budget,
+        }
+    }
+
     /// Appends a record when it fits the bounds (see the module documentation).
     pub(crate) fn append(
         &mut self,
@@ -373,12 +399,12 @@ impl Ledger {
             limit: MAX_RECORD_BYTES,
         })?;
         let needed = record_cost(&observation);
-        if self.bytes.saturating_add(needed) > MAX_LEDGER_BYTES {
+        if !self.budget.try_take(needed) {
             return Err(LedgerError::Full {
                 operation: operation(),
-                retained: self.bytes,
+                retained: self.budget.used(),
                 needed,
-                limit: MAX_LEDGER_BYTES,
+                limit: self.budget.limit(),
             });
         }
         self.bytes += needed;
@@ -461,6 +487,7 @@ impl Ledger {
     pub(crate) fn clear(&mut self) -> usize {
         let count = self.records.len();
         self.records.clear();
+        self.budget.give_back(self.bytes);
         self.bytes = 0;
         self.id_snapshot = None;
         count

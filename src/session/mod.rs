@@ -1,6 +1,9 @@
 //! The binary session: providers, documents, the Evidence ledger and the completion sources.
 //!
-//! - [`Session`]: the state one MCP connection works on (`Send + Sync`, methods take `&self`).
+//! - [`SessionStore`]: several binary sessions at once, each named by a [`SessionHandle`],
+//!   with one Evidence budget for all; [`ClientSessions`]: the sessions one client knows and
+//!   which is its own.
+//! - [`Session`]: the state of one binary session (`Send + Sync`, methods take `&self`).
 //!   Open a binary with [`Session::open_providers`], pick a provider and document with
 //!   [`Session::target`], call the provider through the [`Target`], then record what was
 //!   observed with [`Session::record_evidence`].
@@ -18,6 +21,7 @@
 
 mod address;
 pub(crate) mod bounded;
+mod budget;
 mod cancel;
 pub mod capture;
 pub mod claims;
@@ -30,11 +34,13 @@ mod provider;
 pub mod schemas;
 mod sources;
 mod state;
+pub mod store;
 mod target;
 pub mod unknowns;
 
 pub use address::{Address, AddressError};
 pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS};
+pub use budget::LedgerBudget;
 pub use cancel::{Cancel, Cancelled};
 pub use error::SessionError;
 pub use evidence::{
@@ -51,11 +57,14 @@ pub use provider::{
     Segment, StringMatch, StringMatches, StringQuery,
 };
 pub use sources::{
-    DOCUMENT_ARGUMENT, PROVIDER_ARGUMENT, SessionView, SourceConfig, complete_argument,
-    complete_argument_at_hand,
+    ClientView, DOCUMENT_ARGUMENT, PROVIDER_ARGUMENT, SESSION_ARGUMENT, SessionView, SourceConfig,
+    complete_argument, complete_argument_at_hand,
 };
 pub use state::{
     ClosedBinary, INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES, Opened, ProviderSummary,
     Session,
+};
+pub use store::{
+    ClientSessions, DEFAULT_MAX_SESSIONS, SessionHandle, SessionStore, StoreConfig, StoreError,
 };
 pub use target::Target;

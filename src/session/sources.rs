@@ -15,6 +15,10 @@ use crate::core::{Completion, Family, Outcome, Prefix};
 /// completion.
 pub const PROVIDER_ARGUMENT: &str = "provider";
 
+/// The context argument that names the binary session completion reads (docs/CONTRACT.md
+/// section 13); without it, the client's own session.
+pub const SESSION_ARGUMENT: &str = "session";
+
 /// The context argument forwarded to procedure discovery as the document.
 pub const DOCUMENT_ARGUMENT: &str = "document";
 
@@ -78,6 +82,70 @@ pub trait SessionView {
     /// IDs of the current heads of unresolved residual unknowns.
     fn residual_unknown_ids(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Handles of the open binary sessions the client may name, in the order it first named
+    /// them. A session alone knows none; [`ClientView`] adds a client's.
+    fn session_handles(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// What completion reads for one client: the session a request names (or the client's own;
+/// `None` when there is none, which completes like a session with no binary open) and the
+/// handles of the sessions the client knows.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientView<'a> {
+    /// The session the request works in.
+    pub session: Option<&'a Session>,
+    /// Handles the client opened or named that are still open.
+    pub handles: &'a [String],
+}
+
+impl SessionView for ClientView<'_> {
+    fn provider_ids(&self) -> Vec<String> {
+        self.session.map(Session::provider_ids).unwrap_or_default()
+    }
+
+    fn provider(&self, id: Option<&str>) -> Option<Arc<dyn Provider>> {
+        Session::provider(self.session?, id).ok()
+    }
+
+    fn current_document(&self) -> Option<String> {
+        self.session.and_then(Session::current_document)
+    }
+
+    fn evidence_ids(&self) -> Arc<[String]> {
+        self.session
+            .map_or_else(|| Arc::from(Vec::new()), Session::evidence_id_snapshot)
+    }
+
+    fn process_capture_ids(&self) -> Vec<String> {
+        self.session
+            .map(Session::process_capture_ids)
+            .unwrap_or_default()
+    }
+
+    fn artifact_manifest_ids(&self) -> Vec<String> {
+        self.session
+            .map(Session::artifact_manifest_ids)
+            .unwrap_or_default()
+    }
+
+    fn artifact_occurrence_ids(&self) -> Vec<String> {
+        self.session
+            .map(Session::artifact_occurrence_ids)
+            .unwrap_or_default()
+    }
+
+    fn residual_unknown_ids(&self) -> Vec<String> {
+        self.session
+            .map(Session::unresolved_unknown_ids)
+            .unwrap_or_default()
+    }
+
+    fn session_handles(&self) -> Vec<String> {
+        self.handles.to_vec()
     }
 }
 
@@ -264,6 +332,7 @@ fn candidates(
         }
         Family::Provider => view.provider_ids(),
         Family::ResidualUnknown => view.residual_unknown_ids(),
+        Family::Session => view.session_handles(),
         // These parse retained documents: not at hand.
         Family::ProcessCapture | Family::ArtifactManifest | Family::ArtifactOccurrence
             if matches!(access, Access::AtHand) =>

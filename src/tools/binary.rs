@@ -10,13 +10,13 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::parameters::{CURSOR, Kind, PROVIDER, Parameter, tool_arguments};
 use super::schema::{array, count, flag, nullable_string, object, string};
-use super::spec::{ToolResult, ToolSpec, change, observe, read};
+use super::spec::{CLOSE_BINARY, OPEN_BINARY, ToolResult, ToolSpec, change, observe, read};
 use crate::providers::open_path_unless;
 use crate::session::{
     Cancel, ClosedBinary, DocumentInfo, Opened, Operation, ProviderSummary, Session, Target,
 };
 
-/// Opening replaces the open binary and so discards its ledger.
+/// Opening in a named session replaces its binary and so discards its ledger.
 const REPLACES: ToolAnnotations = ToolAnnotations {
     read_only_hint: false,
     destructive_hint: true,
@@ -90,23 +90,28 @@ tool_arguments! {
 
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
-        name: "open_binary",
+        name: OPEN_BINARY,
         title: "Open a binary or catalog",
         description: "Open a file for analysis: an ELF, Mach-O (fat binaries give one document \
             per slice) or PE binary with the built-in `native` provider, or a function catalog \
             (JSON, schema `rea.catalog` version 1, e.g. exported from Ghidra, IDA or Hopper) \
-            with the `catalog` provider. Opening replaces the binary that is open, which \
-            discards its Evidence ledger; a file that cannot be opened changes nothing. The \
-            first document becomes current. The result summarises the documents (their count \
-            and the first 20); list_documents pages through all of them.",
+            with the `catalog` provider. Without `session`, the file opens in a new binary \
+            session beside the open ones (at most 8 by default) and the result's `session` is \
+            its handle: pass it as `session` to any tool to work in that session (a call \
+            naming none works in the session opened or named last). With `session`, the file \
+            replaces that session's binary, which discards its Evidence ledger. A file that \
+            cannot be opened changes nothing. The first document becomes current. The result \
+            summarises the documents (their count and the first 20); list_documents pages \
+            through all of them.",
         annotations: REPLACES,
         handler: change!(open_binary),
     },
     ToolSpec {
-        name: "close_binary",
+        name: CLOSE_BINARY,
         title: "Close the binary",
-        description: "Close the open binary and discard its Evidence ledger. Evidence IDs of \
-            the closed session are never reused.",
+        description: "Close a binary session (`session`, default: this client's session) and \
+            end it: its Evidence ledger, unknowns, inventories and captures are discarded and \
+            its IDs are never reused or suggested again. Other sessions are not touched.",
         annotations: ToolAnnotations {
             idempotent_hint: true,
             ..REPLACES

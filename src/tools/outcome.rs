@@ -8,7 +8,7 @@ use crate::providers::{LoadError, OpenError};
 use crate::session::claims::ClaimError;
 use crate::session::inventory::{CompareError, InventoryError, PageSizeError};
 use crate::session::unknowns::UnknownError;
-use crate::session::{Operation, SessionError};
+use crate::session::{Operation, SessionError, StoreError};
 use crate::text::Quoted;
 
 /// The key of the Evidence ID in the structured result of an observing tool.
@@ -41,6 +41,9 @@ pub enum ToolError {
     /// failure, ambiguous procedure name, unknown Evidence ID, ...).
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// The named binary session is not open, or no new one may be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
     /// The file could not be loaded as a binary or a catalog.
     #[error(transparent)]
     Load(#[from] LoadError),

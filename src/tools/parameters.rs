@@ -251,7 +251,11 @@ impl<'a> Arguments<'a> {
             return Err(ArgumentError::Unknown {
                 tool,
                 argument: unknown.into(),
-                accepted: parameters.iter().map(|p| p.name).collect(),
+                accepted: parameters
+                    .iter()
+                    .chain([&SESSION])
+                    .map(|p| p.name)
+                    .collect(),
             });
         }
         for parameter in parameters {
@@ -742,6 +746,39 @@ pub(crate) const PROVIDER: Parameter = Parameter {
     kind: Kind::Text,
     required: false,
 };
+
+/// The optional `session` argument every tool takes. The [`super::ToolBox`] takes it out of the
+/// arguments (see [`split_session`]) before the tool's own parameters are checked, so no tool
+/// declares it.
+pub(crate) const SESSION: Parameter = Parameter {
+    name: "session",
+    description: "The binary session to work in: the `session` that open_binary returned. \
+        Default: this client's session (the one it opened or named last).",
+    kind: Kind::Text,
+    required: false,
+};
+
+/// The JSON Schema of [`SESSION`].
+pub(crate) fn session_schema() -> Value {
+    SESSION.schema()
+}
+
+/// Takes the checked [`SESSION`] argument out of `arguments`: the handle it names (if given)
+/// and the other arguments.
+pub(crate) fn split_session(
+    tool: &'static str,
+    arguments: &Map<String, Value>,
+) -> Result<(Option<String>, Map<String, Value>), ArgumentError> {
+    let mut rest = arguments.clone();
+    match rest.remove(SESSION.name) {
+        None => Ok((None, rest)),
+        Some(value) => {
+            check_value(tool, &SESSION, &value)?;
+            let handle = value.as_str().map(str::to_owned);
+            Ok((handle, rest))
+        }
+    }
+}
 
 /// The optional `cursor` argument of paged tools.
 pub(crate) const CURSOR: Parameter = Parameter {

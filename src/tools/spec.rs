@@ -12,8 +12,10 @@ use serde_json::{Map, Value};
 
 use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKind};
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError};
-use super::parameters::{Arguments, FromArguments, Parameter, input_schema};
-use super::schema::{string, with_property};
+use super::parameters::{
+    Arguments, FromArguments, Parameter, SESSION, input_schema, session_schema,
+};
+use super::schema::{string, with_optional_property, with_property};
 use crate::session::{Cancel, Operation, Session, Target};
 
 /// A tool's result: serialized as the `structuredContent` object, described by
@@ -23,6 +25,15 @@ pub(crate) trait ToolResult: Serialize {
     /// The JSON Schema of the serialized result: every field listed, required, and no other.
     fn output_schema() -> Value;
 }
+
+/// The tool that opens a binary, and a binary session when it names none.
+pub(crate) const OPEN_BINARY: &str = "open_binary";
+
+/// The tool that closes a binary session and ends it.
+pub(crate) const CLOSE_BINARY: &str = "close_binary";
+
+/// The result field of [`OPEN_BINARY`] and [`CLOSE_BINARY`] that names the session.
+pub(crate) const SESSION_FIELD: &str = "session";
 
 /// A result object, as the [`super::ToolBox`] sends and records it.
 pub(crate) type ResultObject = Map<String, Value>;
@@ -198,11 +209,23 @@ impl ToolSpec {
                 string("ID of the Evidence record this call appended (cite it)."),
             );
         }
+        if [OPEN_BINARY, CLOSE_BINARY].contains(&self.name) {
+            output_schema = with_property(
+                output_schema,
+                SESSION_FIELD,
+                string("The handle of the binary session: pass it as `session` to name it."),
+            );
+        }
+        let input_schema = with_optional_property(
+            input_schema(self.handler.parameters),
+            SESSION.name,
+            session_schema(),
+        );
         ToolDefinition::new(DefinitionParts {
             name: self.name,
             title: self.title,
             description: self.description,
-            input_schema: input_schema(self.handler.parameters),
+            input_schema,
             output_schema,
             annotations: self.annotations,
             kind,

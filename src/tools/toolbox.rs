@@ -7,11 +7,14 @@ use serde_json::{Map, Value};
 
 use super::definition::ToolDefinition;
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
-use super::parameters::Arguments;
-use super::spec::{Run, ToolSpec};
+use super::parameters::{Arguments, split_session};
+use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec};
 use super::{analysis, artifacts, binary, captures, code, ledger, residuals};
 use crate::prompts::{BinarySession, ToolAvailability};
-use crate::session::{Cancel, Observation, Operation, Session, Target};
+use crate::session::{
+    Cancel, ClientSessions, Observation, Operation, Session, SessionError, SessionHandle,
+    SessionStore, StoreConfig, StoreError, Target,
+};
 
 /// The catalog, in `tools/list` order. A group of tools is one file with a `TOOLS` list; a
 /// new group is one more line.
@@ -30,12 +33,20 @@ const CATALOG: [&[ToolSpec]; 7] = [
 /// on a binary opens the native provider. (A test checks this against the provider.)
 const NATIVE_OPERATIONS: [Operation; Operation::ALL.len()] = Operation::ALL;
 
-/// The tools of one session (see the [module documentation](super) for the catalog).
+/// The tools over the binary sessions of one [`SessionStore`] (see the [module
+/// documentation](super) for the catalog).
+///
+/// Every tool takes an optional `session` argument naming the binary session it works in; a
+/// call that names none works in its client's session ([`ClientSessions`]): the one the client
+/// opened or named last. [`ToolBox::call`] is a client of its own, so a library caller that
+/// never names a session works as with one session.
 ///
 /// `call` is synchronous and may wait on the provider (a name lookup can page through every
 /// procedure), so async callers should run it on a blocking thread.
 pub struct ToolBox {
-    session: Arc<Session>,
+    store: Arc<SessionStore>,
+    /// The client of [`ToolBox::call`] and [`ToolBox::call_cancellable`].
+    own_client: ClientSessions,
     specs: Vec<&'static ToolSpec>,
     definitions: Vec<ToolDefinition>,
 }
@@ -44,27 +55,85 @@ impl fmt::Debug for ToolBox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.specs.iter().map(|spec| spec.name).collect();
         f.debug_struct("ToolBox")
-            .field("session", &self.session)
+            .field("store", &self.store)
             .field("tools", &names)
             .finish()
     }
 }
 
+/// How a tool uses the session it is given (or its client's session).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SessionUse {
+    /// `open_binary`: without `session`, opens in a new session (or in the client's session
+    /// while no binary is open in it) and answers the handle.
+    Opens,
+    /// `close_binary`: ends the session it closes.
+    Ends,
+    /// Every other tool: works in the named session or the client's.
+    Works,
+}
+
+fn session_use(tool: &str) -> SessionUse {
+    match tool {
+        OPEN_BINARY => SessionUse::Opens,
+        CLOSE_BINARY => SessionUse::Ends,
+        _ => SessionUse::Works,
+    }
+}
+
+/// The session a call runs in, and whether it must be admitted to the store when the call
+/// succeeds (a new session, made for this call).
+struct Chosen {
+    session: Arc<Session>,
+    handle: Option<SessionHandle>,
+}
+
 impl ToolBox {
-    /// The full catalog over `session`.
+    /// The full catalog over a store holding `session`, which becomes the session of this
+    /// toolbox's own client ([`ToolBox::call`]). `session` keeps its own ledger budget;
+    /// sessions opened later share the store's ([`SessionStore::budget`]).
     pub fn new(session: Arc<Session>) -> ToolBox {
+        let store = Arc::new(SessionStore::new(StoreConfig::default()));
+        let toolbox = ToolBox::with_store(Arc::clone(&store));
+        // An empty store has room for one session, and a handle failing to be made leaves the
+        // toolbox without a session of its own: its first call makes one.
+        if let Ok(handle) = store.admit(session) {
+            toolbox.own_client.name(&handle);
+        }
+        toolbox
+    }
+
+    /// The full catalog over the sessions of `store`.
+    pub fn with_store(store: Arc<SessionStore>) -> ToolBox {
         let specs: Vec<&'static ToolSpec> = CATALOG.into_iter().flatten().collect();
         let definitions = specs.iter().map(|spec| spec.definition()).collect();
         ToolBox {
-            session,
+            store,
+            own_client: ClientSessions::new(),
             specs,
             definitions,
         }
     }
 
-    /// The session the tools work on.
-    pub fn session(&self) -> &Arc<Session> {
-        &self.session
+    /// The store of the sessions the tools work in.
+    pub fn store(&self) -> &Arc<SessionStore> {
+        &self.store
+    }
+
+    /// The session of this toolbox's own client ([`ToolBox::call`]), if it has one.
+    pub fn session(&self) -> Option<Arc<Session>> {
+        self.client_session(&self.own_client)
+    }
+
+    /// The handle of this toolbox's own client's session, if it has one.
+    pub fn session_handle(&self) -> Option<SessionHandle> {
+        self.own_client.current()
+    }
+
+    /// The open session `client` uses when a call names none.
+    pub fn client_session(&self, client: &ClientSessions) -> Option<Arc<Session>> {
+        let handle = client.current()?;
+        self.store.get(handle.as_str()).ok()
     }
 
     /// The catalog in its stable order (what `tools/list` shows).
@@ -77,8 +146,9 @@ impl ToolBox {
         self.definitions.iter().find(|d| d.name() == name)
     }
 
-    /// Calls the tool named `name`. An unknown name is the only `Err`; every other failure is
-    /// an outcome with `isError: true` whose text says what went wrong.
+    /// Calls the tool named `name` as this toolbox's own client. An unknown name is the only
+    /// `Err`; every other failure is an outcome with `isError: true` whose text says what went
+    /// wrong.
     pub fn call(
         &self,
         name: &str,
@@ -99,19 +169,108 @@ impl ToolBox {
         arguments: &Map<String, Value>,
         cancel: &Cancel,
     ) -> Result<ToolOutcome, UnknownTool> {
+        self.call_as(&self.own_client, name, arguments, cancel)
+    }
+
+    /// [`ToolBox::call_cancellable`] on behalf of `client`: a call that names no session works
+    /// in `client`'s session, and the session a call opens or names becomes `client`'s.
+    pub fn call_as(
+        &self,
+        client: &ClientSessions,
+        name: &str,
+        arguments: &Map<String, Value>,
+        cancel: &Cancel,
+    ) -> Result<ToolOutcome, UnknownTool> {
         let spec = self
             .specs
             .iter()
             .find(|spec| spec.name == name)
             .ok_or_else(|| UnknownTool::new(name))?;
-        Ok(match self.run(spec, arguments, cancel) {
+        Ok(match self.run_in_session(client, spec, arguments, cancel) {
             Ok(result) => ToolOutcome::success(result),
             Err(error) => ToolOutcome::failure(&error),
         })
     }
 
+    /// Picks the session, runs the tool in it, and then updates the store and the client.
+    fn run_in_session(
+        &self,
+        client: &ClientSessions,
+        spec: &ToolSpec,
+        arguments: &Map<String, Value>,
+        cancel: &Cancel,
+    ) -> Result<Map<String, Value>, ToolError> {
+        let (named, arguments) = split_session(spec.name, arguments)?;
+        let usage = session_use(spec.name);
+        let chosen = self.choose(client, named.as_deref(), usage, &spec.handler.run)?;
+        let mut result = self.run(&chosen.session, spec, &arguments, cancel)?;
+        let handle = match chosen.handle {
+            Some(handle) => handle,
+            None if matches!(spec.handler.run, Run::Read(_)) => return Ok(result),
+            // The call changed a session made for it: it is open from now on.
+            None => self.store.admit(chosen.session)?,
+        };
+        match usage {
+            SessionUse::Ends => {
+                self.store.end(&handle);
+                client.forget(&handle);
+            }
+            SessionUse::Opens | SessionUse::Works => client.name(&handle),
+        }
+        if usage != SessionUse::Works {
+            result.insert(SESSION_FIELD.to_owned(), handle.as_str().into());
+        }
+        Ok(result)
+    }
+
+    /// The session a call works in: the one it names, else its client's; `open_binary` opens
+    /// in a new one unless the client's has no binary open. A new session is not in the store
+    /// until the call succeeds (`handle: None`), so a failed call leaves the store as it was.
+    fn choose(
+        &self,
+        client: &ClientSessions,
+        named: Option<&str>,
+        usage: SessionUse,
+        run: &Run,
+    ) -> Result<Chosen, ToolError> {
+        if let Some(named) = named {
+            let session = self.store.get(named)?;
+            let handle = self.store.handle(named);
+            return Ok(Chosen { session, handle });
+        }
+        let current = client
+            .current()
+            .and_then(|handle| Some((self.store.get(handle.as_str()).ok()?, handle)));
+        match (current, usage) {
+            (Some((session, handle)), SessionUse::Works | SessionUse::Ends) => Ok(Chosen {
+                session,
+                handle: Some(handle),
+            }),
+            (Some((session, handle)), SessionUse::Opens) if !session.is_open() => Ok(Chosen {
+                session,
+                handle: Some(handle),
+            }),
+            (None, SessionUse::Ends) => Err(SessionError::NotOpen.into()),
+            _ => {
+                // Checked before the work (a large file), and again when it is admitted.
+                let changes = !matches!(run, Run::Read(_));
+                if changes && !self.store.has_room() {
+                    return Err(StoreError::TooMany {
+                        limit: self.store.max_sessions(),
+                    }
+                    .into());
+                }
+                Ok(Chosen {
+                    session: self.store.prepare(),
+                    handle: None,
+                })
+            }
+        }
+    }
+
     fn run(
         &self,
+        session: &Session,
         spec: &ToolSpec,
         arguments: &Map<String, Value>,
         cancel: &Cancel,
@@ -119,17 +278,17 @@ impl ToolBox {
         let checked = Arguments::check(spec.name, spec.handler.parameters, arguments)?;
         match spec.handler.run {
             Run::Change(run) => {
-                let result = run(&self.session, &checked, cancel)?;
+                let result = run(session, &checked, cancel)?;
                 check_size(spec.name, &result)?;
                 Ok(result)
             }
             Run::Read(run) => {
-                let result = run(&self.session, &checked)?;
+                let result = run(session, &checked)?;
                 check_size(spec.name, &result)?;
                 Ok(result)
             }
             Run::Retain(run) => {
-                let retained = run(&self.session, &checked, cancel)?;
+                let retained = run(session, &checked, cancel)?;
                 let mut reply = retained.reply;
                 check_size(spec.name, &reply)?;
                 let observation = Observation::unbound(
@@ -144,13 +303,13 @@ impl ToolBox {
                 cancel
                     .check()
                     .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
-                let record = self.session.record_evidence_unless(observation, cancel)?;
+                let record = session.record_evidence_unless(observation, cancel)?;
                 reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(reply)
             }
             Run::Observe { operation, run } => {
                 let (provider, document) = checked.target_selection();
-                let target = self.session.target(provider, document)?;
+                let target = session.target(provider, document)?;
                 check_support(&target, operation)?;
                 let mut result = run(&target, &checked)?;
                 check_size(spec.name, &result)?;
@@ -162,20 +321,27 @@ impl ToolBox {
                 cancel
                     .check()
                     .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
-                let record = self.session.record_evidence_unless(observation, cancel)?;
+                let record = session.record_evidence_unless(observation, cancel)?;
                 result.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(result)
             }
         }
     }
 
-    /// The catalog tools a guided prompt may list now: tools not backed by a provider
-    /// operation always; a provider-backed tool when the current provider supports its
-    /// operation. With no binary open, provider-backed tools count as offered when the built-in
-    /// native provider supports them (what `open_binary` on a binary opens), and the
-    /// availability is [`BinarySession::Closed`], so renderings say `open_binary` comes first.
+    /// The catalog tools a guided prompt may list now for this toolbox's own client's session
+    /// (see [`ToolBox::availability_in`]).
     pub fn availability(&self) -> ToolAvailability {
-        let providers = self.session.providers();
+        self.availability_in(self.session().as_deref())
+    }
+
+    /// The catalog tools a guided prompt may list for `session`: tools not backed by a provider
+    /// operation always; a provider-backed tool when the current provider supports its
+    /// operation. With no binary open (or no session), provider-backed tools count as offered
+    /// when the built-in native provider supports them (what `open_binary` on a binary opens),
+    /// and the availability is [`BinarySession::Closed`], so renderings say `open_binary` comes
+    /// first.
+    pub fn availability_in(&self, session: Option<&Session>) -> ToolAvailability {
+        let providers = session.map(Session::providers).unwrap_or_default();
         let (binary, supported) = if providers.is_empty() {
             (BinarySession::Closed, NATIVE_OPERATIONS.to_vec())
         } else {

@@ -82,6 +82,7 @@ mod tools {
     mod output_schemas;
     mod properties;
     mod quoting;
+    mod sessions;
 }
 
 /// Artifact inventories of directories and zip archives, their schema and comparisons.
@@ -127,6 +128,7 @@ mod mcp {
     mod request_errors;
     mod resource_bounds;
     mod roots;
+    mod sessions;
     mod tools;
 }
 

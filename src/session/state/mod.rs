@@ -156,6 +156,22 @@ impl Session {
         Session::default()
     }
 
+    /// A session whose ledger draws on `budget`, shared with other sessions (see
+    /// [`SessionStore`](crate::session::SessionStore)).
+    pub fn with_budget(budget: Arc<super::budget::LedgerBudget>) -> Session {
+        Session {
+            state: Mutex::new(State {
+                ledger: Ledger::with_budget(budget),
+                ..State::default()
+            }),
+        }
+    }
+
+    /// Whether a binary is open in this session.
+    pub fn is_open(&self) -> bool {
+        self.lock().binary.is_some()
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // No code panics while holding the lock, and every update leaves the state whole, so a
         // poisoned lock still guards consistent data.

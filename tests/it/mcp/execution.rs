@@ -110,6 +110,7 @@ fn server_over(provider: &Arc<GatedProvider>, shell: ShellConfig, timeout: Durat
         sources: SourceConfig {
             provider_timeout: timeout,
         },
+        ..ServerConfig::default()
     };
     Server::with_session(config, session)
 }

@@ -197,7 +197,10 @@ fn arguments_and_families_match_the_spec_table() {
                 )
             })
             .collect();
-        assert_eq!(actual_optional, *optional, "{name}");
+        // Every guided prompt also takes the binary session (CONTRACT.md section 13).
+        let mut expected_optional = optional.to_vec();
+        expected_optional.push(("session", Family::Session));
+        assert_eq!(actual_optional, expected_optional, "{name}");
         for argument in def.arguments.iter().filter(|a| a.required) {
             assert_eq!(
                 argument.family, None,

@@ -1,4 +1,4 @@
-//! Confinement: with allowed roots (`--root`, or `Session::set_confinement`), paths inside are
+//! Confinement: with allowed roots (`--root`, or `SessionStore::set_confinement`, which confines every session of the store), paths inside are
 //! opened, paths outside and links escaping the roots are refused, on the opened descriptor.
 
 use std::os::unix::fs::symlink;
@@ -59,7 +59,9 @@ impl Tree {
 fn tools_open_inside_the_roots_and_refuse_the_rest() {
     let tree = Tree::new();
     let (session, tools) = closed();
-    session.set_confinement(Confinement::to_roots([tree.inside.path()]).unwrap());
+    tools
+        .store()
+        .set_confinement(Confinement::to_roots([tree.inside.path()]).unwrap());
     assert!(session.confinement().roots().is_some());
 
     success(&tools, "open_binary", json!({"path": tree.path("app")}));
@@ -86,7 +88,7 @@ fn tools_open_inside_the_roots_and_refuse_the_rest() {
     tree.snapshot("refused", &messages.join("\n"));
 
     // Unrestricted again: today's behaviour.
-    session.set_confinement(Confinement::unrestricted());
+    tools.store().set_confinement(Confinement::unrestricted());
     success(&tools, "open_binary", json!({"path": tree.path("escape")}));
 }
 

@@ -59,11 +59,15 @@ fn opening_again_replaces_the_binary_and_reports_the_discarded_ledger() {
     success(&tools, "list_segments", json!({}));
     assert_eq!(session.evidence_count(), 2);
     let binary = real_binaries().remove(0);
+    // Opening in the session that is open replaces its binary (without `session`, the
+    // binary would open in a new session beside it: see tools::sessions).
+    let handle = tools.session_handle().unwrap();
     let opened = success(
         &tools,
         "open_binary",
-        json!({"path": binary.display().to_string()}),
+        json!({"path": binary.display().to_string(), "session": handle.as_str()}),
     );
+    assert_eq!(opened["session"], json!(handle.as_str()));
     assert_eq!(
         opened["replaced"],
         json!({"label": files.catalog(), "evidence_discarded": 2})
@@ -76,10 +80,11 @@ fn close_binary_closes_and_discards_the_ledger() {
     let files = Files::new();
     let (session, tools) = with_catalog(&files);
     success(&tools, "list_documents", json!({}));
+    let handle = tools.session_handle().unwrap();
     let closed = success(&tools, "close_binary", json!({}));
     assert_eq!(
         closed,
-        *json!({"label": files.catalog(), "evidence_discarded": 1})
+        *json!({"label": files.catalog(), "evidence_discarded": 1, "session": handle.as_str()})
             .as_object()
             .unwrap()
     );

@@ -14,10 +14,10 @@ use serde_json::{Map, Value, json};
 
 /// Calls `tool`, expects an error result that appends nothing, and snapshots its message.
 fn expect_error(tools: &ToolBox, tool: &str, arguments: Value, name: &str, files: Option<&Files>) {
-    let before = tools.session().evidence_ids();
+    let before = tools.session().unwrap().evidence_ids();
     let message = failure(tools, tool, arguments);
     assert_eq!(
-        tools.session().evidence_ids(),
+        tools.session().unwrap().evidence_ids(),
         before,
         "{name}: no Evidence"
     );

@@ -15,7 +15,7 @@ fn call_and_check_ledger(
     name: &str,
     arguments: Value,
 ) -> Option<Map<String, Value>> {
-    let session = tools.session();
+    let session = tools.session().unwrap();
     let before = session.evidence_ids();
     let current = session.current_document();
     let outcome = call(tools, name, arguments.clone());
@@ -140,7 +140,12 @@ fn failures_reads_and_session_changes_append_nothing() {
         call_and_check_ledger(&tools, name, arguments);
     }
     assert_eq!(session.evidence_count(), 1);
-    call_and_check_ledger(&tools, "open_binary", json!({"path": files.catalog()}));
+    let handle = tools.session_handle().unwrap();
+    call_and_check_ledger(
+        &tools,
+        "open_binary",
+        json!({"path": files.catalog(), "session": handle.as_str()}),
+    );
     assert_eq!(session.evidence_count(), 0, "opening replaced the ledger");
     call_and_check_ledger(&tools, "list_segments", json!({}));
     call_and_check_ledger(&tools, "close_binary", json!({}));

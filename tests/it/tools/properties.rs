@@ -295,7 +295,7 @@ proptest! {
         (tool, arguments) in tool_and_arguments(),
     ) {
         let tools = tools_for(opened);
-        let session = Arc::clone(tools.session());
+        let session = tools.session().unwrap();
         let before = session.evidence_ids();
         let latest = before.last().cloned().unwrap_or_default();
         let arguments: Map<String, Value> = arguments

@@ -1,0 +1,358 @@
+//! Several binary sessions at once, each named by an opaque handle (docs/CONTRACT.md
+//! section 13).
+//!
+//! - [`SessionHandle`]: 128 bits from the operating system's random source, `bs_` + 22
+//!   base64url characters. A handle is a bearer token: whoever holds it can use the session.
+//! - [`SessionStore`]: the open sessions of one server, at most [`SessionStore::max_sessions`],
+//!   with one Evidence budget ([`LedgerBudget`]) for all their ledgers together and one
+//!   [`Confinement`] (the server's roots narrowed by the client's).
+//! - [`ClientSessions`]: what one client (a stdio connection, a library caller) knows: the
+//!   handles it opened or named, and which one is *its session*, used by requests that name
+//!   none.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::budget::LedgerBudget;
+use super::files::Confinement;
+use super::state::Session;
+use crate::text::Quoted;
+
+/// The default of [`SessionStore::max_sessions`] (`rea serve --max-sessions`).
+pub const DEFAULT_MAX_SESSIONS: usize = 8;
+
+/// The prefix of every handle.
+const HANDLE_PREFIX: &str = "bs_";
+
+/// Random bytes in a handle: 128 bits.
+const HANDLE_BYTES: usize = 16;
+
+/// The name of one binary session: `bs_` and 22 base64url characters encoding 128 random bits
+/// from the operating system (never a counter, a path or a time).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionHandle(String);
+
+impl SessionHandle {
+    /// A new handle from the operating system's random source.
+    pub fn mint() -> Result<SessionHandle, StoreError> {
+        let mut bytes = [0u8; HANDLE_BYTES];
+        getrandom::fill(&mut bytes).map_err(|_| StoreError::NoRandomness)?;
+        Ok(SessionHandle(format!(
+            "{HANDLE_PREFIX}{}",
+            base64url(&bytes)
+        )))
+    }
+
+    /// The handle as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Handles are bearer tokens: debug output never shows one whole.
+impl fmt::Debug for SessionHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown: String = self.0.chars().take(HANDLE_PREFIX.len() + 4).collect();
+        write!(f, "SessionHandle({shown}…)")
+    }
+}
+
+impl fmt::Display for SessionHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Unpadded base64url (RFC 4648 section 5).
+fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let word = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |word, (i, &b)| word | u32::from(b) << (16 - 8 * i));
+        for sextet in 0..=chunk.len() {
+            let index = (word >> (18 - 6 * sextet)) & 0x3f;
+            text.push(char::from(ALPHABET[index as usize]));
+        }
+    }
+    text
+}
+
+/// Why the store refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// [`SessionStore::max_sessions`] sessions are open already.
+    #[error(
+        "at most {limit} binary sessions may be open at once and {limit} are; end one with \
+         close_binary (passing its session), or pass the session argument to open_binary to \
+         open this binary in a session that is open already"
+    )]
+    TooMany {
+        /// The limit.
+        limit: usize,
+    },
+    /// No open session has this handle (it never existed, or it was closed).
+    #[error(
+        "no binary session {handle:?} is open (it never existed or it was closed); call \
+         open_binary and pass the session it returns"
+    )]
+    Unknown {
+        /// The handle as the caller sent it, cut to 64 characters.
+        handle: Quoted,
+    },
+    /// The operating system's random source failed, so no handle could be made.
+    #[error("the operating system's random source failed; no session handle could be made")]
+    NoRandomness,
+}
+
+/// How a [`SessionStore`] is bounded.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// Most sessions open at once (`--max-sessions`).
+    pub max_sessions: usize,
+    /// Bytes of Evidence all ledgers together may retain.
+    pub ledger_bytes: usize,
+}
+
+impl Default for StoreConfig {
+    fn default() -> StoreConfig {
+        StoreConfig {
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            ledger_bytes: super::evidence::MAX_LEDGER_BYTES,
+        }
+    }
+}
+
+/// The open binary sessions of one server, by handle.
+///
+/// ```
+/// use rea::session::{SessionStore, StoreConfig};
+///
+/// let store = SessionStore::new(StoreConfig::default());
+/// let (handle, session) = store.create().unwrap();
+/// assert!(handle.as_str().starts_with("bs_"));
+/// assert!(std::sync::Arc::ptr_eq(&store.get(handle.as_str()).unwrap(), &session));
+/// store.end(&handle);
+/// assert!(store.get(handle.as_str()).is_err());
+/// ```
+#[derive(Debug)]
+pub struct SessionStore {
+    sessions: Mutex<BTreeMap<SessionHandle, Arc<Session>>>,
+    max_sessions: usize,
+    budget: Arc<LedgerBudget>,
+    confinement: Mutex<Confinement>,
+}
+
+impl SessionStore {
+    /// An empty store bounded by `config`, unconfined.
+    pub fn new(config: StoreConfig) -> SessionStore {
+        SessionStore {
+            sessions: Mutex::new(BTreeMap::new()),
+            max_sessions: config.max_sessions.max(1),
+            budget: Arc::new(LedgerBudget::new(config.ledger_bytes)),
+            confinement: Mutex::new(Confinement::unrestricted()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<SessionHandle, Arc<Session>>> {
+        // Every update is one map operation, so a poisoned lock still guards a whole map.
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Most sessions open at once.
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// The budget every session's ledger draws on.
+    pub fn budget(&self) -> &Arc<LedgerBudget> {
+        &self.budget
+    }
+
+    /// A new session that is not open yet: it shares the store's budget and confinement, and
+    /// [`SessionStore::admit`] makes it open. Work that may fail (opening a binary) runs on it
+    /// first, so a failure leaves the store as it was.
+    pub fn prepare(&self) -> Arc<Session> {
+        let session = Session::with_budget(Arc::clone(&self.budget));
+        session.set_confinement(self.confinement());
+        Arc::new(session)
+    }
+
+    /// Opens `session` (made by [`SessionStore::prepare`]) under a new handle.
+    pub fn admit(&self, session: Arc<Session>) -> Result<SessionHandle, StoreError> {
+        let handle = SessionHandle::mint()?;
+        let mut sessions = self.lock();
+        if sessions.len() >= self.max_sessions {
+            return Err(StoreError::TooMany {
+                limit: self.max_sessions,
+            });
+        }
+        sessions.insert(handle.clone(), session);
+        Ok(handle)
+    }
+
+    /// A new, empty, open session.
+    pub fn create(&self) -> Result<(SessionHandle, Arc<Session>), StoreError> {
+        let session = self.prepare();
+        let handle = self.admit(Arc::clone(&session))?;
+        Ok((handle, session))
+    }
+
+    /// Whether another session may be opened now.
+    pub fn has_room(&self) -> bool {
+        self.lock().len() < self.max_sessions
+    }
+
+    /// The open session named `handle`.
+    pub fn get(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
+        self.lock()
+            .iter()
+            .find(|(open, _)| open.as_str() == handle)
+            .map(|(_, session)| Arc::clone(session))
+            .ok_or_else(|| StoreError::Unknown {
+                handle: handle.into(),
+            })
+    }
+
+    /// The handle of the open session `handle` names, if it is open.
+    pub fn handle(&self, handle: &str) -> Option<SessionHandle> {
+        self.lock()
+            .keys()
+            .find(|open| open.as_str() == handle)
+            .cloned()
+    }
+
+    /// Ends the session `handle` (it is no longer open; its memory goes when the last call
+    /// using it finishes). Returns it when it was open.
+    pub fn end(&self, handle: &SessionHandle) -> Option<Arc<Session>> {
+        self.lock().remove(handle)
+    }
+
+    /// How many sessions are open.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no session is open.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// Confines every open session, and every later one, to `confinement`.
+    pub fn set_confinement(&self, confinement: Confinement) {
+        let sessions: Vec<Arc<Session>> = self.lock().values().cloned().collect();
+        *self
+            .confinement
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = confinement.clone();
+        for session in sessions {
+            session.set_confinement(confinement.clone());
+        }
+    }
+
+    /// The confinement new sessions start with.
+    pub fn confinement(&self) -> Confinement {
+        self.confinement
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// The sessions one client knows: those it opened or named, in that order, and *its session*
+/// (the one it opened or named last), which a request naming no session uses.
+#[derive(Debug, Default)]
+pub struct ClientSessions {
+    state: Mutex<ClientState>,
+}
+
+#[derive(Debug, Default)]
+struct ClientState {
+    current: Option<SessionHandle>,
+    known: Vec<SessionHandle>,
+}
+
+impl ClientSessions {
+    /// A client that knows no session yet.
+    pub fn new() -> ClientSessions {
+        ClientSessions::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ClientState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The client's session, if it has one.
+    pub fn current(&self) -> Option<SessionHandle> {
+        self.lock().current.clone()
+    }
+
+    /// Makes `handle` the client's session (it opened or named it).
+    pub fn name(&self, handle: &SessionHandle) {
+        let mut state = self.lock();
+        if !state.known.contains(handle) {
+            state.known.push(handle.clone());
+        }
+        state.current = Some(handle.clone());
+    }
+
+    /// Forgets `handle` (its session ended).
+    pub fn forget(&self, handle: &SessionHandle) {
+        let mut state = self.lock();
+        state.known.retain(|known| known != handle);
+        if state.current.as_ref() == Some(handle) {
+            state.current = None;
+        }
+    }
+
+    /// The handles this client knows that are still open in `store`, in the order it first
+    /// named them: what completion of a `session` argument offers.
+    pub fn open_handles(&self, store: &SessionStore) -> Vec<String> {
+        let known = self.lock().known.clone();
+        known
+            .iter()
+            .filter(|handle| store.handle(handle.as_str()).is_some())
+            .map(|handle| handle.as_str().to_owned())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64url_matches_the_rfc_vectors() {
+        // RFC 4648 section 10, unpadded, with the URL alphabet.
+        for (input, expected) in [
+            ("", ""),
+            ("f", "Zg"),
+            ("fo", "Zm8"),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg"),
+            ("fooba", "Zm9vYmE"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64url(input.as_bytes()), expected);
+        }
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+    }
+
+    #[test]
+    fn handles_are_prefixed_22_base64url_characters_and_differ() {
+        let first = SessionHandle::mint().unwrap();
+        let second = SessionHandle::mint().unwrap();
+        assert_ne!(first, second);
+        let body = first.as_str().strip_prefix(HANDLE_PREFIX).unwrap();
+        assert_eq!(body.len(), 22);
+        assert!(
+            body.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        );
+        assert!(!format!("{first:?}").contains(body));
+    }
+}
