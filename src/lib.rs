@@ -134,9 +134,12 @@
 //!    provider.
 //! 4. [`providers`]: the built-in providers, and [`providers::open_path`], which loads a file
 //!    and opens it in a [`session::Session`].
-//! 5. [`tools`]: the tools a client calls.
-//! 6. [`mcp`]: the stdio shell.
-//! 7. `fuzzing`: the hidden invariant checks behind the fuzz targets and their replay tests,
+//! 5. [`tools`]: the tools a client calls, over the binary sessions of a
+//!    [`session::SessionStore`].
+//! 6. [`resources`]: static resources and the session resource templates, read through the
+//!    tools.
+//! 7. [`mcp`]: the stdio shell.
+//! 8. `fuzzing`: the hidden invariant checks behind the fuzz targets and their replay tests,
 //!    which may drive the whole server; then the `rea` binary.
 //!
 //! Within a layer, no two modules with the same parent import each other, directly or around
@@ -156,6 +159,7 @@ pub mod fuzzing;
 pub mod mcp;
 pub mod prompts;
 pub mod providers;
+pub mod resources;
 pub mod session;
 pub mod tools;
 

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::core::MAX_VALUE_CHARS;
 use crate::prompts::{InvalidCursor, PromptError};
+use crate::resources::ResourceError;
 use crate::text::Quoted;
 use crate::tools::UnknownTool;
 
@@ -27,6 +28,8 @@ pub enum ErrorCode {
     InvalidParams = -32602,
     /// `-32603`: an internal error.
     InternalError = -32603,
+    /// `-32002`: the resource a 2025-era `resources/read` names does not exist.
+    ResourceNotFound = -32002,
     /// `-32000` (the JSON-RPC range for server errors): the server is at its request limit;
     /// the request was not run and may be sent again once answers arrive.
     ServerBusy = -32000,
@@ -225,6 +228,14 @@ pub enum RequestError {
         /// The key of the entry, as sent.
         key: Quoted,
     },
+    /// A `resources/list` or `resources/templates/list` cursor (this server never issues one).
+    #[error("Invalid params: invalid {method} cursor {}", quoted(.cursor))]
+    ListCursor {
+        /// The list method.
+        method: &'static str,
+        /// The cursor sent.
+        cursor: Quoted,
+    },
     /// A `tools/list` cursor (this server never issues one).
     #[error("Invalid params: invalid tools/list cursor {}", quoted(.cursor))]
     ToolsCursor {
@@ -240,11 +251,12 @@ pub enum RequestError {
     /// The named prompt or argument does not exist, or an argument is missing or too long.
     #[error("Invalid params: {0}")]
     Prompt(#[from] PromptError),
-    /// `completion/complete` on a resource template.
-    #[error(
-        "Invalid params: params.ref.type \"ref/resource\" is not supported: this server has no resource templates"
-    )]
-    ResourceReference,
+    /// `completion/complete` on a template or variable this server does not have.
+    #[error("Invalid params: params.ref: {0}")]
+    ResourceReference(ResourceError),
+    /// `resources/read` of a URI that does not resolve (the message names the part).
+    #[error("Resource not found: {0}")]
+    ResourceNotFound(ResourceError),
     /// `completion/complete` with a reference type other than `ref/prompt`.
     #[error("Invalid params: params.ref.type must be \"ref/prompt\", not {}", quoted(.found))]
     UnknownReference {
@@ -274,6 +286,20 @@ pub enum RequestError {
         prompt: Quoted,
         /// The argument.
         argument: Quoted,
+        /// Length of the value, in Unicode scalar values.
+        chars: usize,
+    },
+    /// A completion value of a template variable longer than [`MAX_VALUE_CHARS`].
+    #[error(
+        "Invalid params: the value of variable {} of resource template {} is {chars} characters long; the limit is {MAX_VALUE_CHARS}",
+        quoted(.variable),
+        quoted(.template)
+    )]
+    TemplateValueTooLong {
+        /// The URI template.
+        template: Quoted,
+        /// The variable.
+        variable: Quoted,
         /// Length of the value, in Unicode scalar values.
         chars: usize,
     },
@@ -340,13 +366,16 @@ impl RequestError {
             | NotStringMap { .. }
             | ArgumentNotString { .. }
             | ToolsCursor { .. }
+            | ListCursor { .. }
             | PromptsCursor(_)
             | UnknownTool(_)
             | Prompt(_)
-            | ResourceReference
+            | ResourceReference(_)
             | UnknownReference { .. }
             | UnknownSession { .. }
-            | CompletionValueTooLong { .. } => ErrorCode::InvalidParams,
+            | CompletionValueTooLong { .. }
+            | TemplateValueTooLong { .. } => ErrorCode::InvalidParams,
+            ResourceNotFound(_) => ErrorCode::ResourceNotFound,
             NoWorker | Subscription | Unencodable | ResponseTooLarge { .. } => {
                 ErrorCode::InternalError
             }

@@ -17,10 +17,12 @@ use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::{Connection, RequestContext, Shared};
 use crate::core::{Completion, Family, Prefix};
 use crate::prompts::DEFAULT_PAGE_SIZE;
+use crate::resources;
 use crate::session::{
     Cancel, ClientSessions, ClientView, SESSION_ARGUMENT, SessionView, complete_argument,
     complete_argument_at_hand,
 };
+use crate::tools::ToolOutcome;
 
 /// Instructions sent in the `initialize` result.
 const INSTRUCTIONS: &str = "REA is an evidence-driven reverse-engineering server. Start from a guided prompt (prompts/list); \
@@ -91,6 +93,23 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
                 .await
             })
             .is_ok(),
+        module
+            .register_method("resources/list", |p, _, _| {
+                list_only(&p, "resources/list", resources::list())
+            })
+            .is_ok(),
+        module
+            .register_method("resources/templates/list", |p, _, _| {
+                list_only(&p, "resources/templates/list", resources::templates_list())
+            })
+            .is_ok(),
+        // The dossier runs tools: reads go to the tool pool like tool calls.
+        module
+            .register_async_method("resources/read", |p, c, _| async move {
+                let connection = Arc::clone(&c);
+                run_on(tool_pool(), move || read_resource(&p, &connection)).await
+            })
+            .is_ok(),
     ];
     let tools_registered = !has_tools
         || [
@@ -134,6 +153,44 @@ fn list_tools(params: &Params<'_>, connection: &Connection) -> MethodResult {
     Ok(json!({ "tools": tools }))
 }
 
+/// A list method's one page: this server never issues cursors for these lists.
+fn list_only(params: &Params<'_>, method: &'static str, page: Value) -> MethodResult {
+    let params = params::object(params, method)?;
+    if let Some(cursor) = params::optional_str(&params, "params", "cursor")? {
+        return Err(RequestError::ListCursor {
+            method,
+            cursor: cursor.into(),
+        });
+    }
+    Ok(page)
+}
+
+fn read_resource(params: &Params<'_>, connection: &Connection) -> MethodResult {
+    let params = params::object(params, "resources/read")?;
+    let uri = params::required_str(&params, "params", "uri")?;
+    resources::read(&connection.shared.tools, uri).map_err(RequestError::ResourceNotFound)
+}
+
+/// The MCP result of a tool call: the outcome, and a `resource_link` to the Evidence record
+/// it appended for clients whose version has links (2025-06-18 and later).
+fn tool_result(outcome: &ToolOutcome, version: Option<ProtocolVersion>) -> Value {
+    let mut result = outcome.to_value();
+    let links = version.is_some_and(|v| v >= ProtocolVersion::V2025_06_18);
+    if let (true, Some(id), Some(session)) = (links, outcome.evidence_id(), outcome.session()) {
+        let link = json!({
+            "type": "resource_link",
+            "uri": resources::evidence_uri(session.as_str(), id),
+            "name": id,
+            "title": "The Evidence record this call appended",
+            "mimeType": resources::JSON_MIME,
+        });
+        if let Some(content) = result["content"].as_array_mut() {
+            content.push(link);
+        }
+    }
+    result
+}
+
 fn call_tool(params: &Params<'_>, connection: &Connection, cancel: &Cancel) -> MethodResult {
     let params = params::object(params, "tools/call")?;
     let name = params::required_str(&params, "params", "name")?;
@@ -142,7 +199,7 @@ fn call_tool(params: &Params<'_>, connection: &Connection, cancel: &Cancel) -> M
         .unwrap_or_default();
     let tools = &connection.shared.tools;
     match tools.call_as(&connection.sessions, name, &arguments, cancel) {
-        Ok(outcome) => Ok(outcome.to_value()),
+        Ok(outcome) => Ok(tool_result(&outcome, connection.version())),
         Err(unknown) => Err(RequestError::from(unknown)),
     }
 }
@@ -228,16 +285,7 @@ impl CompletionRequest {
         params: &serde_json::Map<String, Value>,
     ) -> Result<CompletionRequest, RequestError> {
         let reference = params::required_object(params, "params", "ref")?;
-        match params::required_str(reference, "params.ref", "type")? {
-            "ref/prompt" => {}
-            "ref/resource" => return Err(RequestError::ResourceReference),
-            other => {
-                return Err(RequestError::UnknownReference {
-                    found: other.into(),
-                });
-            }
-        }
-        let prompt = params::required_str(reference, "params.ref", "name")?;
+        let kind = params::required_str(reference, "params.ref", "type")?;
         let argument = params::required_object(params, "params", "argument")?;
         let argument_name = params::required_str(argument, "params.argument", "name")?;
         let value = params::required_str(argument, "params.argument", "value")?;
@@ -245,13 +293,37 @@ impl CompletionRequest {
             None => Default::default(),
             Some(context) => params::string_map(context, "params.context", "arguments")?,
         };
-        let family = shared.registry().argument_family(prompt, argument_name)?;
-        let prefix =
-            Prefix::new(value).map_err(|too_long| RequestError::CompletionValueTooLong {
-                prompt: prompt.into(),
-                argument: argument_name.into(),
-                chars: too_long.chars,
-            })?;
+        let (family, prefix) = match kind {
+            "ref/prompt" => {
+                let prompt = params::required_str(reference, "params.ref", "name")?;
+                let family = shared.registry().argument_family(prompt, argument_name)?;
+                let prefix = Prefix::new(value).map_err(|too_long| {
+                    RequestError::CompletionValueTooLong {
+                        prompt: prompt.into(),
+                        argument: argument_name.into(),
+                        chars: too_long.chars,
+                    }
+                })?;
+                (family, prefix)
+            }
+            "ref/resource" => {
+                let template = params::required_str(reference, "params.ref", "uri")?;
+                let family = resources::variable_family(template, argument_name)
+                    .map_err(RequestError::ResourceReference)?;
+                let prefix =
+                    Prefix::new(value).map_err(|too_long| RequestError::TemplateValueTooLong {
+                        template: template.into(),
+                        variable: argument_name.into(),
+                        chars: too_long.chars,
+                    })?;
+                (Some(family), prefix)
+            }
+            other => {
+                return Err(RequestError::UnknownReference {
+                    found: other.into(),
+                });
+            }
+        };
         Ok(CompletionRequest {
             family,
             prefix,

@@ -76,6 +76,7 @@ pub fn initialize_result(version: ProtocolVersion, offer: Offer, instructions: &
     if offer.tools {
         capabilities["tools"] = json!({ "listChanged": false });
     }
+    capabilities["resources"] = json!({ "subscribe": false, "listChanged": false });
     let mut server_info = json!({ "name": "rea", "version": env!("CARGO_PKG_VERSION") });
     if version >= ProtocolVersion::V2025_06_18 {
         server_info["title"] = json!("REA guided reverse engineering");

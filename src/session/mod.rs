@@ -57,8 +57,8 @@ pub use provider::{
     Segment, StringMatch, StringMatches, StringQuery,
 };
 pub use sources::{
-    ClientView, DOCUMENT_ARGUMENT, PROVIDER_ARGUMENT, SESSION_ARGUMENT, SessionView, SourceConfig,
-    complete_argument, complete_argument_at_hand,
+    ClientView, DOCUMENT_ARGUMENT, MANIFEST_ARGUMENT, PROVIDER_ARGUMENT, SESSION_ARGUMENT,
+    SessionView, SourceConfig, complete_argument, complete_argument_at_hand,
 };
 pub use state::{
     ClosedBinary, INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES, Opened, ProviderSummary,

@@ -19,6 +19,10 @@ pub const PROVIDER_ARGUMENT: &str = "provider";
 /// section 13); without it, the client's own session.
 pub const SESSION_ARGUMENT: &str = "session";
 
+/// The context argument that narrows Artifact occurrence completion to one inventory (the
+/// `manifest_id` variable of the occurrence resource template).
+pub const MANIFEST_ARGUMENT: &str = "manifest_id";
+
 /// The context argument forwarded to procedure discovery as the document.
 pub const DOCUMENT_ARGUMENT: &str = "document";
 
@@ -84,6 +88,12 @@ pub trait SessionView {
         Vec::new()
     }
 
+    /// Occurrence IDs in the schema-valid retained pages of the inventory `manifest_id`.
+    fn artifact_occurrence_ids_in(&self, manifest_id: &str) -> Vec<String> {
+        let _ = manifest_id;
+        Vec::new()
+    }
+
     /// Handles of the open binary sessions the client may name, in the order it first named
     /// them. A session alone knows none; [`ClientView`] adds a client's.
     fn session_handles(&self) -> Vec<String> {
@@ -144,6 +154,12 @@ impl SessionView for ClientView<'_> {
             .unwrap_or_default()
     }
 
+    fn artifact_occurrence_ids_in(&self, manifest_id: &str) -> Vec<String> {
+        self.session
+            .map(|session| session.artifact_occurrence_ids_in(manifest_id))
+            .unwrap_or_default()
+    }
+
     fn session_handles(&self) -> Vec<String> {
         self.handles.to_vec()
     }
@@ -180,6 +196,10 @@ impl SessionView for Session {
 
     fn residual_unknown_ids(&self) -> Vec<String> {
         Session::unresolved_unknown_ids(self)
+    }
+
+    fn artifact_occurrence_ids_in(&self, manifest_id: &str) -> Vec<String> {
+        Session::artifact_occurrence_ids_in(self, manifest_id)
     }
 }
 
@@ -341,7 +361,10 @@ fn candidates(
         }
         Family::ProcessCapture => view.process_capture_ids(),
         Family::ArtifactManifest => view.artifact_manifest_ids(),
-        Family::ArtifactOccurrence => view.artifact_occurrence_ids(),
+        Family::ArtifactOccurrence => match argument(context, MANIFEST_ARGUMENT) {
+            Some(manifest_id) => view.artifact_occurrence_ids_in(manifest_id),
+            None => view.artifact_occurrence_ids(),
+        },
     };
     Ok(Some(Candidates::Listed(listed)))
 }

@@ -8,7 +8,7 @@ use crate::providers::{LoadError, OpenError};
 use crate::session::claims::ClaimError;
 use crate::session::inventory::{CompareError, InventoryError, PageSizeError};
 use crate::session::unknowns::UnknownError;
-use crate::session::{Operation, SessionError, StoreError};
+use crate::session::{Operation, SessionError, SessionHandle, StoreError};
 use crate::text::Quoted;
 
 /// The key of the Evidence ID in the structured result of an observing tool.
@@ -189,6 +189,8 @@ fn operation_list(operations: &[Operation]) -> String {
 pub struct ToolOutcome {
     text: String,
     structured: Option<Map<String, Value>>,
+    /// The binary session the call worked in, when it had one.
+    session: Option<SessionHandle>,
 }
 
 impl ToolOutcome {
@@ -197,6 +199,7 @@ impl ToolOutcome {
         ToolOutcome {
             text: Value::Object(structured.clone()).to_string(),
             structured: Some(structured),
+            session: None,
         }
     }
 
@@ -205,7 +208,20 @@ impl ToolOutcome {
         ToolOutcome {
             text: error.to_string(),
             structured: None,
+            session: None,
         }
+    }
+
+    /// This outcome, noting that the call worked in the binary session `handle`.
+    pub fn in_session(mut self, handle: SessionHandle) -> ToolOutcome {
+        self.session = Some(handle);
+        self
+    }
+
+    /// The binary session a successful call worked in (a read in no session has none). Not
+    /// part of the MCP result: the shell uses it to link Evidence as a resource.
+    pub fn session(&self) -> Option<&SessionHandle> {
+        self.session.as_ref()
     }
 
     /// Whether the call failed.

@@ -187,7 +187,8 @@ impl ToolBox {
             .find(|spec| spec.name == name)
             .ok_or_else(|| UnknownTool::new(name))?;
         Ok(match self.run_in_session(client, spec, arguments, cancel) {
-            Ok(result) => ToolOutcome::success(result),
+            Ok((result, Some(handle))) => ToolOutcome::success(result).in_session(handle),
+            Ok((result, None)) => ToolOutcome::success(result),
             Err(error) => ToolOutcome::failure(&error),
         })
     }
@@ -199,14 +200,14 @@ impl ToolBox {
         spec: &ToolSpec,
         arguments: &Map<String, Value>,
         cancel: &Cancel,
-    ) -> Result<Map<String, Value>, ToolError> {
+    ) -> Result<(Map<String, Value>, Option<SessionHandle>), ToolError> {
         let (named, arguments) = split_session(spec.name, arguments)?;
         let usage = session_use(spec.name);
         let chosen = self.choose(client, named.as_deref(), usage, &spec.handler.run)?;
         let mut result = self.run(&chosen.session, spec, &arguments, cancel)?;
         let handle = match chosen.handle {
             Some(handle) => handle,
-            None if matches!(spec.handler.run, Run::Read(_)) => return Ok(result),
+            None if matches!(spec.handler.run, Run::Read(_)) => return Ok((result, None)),
             // The call changed a session made for it: it is open from now on.
             None => self.store.admit(chosen.session)?,
         };
@@ -220,7 +221,7 @@ impl ToolBox {
         if usage != SessionUse::Works {
             result.insert(SESSION_FIELD.to_owned(), handle.as_str().into());
         }
-        Ok(result)
+        Ok((result, Some(handle)))
     }
 
     /// The session a call works in: the one it names, else its client's; `open_binary` opens

@@ -26,6 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["session"],
     &["providers"],
     &["tools"],
+    &["resources"],
     &["mcp"],
     &["fuzzing"],
     &["main.rs"],

@@ -127,6 +127,7 @@ mod mcp {
     mod readme_workflow;
     mod request_errors;
     mod resource_bounds;
+    mod resources;
     mod roots;
     mod sessions;
     mod tools;
@@ -140,5 +141,6 @@ mod fuzz_replay {
     mod mcp;
     mod prompt;
     mod provider;
+    mod resource_uri;
     mod targets;
 }

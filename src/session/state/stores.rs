@@ -110,6 +110,13 @@ impl Session {
             .cloned()
     }
 
+    /// Every revision of the chain the unknown `id` belongs to up to `id`, oldest first.
+    pub fn unknown_history(&self, id: &str) -> Result<Vec<Unknown>, UnknownError> {
+        let state = self.lock();
+        let chain = state.unknowns.history(id)?;
+        Ok(chain.into_iter().cloned().collect())
+    }
+
     /// The residual unknowns that pass `filter`, in creation order.
     pub fn list_unknowns(&self, filter: &UnknownFilter) -> Vec<Unknown> {
         self.lock()
@@ -197,6 +204,20 @@ impl Session {
         let mut seen = std::collections::HashSet::new();
         pages
             .iter()
+            .flat_map(|page| &page.occurrences)
+            .map(|occurrence| occurrence.occurrence_id.clone())
+            .filter(|id| seen.insert(id.clone()))
+            .collect()
+    }
+
+    /// Occurrence IDs in the retained, schema-valid pages of the inventory `manifest_id`,
+    /// each once, in first-seen order.
+    pub fn artifact_occurrence_ids_in(&self, manifest_id: &str) -> Vec<String> {
+        let pages = self.inventory_pages();
+        let mut seen = std::collections::HashSet::new();
+        pages
+            .iter()
+            .filter(|page| page.manifest_id == manifest_id)
             .flat_map(|page| &page.occurrences)
             .map(|occurrence| occurrence.occurrence_id.clone())
             .filter(|id| seen.insert(id.clone()))

@@ -216,7 +216,7 @@ async fn negative_and_string_ids_are_echoed_verbatim() {
 #[tokio::test]
 async fn unknown_method_is_method_not_found() {
     let mut client = started().await;
-    let answer = client.request("resources/templates/list", json!({})).await;
+    let answer = client.request("resources/subscribe", json!({})).await;
     snapshot("unknown_method", &answer);
     still_serving(&mut client).await;
 }

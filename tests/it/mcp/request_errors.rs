@@ -88,7 +88,12 @@ fn every_variant() -> Vec<RequestError> {
         RequestError::from(PromptError::UnknownPrompt {
             prompt: "investigate_everything".into(),
         }),
-        RequestError::ResourceReference,
+        RequestError::ResourceReference(rea::resources::ResourceError::UnknownTemplate {
+            uri: long().into(),
+        }),
+        RequestError::ResourceNotFound(rea::resources::ResourceError::UnknownSession {
+            handle: long().into(),
+        }),
         RequestError::UnknownReference {
             found: long().into(),
         },

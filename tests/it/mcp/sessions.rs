@@ -9,7 +9,7 @@ use crate::support::tools::this_executable;
 use rea::mcp::{Server, ServerConfig};
 use serde_json::{Value, json};
 
-fn catalog() -> String {
+pub(super) fn catalog() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/clients/fixtures/notes-catalog.json")
         .display()
@@ -22,7 +22,7 @@ async fn started() -> Client {
     client
 }
 
-async fn call(client: &mut Client, name: &str, arguments: Value) -> Value {
+pub(super) async fn call(client: &mut Client, name: &str, arguments: Value) -> Value {
     let answer = client
         .request(
             "tools/call",
@@ -32,7 +32,7 @@ async fn call(client: &mut Client, name: &str, arguments: Value) -> Value {
     answer["result"].clone()
 }
 
-async fn open(client: &mut Client, path: &str) -> String {
+pub(super) async fn open(client: &mut Client, path: &str) -> String {
     let opened = call(client, "open_binary", json!({ "path": path })).await;
     assert_eq!(opened["isError"], false, "{opened}");
     let handle = opened["structuredContent"]["session"].as_str().unwrap();
@@ -90,9 +90,12 @@ async fn completion_projects_the_session_its_context_names() {
         complete(&mut client, "document", "", json!({ "session": "bs_nope" })).await,
         json!([])
     );
-    // The session argument completes this client's open handles, in the order it named them.
+    // The session argument completes this client's open handles (in code-point order, as
+    // every completion).
     let handles = complete(&mut client, "session", "", json!({})).await;
-    assert_eq!(handles, json!([notes, native]));
+    let mut expected = [notes.clone(), native.clone()];
+    expected.sort();
+    assert_eq!(handles, json!(expected));
 }
 
 #[tokio::test]

@@ -3,4 +3,5 @@
 
 pub mod capture_parser;
 pub mod inventory_parser;
+pub mod resource_uri;
 pub mod zip_reader;
