@@ -25,10 +25,24 @@ const CATALOG: [&[ToolSpec]; 7] = [
     captures::TOOLS,
 ];
 
-/// What the built-in native provider supports: every operation. With no binary open,
-/// provider-backed tools are offered when this includes their operation, since `open_binary`
-/// on a binary opens the native provider. (A test checks this against the provider.)
-const NATIVE_OPERATIONS: [Operation; Operation::ALL.len()] = Operation::ALL;
+/// What the built-in native provider supports: every operation but `decompile`. With no
+/// binary open, provider-backed tools are offered when this includes their operation (or a
+/// companion provider declares it), since `open_binary` on a binary opens the native
+/// provider. (A test checks this against the provider.)
+const NATIVE_OPERATIONS: [Operation; Operation::ALL.len() - 1] = [
+    Operation::ListDocuments,
+    Operation::ListProcedures,
+    Operation::ProcedureInfo,
+    Operation::SearchProcedures,
+    Operation::ListSegments,
+    Operation::SearchStrings,
+    Operation::ReadBytes,
+    Operation::ListImports,
+    Operation::Disassemble,
+    Operation::XrefsTo,
+    Operation::Callers,
+    Operation::Callees,
+];
 
 /// The tools of one session (see the [module documentation](super) for the catalog).
 ///
@@ -170,20 +184,23 @@ impl ToolBox {
     }
 
     /// The catalog tools a guided prompt may list now: tools not backed by a provider
-    /// operation always; a provider-backed tool when the current provider supports its
+    /// operation always; a provider-backed tool when a declared provider supports its
     /// operation. With no binary open, provider-backed tools count as offered when the built-in
     /// native provider supports them (what `open_binary` on a binary opens), and the
     /// availability is [`BinarySession::Closed`], so renderings say `open_binary` comes first.
     pub fn availability(&self) -> ToolAvailability {
         let providers = self.session.providers();
         let (binary, supported) = if providers.is_empty() {
-            (BinarySession::Closed, NATIVE_OPERATIONS.to_vec())
+            let mut supported = NATIVE_OPERATIONS.to_vec();
+            if let Some(companions) = self.session.companions() {
+                supported.extend(companions.operations());
+            }
+            (BinarySession::Closed, supported)
         } else {
-            let current = providers.into_iter().find(|p| p.current);
-            (
-                BinarySession::Open,
-                current.map(|p| p.operations).unwrap_or_default(),
-            )
+            // The current provider's operations, and those a declared companion adds (a tool
+            // names its provider with `provider`).
+            let supported = providers.into_iter().flat_map(|p| p.operations).collect();
+            (BinarySession::Open, supported)
         };
         let offered = self
             .definitions
