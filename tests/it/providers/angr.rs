@@ -67,7 +67,7 @@ fn procedures(tools: &ToolBox, provider: &str) -> Vec<(String, Option<String>)> 
     let mut all = Vec::new();
     let mut cursor = Value::Null;
     loop {
-        let mut args = json!({"provider": provider, "limit": 1000});
+        let mut args = json!({"provider": provider, "limit": 500});
         if !cursor.is_null() {
             args["cursor"] = cursor.clone();
         }

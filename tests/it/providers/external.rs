@@ -12,7 +12,7 @@ use rea::session::{Operation, Session};
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
 
-use crate::support::tools::{call, failure, success, this_executable};
+use crate::support::tools::{call, failure, snapshot, success, this_executable};
 
 fn fake_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/fake_adapter.py")
@@ -116,6 +116,7 @@ fn a_crashed_adapter_is_a_tool_error_and_restarts_on_next_use() {
         message.contains("a new one starts on the next call"),
         "{message}"
     );
+    snapshot("external__crashed", &message, None);
     assert_eq!(adapters.running(), 0);
     let after = adapter_pid(&tools);
     assert_ne!(before, after, "a new process answers");
@@ -137,6 +138,7 @@ fn a_hung_adapter_is_killed_at_the_call_bound() {
         message.contains("did not answer procedure_info in time"),
         "{message}"
     );
+    snapshot("external__hung", &message, None);
     assert_eq!(adapters.running(), 0);
     assert_ne!(adapter_pid(&tools), before);
 }
@@ -145,6 +147,7 @@ fn a_hung_adapter_is_killed_at_the_call_bound() {
 fn garbage_floods_and_wrong_ids_stop_the_adapter() {
     let adapters = Adapters::new(vec![fake_spec("normal", quick_limits())], 2);
     let (_session, tools) = fake_session(&adapters);
+    let mut messages = Vec::new();
     for (address, expected) in [
         ("0xbad", "garbage: the answer is not JSON"),
         ("0xf100d", "a line over 65536 bytes"),
@@ -157,12 +160,14 @@ fn garbage_floods_and_wrong_ids_stop_the_adapter() {
             json!({"provider": "fake", "procedure": address}),
         );
         assert!(message.contains(expected), "{address}: {message}");
+        messages.push(format!("{address}: {message}"));
         assert_ne!(
             adapter_pid(&tools),
             before,
             "{address} restarted the adapter"
         );
     }
+    snapshot("external__garbage", &messages.join("\n"), None);
 }
 
 #[test]
@@ -179,6 +184,7 @@ fn an_adapter_error_answer_keeps_the_process() {
         message.contains("answered procedure_info with error -32000"),
         "{message}"
     );
+    snapshot("external__error_answer", &message, None);
     assert_eq!(adapter_pid(&tools), before);
 }
 
@@ -208,6 +214,7 @@ fn a_slow_start_is_cut_by_the_start_up_bound() {
     let (_session, tools) = fake_session(&adapters);
     let message = failure(&tools, "list_procedures", json!({"provider": "fake"}));
     assert!(message.contains("adapter did not start"), "{message}");
+    snapshot("external__slow_start", &message, None);
     assert!(
         message.contains("did not answer describe in time"),
         "{message}"
@@ -221,6 +228,7 @@ fn an_adapter_without_an_expected_operation_does_not_start() {
     let (_session, tools) = fake_session(&adapters);
     let message = failure(&tools, "list_procedures", json!({"provider": "fake"}));
     assert!(message.contains("does not offer decompile"), "{message}");
+    snapshot("external__missing_operation", &message, None);
     assert_eq!(adapters.running(), 0);
 }
 
@@ -239,6 +247,7 @@ fn max_adapters_counts_processes_in_the_whole_server() {
         message.contains("1 adapter processes already run"),
         "{message}"
     );
+    snapshot("external__too_many", &message, None);
     success(&first, "close_binary", json!({}));
     adapter_pid(&second);
     assert_eq!(adapters.running(), 1);
@@ -335,4 +344,65 @@ fn completion_answers_empty_when_the_adapter_is_cold_hung_or_dead() {
     }
     assert_eq!(hanging.running(), 0, "the hung adapter was stopped");
     adapter_pid(&tools);
+}
+
+#[test]
+fn serve_with_angr_not_installed_fails_at_start_saying_how_to_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rea"))
+        .args(["serve", "--provider", "angr", "--angr-dir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rea runs");
+    assert!(!output.status.success());
+    let message = String::from_utf8_lossy(&output.stderr);
+    crate::support::tools::snapshot_filtered(
+        "external__angr_not_installed",
+        &message,
+        None,
+        &[(&regex::escape(&dir.path().display().to_string()), "[dir]")],
+    );
+}
+
+#[test]
+fn availability_offers_decompile_only_where_a_provider_supports_it() {
+    let (_session, native_only) = crate::support::tools::closed();
+    assert!(!native_only.availability().offers("decompile"));
+    let adapters = Adapters::new(vec![fake_spec("normal", quick_limits())], 2);
+    let session = Arc::new(Session::new());
+    session.set_companions(Some(Arc::new(adapters.clone())));
+    let tools = ToolBox::new(Arc::clone(&session));
+    assert!(tools.availability().offers("decompile"), "before opening");
+    let (_session, tools) = fake_session(&adapters);
+    assert!(
+        tools.availability().offers("decompile"),
+        "with the binary open"
+    );
+}
+
+proptest::proptest! {
+    /// Any procedure page an adapter may write with canonical addresses parses to the same
+    /// addresses and names; a leading zero is always refused.
+    #[test]
+    fn procedure_pages_parse_to_what_was_written(
+        entries in proptest::collection::vec((proptest::num::u64::ANY, proptest::option::of("[a-z_]{1,12}")), 0..20),
+    ) {
+        use rea::providers::external::protocol::{Method, Reply, parse_reply};
+        let procedures: Vec<Value> = entries
+            .iter()
+            .map(|(address, name)| json!({"address": format!("{address:#x}"), "name": name}))
+            .collect();
+        let line = json!({"jsonrpc": "2.0", "id": 3, "result": {"procedures": procedures, "next_cursor": null}});
+        let Ok(Reply::Procedures(page)) = parse_reply(line.to_string().as_bytes(), 3, Method::ListProcedures) else {
+            panic!("a valid page parses");
+        };
+        let parsed: Vec<(String, Option<String>)> = page.entries.into_iter().map(|e| (e.address, e.name)).collect();
+        let written: Vec<(String, Option<String>)> = entries.iter().map(|(a, n)| (format!("{a:#x}"), n.clone())).collect();
+        proptest::prop_assert_eq!(parsed, written);
+        if let Some((address, _)) = entries.first() {
+            let padded = json!({"jsonrpc": "2.0", "id": 3, "result": {"procedures": [{"address": format!("0x0{address:x}"), "name": null}], "next_cursor": null}});
+            proptest::prop_assert!(parse_reply(padded.to_string().as_bytes(), 3, Method::ListProcedures).is_err());
+        }
+    }
 }
