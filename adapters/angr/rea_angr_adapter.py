@@ -54,8 +54,9 @@ class AdapterError(Exception):
         self.message = message
 
 
-class TimeBound(Exception):
-    pass
+class TimeBound(BaseException):
+    """Raised by the timer in the main thread. A BaseException, so the `except Exception`
+    handlers inside angr's analyses do not swallow it."""
 
 
 class Collector(logging.Handler):
@@ -295,6 +296,8 @@ class Adapter:
             signal.setitimer(signal.ITIMER_REAL, left)
             decompiler = binary.project.analyses.Decompiler(function, cfg=binary.cfg.model)
             signal.setitimer(signal.ITIMER_REAL, 0)
+            if time.monotonic() - started > timeout_ms / 1000.0:
+                raise TimeBound()
             if decompiler.codegen is None or decompiler.codegen.text is None:
                 complete, reason = False, "angr produced no pseudo-C for this procedure"
             else:

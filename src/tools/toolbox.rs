@@ -184,8 +184,8 @@ impl ToolBox {
     }
 
     /// The catalog tools a guided prompt may list now: tools not backed by a provider
-    /// operation always; a provider-backed tool when a declared provider supports its
-    /// operation. With no binary open, provider-backed tools count as offered when the built-in
+    /// operation always; a provider-backed tool when the current provider supports its
+    /// operation (`decompile`: when any declared provider does). With no binary open, provider-backed tools count as offered when the built-in
     /// native provider supports them (what `open_binary` on a binary opens), and the
     /// availability is [`BinarySession::Closed`], so renderings say `open_binary` comes first.
     pub fn availability(&self) -> ToolAvailability {
@@ -197,9 +197,17 @@ impl ToolBox {
             }
             (BinarySession::Closed, supported)
         } else {
-            // The current provider's operations, and those a declared companion adds (a tool
-            // names its provider with `provider`).
-            let supported = providers.into_iter().flat_map(|p| p.operations).collect();
+            // The current provider's operations; `decompile` wherever a declared provider has
+            // a decompiler (the call names it with `provider`), since the native provider,
+            // current after opening, never has one.
+            let decompiler = providers
+                .iter()
+                .any(|p| p.operations.contains(&Operation::Decompile));
+            let current = providers.into_iter().find(|p| p.current);
+            let mut supported = current.map(|p| p.operations).unwrap_or_default();
+            if decompiler {
+                supported.push(Operation::Decompile);
+            }
             (BinarySession::Open, supported)
         };
         let offered = self

@@ -437,7 +437,6 @@ impl ExternalProvider {
         params: Value,
         budget: Duration,
     ) -> Result<Reply, ProviderError> {
-        let provider = self.spec.id.clone();
         let completion = completion_deadline();
         let now = Instant::now();
         let (budget, deadline) = match completion {
@@ -448,36 +447,40 @@ impl ExternalProvider {
             None => (budget, now + budget + GRACE),
         };
         let mut running = self.take(deadline, completion.is_some())?;
-        let outcome = (|| {
-            if running.is_none() {
-                running = Some(self.start()?);
-            }
-            let Some(active) = running.as_mut() else {
-                return Err(self.failed(AdapterError::NotRunning {
-                    provider: provider.clone(),
-                }));
-            };
-            let mut params = params;
-            if let Value::Object(fields) = &mut params {
-                let millis = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX);
-                fields.insert("timeout_ms".to_owned(), millis.into());
-            }
-            match active.process.call(method, params, deadline) {
-                Ok(reply) => Ok(reply),
-                Err(failure) => {
-                    running = None;
-                    Err(self.failed(AdapterError::Stopped {
-                        provider: provider.clone(),
-                        failure,
-                    }))
-                }
-            }
-        })();
+        let outcome = self.attempt(&mut running, method, params, budget, deadline);
         self.give_back(running);
         match outcome? {
             Reply::Error { code, message } => Err(self.answered(method, code, message)),
             reply => Ok(reply),
         }
+    }
+
+    /// Starts the process if `running` holds none, then sends `method`; a failure stops the
+    /// process (`running` is left empty).
+    fn attempt(
+        &self,
+        running: &mut Option<Running>,
+        method: Method,
+        mut params: Value,
+        budget: Duration,
+        deadline: Instant,
+    ) -> Result<Reply, ProviderError> {
+        let active = match running {
+            Some(active) => active,
+            None => running.insert(self.start()?),
+        };
+        if let Value::Object(fields) = &mut params {
+            let millis = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX);
+            fields.insert("timeout_ms".to_owned(), millis.into());
+        }
+        let result = active.process.call(method, params, deadline);
+        result.map_err(|failure| {
+            *running = None;
+            self.failed(AdapterError::Stopped {
+                provider: self.spec.id.clone(),
+                failure,
+            })
+        })
     }
 
     /// Waits until no other call holds the process (or `deadline`), then holds it.

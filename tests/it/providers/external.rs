@@ -3,44 +3,17 @@
 //! hang, garbage, flood, wrong id) ends in a tool error or an empty completion, the adapter is
 //! killed, and the next call starts a new one.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rea::providers::external::{AdapterLimits, AdapterSpec, Adapters};
-use rea::session::{Operation, Session};
+use rea::providers::external::{AdapterLimits, Adapters};
+use rea::session::Session;
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
 
-use crate::support::tools::{call, failure, snapshot, success, this_executable};
-
-fn fake_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/fake_adapter.py")
-}
-
-fn fake_spec(mode: &str, limits: AdapterLimits) -> AdapterSpec {
-    AdapterSpec {
-        id: "fake".to_owned(),
-        program: PathBuf::from("python3"),
-        args: vec![fake_script().into_os_string(), "--mode".into(), mode.into()],
-        operations: vec![
-            Operation::ListDocuments,
-            Operation::ListProcedures,
-            Operation::ProcedureInfo,
-            Operation::Decompile,
-        ],
-        limits,
-    }
-}
-
-fn quick_limits() -> AdapterLimits {
-    AdapterLimits {
-        start_up: Duration::from_secs(20),
-        call: Duration::from_secs(1),
-        memory_bytes: 512 << 20,
-        max_line_bytes: 64 << 10,
-    }
-}
+use crate::support::tools::{
+    call, failure, fake_spec, quick_limits, snapshot, success, this_executable,
+};
 
 /// A session whose binaries get the fake adapter beside `native`, with this test executable
 /// open.

@@ -25,6 +25,7 @@ const CATALOG: [&str; 28] = [
     "xrefs_to",
     "callers",
     "callees",
+    "decompile",
     "list_evidence",
     "get_evidence",
     "register_unknown",
@@ -185,6 +186,11 @@ fn kinds_operations_and_annotations_follow_the_documented_table() {
         ("xrefs_to", ToolKind::Observation, Some(Operation::XrefsTo)),
         ("callers", ToolKind::Observation, Some(Operation::Callers)),
         ("callees", ToolKind::Observation, Some(Operation::Callees)),
+        (
+            "decompile",
+            ToolKind::Observation,
+            Some(Operation::Decompile),
+        ),
         ("list_evidence", ToolKind::Read, None),
         ("get_evidence", ToolKind::Read, None),
     ];
