@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use self::process::{CallFailure, Process};
+pub use self::process::CallFailure;
+use self::process::Process;
 use self::protocol::{
     DecompiledCode, INVALID_CURSOR, Method, NO_PROCEDURE, Reply, UNKNOWN_DOCUMENT,
 };

@@ -216,7 +216,7 @@ fn limit_child(command: &mut Command, memory_bytes: u64) {
     // it is async-signal-safe.
     unsafe {
         command.pre_exec(move || {
-            rustix::process::setrlimit(rustix::process::Resource::As, limit.clone())?;
+            rustix::process::setrlimit(rustix::process::Resource::As, limit)?;
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
             Ok(())
         });

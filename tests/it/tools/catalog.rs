@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 28] = [
+const CATALOG: [&str; 29] = [
     "open_binary",
     "close_binary",
     "list_providers",
@@ -137,7 +137,7 @@ fn output_schemas_are_closed_object_schemas_and_observations_return_an_evidence_
 #[test]
 fn kinds_operations_and_annotations_follow_the_documented_table() {
     let (_, tools) = closed();
-    let table: [(&str, ToolKind, Option<Operation>); 18] = [
+    let table: [(&str, ToolKind, Option<Operation>); 19] = [
         ("open_binary", ToolKind::SessionChange, None),
         ("close_binary", ToolKind::SessionChange, None),
         ("list_providers", ToolKind::Read, None),
