@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use rea::mcp::prompt_file::{PromptFileLoadError, PromptFileState, PromptFileWatch};
 use rea::mcp::{RequestError, Server, ServerConfig, ShellConfig};
 use rea::providers::OpenError;
+use rea::providers::external::{AdapterSpec, Adapters, AngrNotInstalled};
 use rea::session::files::{Confinement, FileError};
 use rea::session::{SessionStore, SourceConfig, StoreConfig, StoreError};
 use serde_json::{Map, Value, json};
@@ -56,6 +57,34 @@ struct SessionArgs {
     #[arg(long, value_name = "N", default_value_t = rea::session::DEFAULT_MAX_SESSIONS,
           value_parser = clap::value_parser!(usize))]
     max_sessions: usize,
+
+    /// Declare an external provider beside `native` for every binary opened: `angr` (the
+    /// reference adapter; install it first with `sh adapters/angr/install.sh`).
+    #[arg(long = "provider", value_name = "NAME", value_enum)]
+    providers: Vec<ExternalKind>,
+
+    /// Most adapter processes running at once in the whole server (one per binary session).
+    #[arg(long, value_name = "N", default_value_t = rea::providers::external::DEFAULT_MAX_ADAPTERS)]
+    max_adapters: usize,
+
+    /// Address-space limit of each adapter process, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    adapter_memory_mib: u64,
+
+    /// The angr adapter's folder (holding `rea_angr_adapter.py` and `install.sh`).
+    #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/angr"))]
+    angr_dir: PathBuf,
+
+    /// The angr adapter's virtual environment; default: `.venv` in `--angr-dir`.
+    #[arg(long, value_name = "DIR")]
+    angr_venv: Option<PathBuf>,
+}
+
+/// An external provider `--provider` can declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ExternalKind {
+    /// angr 9.2.213 through `adapters/angr/`: procedures from its CFG, and `decompile`.
+    Angr,
 }
 
 #[derive(Debug, Args)]
@@ -120,6 +149,9 @@ enum CliError {
     /// A `--root` cannot be used.
     #[error(transparent)]
     Roots(#[from] FileError),
+    /// `--provider angr` without the adapter installed.
+    #[error(transparent)]
+    AngrMissing(#[from] AngrNotInstalled),
     /// The `--open` path cannot be opened.
     #[error("cannot open {}: {error}", path.display())]
     Open { path: PathBuf, error: OpenError },
@@ -179,6 +211,9 @@ fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, CliError
     if !args.roots.is_empty() {
         store.set_confinement(Confinement::to_roots(&args.roots)?);
     }
+    if let Some(adapters) = adapters_for(args)? {
+        store.set_companions(Some(Arc::new(adapters)));
+    }
     // The session every connection starts with as its own; `--open` opens in it.
     let session = store.prepare();
     if let Some(path) = &args.open {
@@ -189,6 +224,31 @@ fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, CliError
     }
     let initial = store.admit(session).map_err(CliError::Session)?;
     Ok(Server::with_store(config, store, Some(initial)))
+}
+
+/// The adapters `--provider` asks for, checked to be installed.
+fn adapters_for(args: &SessionArgs) -> Result<Option<Adapters>, CliError> {
+    if args.providers.is_empty() {
+        return Ok(None);
+    }
+    let mut specs = Vec::new();
+    for kind in &args.providers {
+        let spec = match kind {
+            ExternalKind::Angr => {
+                let venv = args
+                    .angr_venv
+                    .clone()
+                    .unwrap_or_else(|| args.angr_dir.join(".venv"));
+                AdapterSpec::angr(&args.angr_dir, &venv)?
+            }
+        };
+        if !specs.iter().any(|s: &AdapterSpec| s.id == spec.id) {
+            let mut spec = spec;
+            spec.limits.memory_bytes = args.adapter_memory_mib.saturating_mul(1 << 20);
+            specs.push(spec);
+        }
+    }
+    Ok(Some(Adapters::new(specs, args.max_adapters)))
 }
 
 fn serve(args: ServeArgs) -> Result<(), CliError> {

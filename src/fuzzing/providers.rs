@@ -1,4 +1,4 @@
-//! The built-in providers' invariants: checks shared by the `native_provider`,
+//! The providers' invariants: checks shared by the `native_provider`, `adapter_reply`,
 //! `catalog_parser` and `code_analysis` fuzz targets and the tests that replay their saved
 //! inputs. Every check panics when an invariant breaks.
 
@@ -365,4 +365,80 @@ fn export_document(
         .map(|s| json!({"name": s.name, "address": s.address.to_string(), "size": s.size, "permissions": s.permissions.to_string()}))
         .collect();
     json!({"name": document, "segments": segments, "procedures": procedures})
+}
+
+/// Parses `bytes` as an adapter's answer (the first byte picks the method, the rest is the
+/// line) and checks what was accepted: addresses canonical, texts and lists within the
+/// protocol's bounds, and the answer written back as a line parses to the same reply.
+pub fn check_adapter_reply(bytes: &[u8]) {
+    use crate::providers::external::protocol::{Method, parse_reply};
+    let Some((&pick, line)) = bytes.split_first() else {
+        return;
+    };
+    let method = Method::ALL[usize::from(pick) % Method::ALL.len()];
+    let Ok(reply) = parse_reply(line, 7, method) else {
+        return;
+    };
+    check_reply_bounds(&reply);
+    let again = parse_reply(reply_line(7, &reply).as_bytes(), 7, method)
+        .expect("a reply written back parses");
+    assert_eq!(again, reply, "the reply survives a round trip");
+}
+
+fn check_reply_bounds(reply: &crate::providers::external::protocol::Reply) {
+    use crate::providers::external::protocol::{MAX_PAGE_ENTRIES, Reply};
+    use crate::session::{MAX_DECOMPILE_CHARS, MAX_DECOMPILE_WARNINGS};
+    match reply {
+        Reply::Procedures(page) => {
+            assert!(page.entries.len() <= MAX_PAGE_ENTRIES);
+            for entry in &page.entries {
+                let parsed = Address::parse(&entry.address).expect("a valid address");
+                assert_eq!(parsed.to_string(), entry.address, "canonical");
+                assert!(is_valid_address(&entry.address));
+            }
+            assert_ne!(page.next_cursor.as_deref(), Some(""));
+        }
+        Reply::Decompiled(code) => {
+            assert!(code.code.chars().count() <= MAX_DECOMPILE_CHARS);
+            assert!(code.warnings.len() <= MAX_DECOMPILE_WARNINGS);
+            assert_eq!(code.complete, code.reason.is_none());
+        }
+        Reply::Documents(documents) => {
+            let names: HashSet<&str> = documents.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(names.len(), documents.len(), "document names are unique");
+            assert!(!names.contains(""));
+        }
+        _ => {}
+    }
+}
+
+/// `reply` as the adapter would have written it, answering request `id`.
+fn reply_line(id: u64, reply: &crate::providers::external::protocol::Reply) -> String {
+    use crate::providers::external::protocol::Reply;
+    let result = match reply {
+        Reply::Described(d) => json!({
+            "name": d.name, "version": d.version, "protocol": 1,
+            "operations": d.operations.iter().map(|op| op.name()).collect::<Vec<_>>(),
+        }),
+        Reply::Documents(documents) => json!({"documents": documents}),
+        Reply::Procedures(page) => json!({
+            "procedures": page.entries.iter()
+                .map(|e| json!({"address": e.address, "name": e.name}))
+                .collect::<Vec<_>>(),
+            "next_cursor": page.next_cursor,
+        }),
+        Reply::Procedure(p) => json!({
+            "address": p.address.to_string(), "name": p.name, "size": p.size, "segment": p.segment,
+        }),
+        Reply::Decompiled(c) => json!({
+            "address": c.address.to_string(), "name": c.name, "code": c.code,
+            "warnings": c.warnings, "complete": c.complete, "reason": c.reason,
+        }),
+        Reply::Closed => json!({}),
+        Reply::Error { code, message } => {
+            return json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+                .to_string();
+        }
+    };
+    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
 }

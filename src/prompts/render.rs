@@ -220,11 +220,14 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
         text.push_str("This prompt names no workflow tools.\n\n");
         return;
     }
-    let (offered, missing): (Vec<&str>, Vec<&str>) = def
+    let (offered, mut missing): (Vec<&str>, Vec<&str>) = def
         .workflow
         .iter()
         .map(String::as_str)
         .partition(|tool| tools.offers(tool));
+    // A reconstruction tool is a step only where the session offers it; its absence is no
+    // gap in the evidence.
+    missing.retain(|tool| !RECONSTRUCTION_TOOLS.contains(tool));
     if offered.is_empty() {
         let _ = write!(
             text,
@@ -244,6 +247,15 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
         let _ = writeln!(text, "{}. `{tool}`", number + 1);
     }
     text.push('\n');
+    if let Some(tool) = offered.iter().find(|t| RECONSTRUCTION_TOOLS.contains(t)) {
+        let _ = write!(
+            text,
+            "`{tool}` output is pseudo-C, a decompiler's reconstruction, not an observation: \
+             claims about behaviour rest on `disassemble` results or captures; pseudo-C \
+             supports inferences only, and its warnings and `complete: false` say where it may \
+             be wrong or missing code.\n\n"
+        );
+    }
     if !missing.is_empty() {
         let _ = write!(
             text,
@@ -254,6 +266,10 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
         );
     }
 }
+
+/// Workflow tools whose results are reconstructions (decompiler output): listed only where
+/// offered, with a note on what their output may support.
+const RECONSTRUCTION_TOOLS: &[&str] = &["decompile"];
 
 /// `a`, `b`, `c`
 fn code_list(tools: &[&str]) -> String {

@@ -4,6 +4,7 @@
 //! the [`Provider`] trait, never these providers.
 
 pub mod catalog;
+pub mod external;
 pub mod loader;
 pub mod native;
 mod table;
@@ -14,7 +15,9 @@ use std::sync::Arc;
 use self::catalog::{CatalogError, CatalogProvider, MAX_CATALOG_BYTES};
 use self::native::{NativeProvider, file_label};
 use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
-use crate::session::{Cancel, Cancelled, Opened, Provider, ProviderError, Session, SessionError};
+use crate::session::{
+    Cancel, Cancelled, Companions, Opened, Provider, ProviderError, Session, SessionError,
+};
 use crate::text::Quoted;
 
 /// Why [`open_path`] could not open a file as a binary session.
@@ -43,23 +46,28 @@ pub fn open_path_unless(
     path: &Path,
     cancel: &Cancel,
 ) -> Result<Opened, OpenError> {
-    let loaded = match load_located(path, &session.confinement(), cancel) {
+    let companions = session.companions();
+    let loaded = match load_located(path, &session.confinement(), companions, cancel) {
         Err(LoadError::Cancelled { .. }) => return Err(SessionError::from(Cancelled).into()),
         loaded => loaded?,
     };
     cancel.check().map_err(SessionError::from)?;
+    let mut providers = vec![loaded.provider];
+    providers.extend(loaded.companions);
     Ok(session.open_file_providers_unless(
         path.display().to_string(),
         loaded.origin,
-        vec![loaded.provider],
+        providers,
         cancel,
     )?)
 }
 
-/// A loaded provider and where its file was found (the opened descriptor's path).
+/// A loaded provider, where its file was found (the opened descriptor's path), and the
+/// companion providers declared beside it (see [`Companions`]).
 struct Located {
     provider: Arc<dyn Provider>,
     origin: Option<PathBuf>,
+    companions: Vec<Arc<dyn Provider>>,
 }
 
 /// Why a file could not be loaded as a provider.
@@ -132,13 +140,14 @@ pub fn load_path_unless(
     confinement: &Confinement,
     cancel: &Cancel,
 ) -> Result<Arc<dyn Provider>, LoadError> {
-    Ok(load_located(path, confinement, cancel)?.provider)
+    Ok(load_located(path, confinement, None, cancel)?.provider)
 }
 
 /// [`load_path_unless`], with where the file was found.
 fn load_located(
     path: &Path,
     confinement: &Confinement,
+    companions: Option<Arc<dyn Companions>>,
     cancel: &Cancel,
 ) -> Result<Located, LoadError> {
     let mut file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
@@ -166,18 +175,29 @@ fn load_located(
         return Err(LoadError::Unrecognized { path: path.into() });
     }
     let owned = path.to_owned();
-    let provider = loader::run(cancel, move || load_rest(&owned, file, bytes, catalog))
-        .map_err(|_| LoadError::Cancelled { path: path.into() })??;
-    Ok(Located { provider, origin })
+    let (provider, companions) = loader::run(cancel, move || {
+        load_rest(&owned, file, bytes, catalog, companions.as_deref())
+    })
+    .map_err(|_| LoadError::Cancelled { path: path.into() })??;
+    Ok(Located {
+        provider,
+        origin,
+        companions,
+    })
 }
 
-/// Reads the rest of `file` after its `head` and parses it as a catalog or a binary.
+/// A loaded provider and its companions.
+type Loaded = (Arc<dyn Provider>, Vec<Arc<dyn Provider>>);
+
+/// Reads the rest of `file` after its `head` and parses it as a catalog or a binary; a
+/// binary gets the `companions` declared beside it (a catalog gets none: it has no code).
 fn load_rest(
     path: &Path,
     mut file: CheckedFile,
     mut bytes: Vec<u8>,
     catalog: bool,
-) -> Result<Arc<dyn Provider>, LoadError> {
+    companions: Option<&dyn Companions>,
+) -> Result<Loaded, LoadError> {
     file.read_more(&mut bytes, u64::MAX)?;
     if catalog {
         let catalog =
@@ -185,7 +205,7 @@ fn load_rest(
                 path: path.into(),
                 source,
             })?;
-        return Ok(Arc::new(catalog));
+        return Ok((Arc::new(catalog), Vec::new()));
     }
     let native = NativeProvider::from_bytes(file_label(path), bytes).map_err(|source| {
         LoadError::Binary {
@@ -193,7 +213,17 @@ fn load_rest(
             source,
         }
     })?;
-    Ok(Arc::new(native))
+    let first = native
+        .list_documents()
+        .ok()
+        .and_then(|d| d.into_iter().next());
+    let declared = match (companions, first) {
+        (Some(companions), Some(document)) => {
+            companions.companions(&document.name, native.file_bytes())
+        }
+        _ => Vec::new(),
+    };
+    Ok((Arc::new(native), declared))
 }
 
 /// Bytes read to choose the provider.

@@ -8,10 +8,11 @@
 //! for other providers use the remaining threads. Work waiting for a thread is bounded too
 //! ([`QUEUED_CALLS`]); past it the call is refused (an empty completion).
 
+use std::cell::Cell;
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::provider::Provider;
 
@@ -106,7 +107,10 @@ where
     let (sender, receiver) = mpsc::sync_channel(1);
     let overrunning = Arc::clone(&pool.overrunning);
     let job: Job = Box::new(move || {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+        let deadline = Instant::now() + timeout;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            within_deadline(deadline, work)
+        }));
         // Mark the end of the call before answering, so an overrun mark set by the waiter
         // (under the same lock) is always cleared here.
         let mut marks = overrunning.lock().unwrap_or_else(|e| e.into_inner());
@@ -138,4 +142,30 @@ where
         }
         Err(mpsc::RecvTimeoutError::Disconnected) => None,
     }
+}
+
+thread_local! {
+    /// The deadline of the completion call running on this thread, if any.
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `work` with [`completion_deadline`] answering `deadline` on this thread.
+fn within_deadline<T>(deadline: Instant, work: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            DEADLINE.with(|cell| cell.set(None));
+        }
+    }
+    DEADLINE.with(|cell| cell.set(Some(deadline)));
+    let _reset = Reset;
+    work()
+}
+
+/// When the provider call running on this thread was made for completion, the instant its
+/// time bound ends; `None` for every other call (tools). A provider that can stop a call of
+/// its own (an adapter process it may kill) uses it as that call's bound, so a completion
+/// call never outlives the completion's bound by much.
+pub fn completion_deadline() -> Option<Instant> {
+    DEADLINE.with(Cell::get)
 }

@@ -26,6 +26,7 @@ mod cancel;
 pub mod capture;
 pub mod claims;
 mod code;
+mod decompile;
 mod error;
 mod evidence;
 pub mod files;
@@ -39,9 +40,13 @@ mod target;
 pub mod unknowns;
 
 pub use address::{Address, AddressError};
-pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS};
+pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS, completion_deadline};
 pub use budget::LedgerBudget;
 pub use cancel::{Cancel, Cancelled};
+pub use decompile::{
+    DEFAULT_DECOMPILE_CHARS, DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound,
+    MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS, MAX_WARNING_CHARS,
+};
 pub use error::SessionError;
 pub use evidence::{
     EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, LedgerError, MAX_JSON_DEPTH,
@@ -49,8 +54,8 @@ pub use evidence::{
     value_heap_bytes,
 };
 pub use provider::{
-    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, Disassembly,
-    DocumentInfo, DocumentNames, Import, ImportPage, Instruction, MAX_CODE_PAGE,
+    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, Companions,
+    Disassembly, DocumentInfo, DocumentNames, Import, ImportPage, Instruction, MAX_CODE_PAGE,
     MAX_DISASSEMBLY_BYTES, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, NamedAddress, Operation,
     Permissions, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource,
     Provider, ProviderError, ReadLength, ReadLengthError, Reference, ReferenceKind, References,

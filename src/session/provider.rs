@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::address::Address;
+use super::decompile::{Decompilation, DecompileBound};
 use crate::core::ProcedurePage;
 use crate::text::Quoted;
 
@@ -51,11 +52,13 @@ pub enum Operation {
     Callers,
     /// [`Provider::callees`].
     Callees,
+    /// [`Provider::decompile`].
+    Decompile,
 }
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Operation; 12] = [
+    pub const ALL: [Operation; 13] = [
         Operation::ListDocuments,
         Operation::ListProcedures,
         Operation::ProcedureInfo,
@@ -68,6 +71,7 @@ impl Operation {
         Operation::XrefsTo,
         Operation::Callers,
         Operation::Callees,
+        Operation::Decompile,
     ];
 
     /// The operation's name, which is also the name of the tool that performs it.
@@ -85,6 +89,7 @@ impl Operation {
             Operation::XrefsTo => "xrefs_to",
             Operation::Callers => "callers",
             Operation::Callees => "callees",
+            Operation::Decompile => "decompile",
         }
     }
 
@@ -183,6 +188,8 @@ pub enum ProcedureSource {
     CallTargets,
     /// A loaded catalog file.
     Catalog,
+    /// An external tool's own analysis, through its adapter (e.g. angr's control-flow graph).
+    Adapter,
 }
 
 /// One name of a procedure: as displayed (demangled) and as stored in the binary.
@@ -773,4 +780,34 @@ pub trait Provider: Send + Sync + 'static {
         let _ = (document, procedure, cursor, limit);
         Err(ProviderError::Unsupported(Operation::Callees))
     }
+
+    /// Pseudo-C of the procedure starting at `procedure`, within `bound`. A decompiler that
+    /// ran but could not reconstruct all of it answers `Ok` with `complete: false` and its
+    /// reason; a decompiler that could not run answers an error.
+    fn decompile(
+        &self,
+        document: &str,
+        procedure: Address,
+        bound: DecompileBound,
+    ) -> Result<Decompilation, ProviderError> {
+        let _ = (document, procedure, bound);
+        Err(ProviderError::Unsupported(Operation::Decompile))
+    }
+}
+
+/// Providers declared beside the one that opened a file (`rea serve --provider angr`): the
+/// session keeps one and asks it each time a binary is opened from a file.
+///
+/// The session only holds it; the layer that opens files (`rea::providers`) calls it with
+/// what it read.
+pub trait Companions: Send + Sync + fmt::Debug + 'static {
+    /// The providers to declare after the primary provider of a binary read from a file:
+    /// `bytes` is the file as read (the primary provider's private copy), `document` the
+    /// primary provider's first document. Called before the binary session is committed;
+    /// none of the returned providers may have started work yet.
+    fn companions(&self, document: &str, bytes: &[u8]) -> Vec<Arc<dyn Provider>>;
+
+    /// The operations the companion providers support, before any binary is opened (what
+    /// guided prompts may offer while no binary is open).
+    fn operations(&self) -> Vec<Operation>;
 }

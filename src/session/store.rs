@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::budget::LedgerBudget;
 use super::files::Confinement;
+use super::provider::Companions;
 use super::state::Session;
 use crate::text::Quoted;
 
@@ -145,6 +146,8 @@ pub struct SessionStore {
     max_sessions: usize,
     budget: Arc<LedgerBudget>,
     confinement: Mutex<Confinement>,
+    /// Providers every new session declares beside the one that opens a file.
+    companions: Mutex<Option<Arc<dyn Companions>>>,
 }
 
 impl SessionStore {
@@ -155,7 +158,25 @@ impl SessionStore {
             max_sessions: config.max_sessions.max(1),
             budget: Arc::new(LedgerBudget::new(config.ledger_bytes)),
             confinement: Mutex::new(Confinement::unrestricted()),
+            companions: Mutex::new(None),
         }
+    }
+
+    /// Declares `companions` in every session made from now on (see
+    /// [`Session::set_companions`]): `rea serve --provider angr`.
+    pub fn set_companions(&self, companions: Option<Arc<dyn Companions>>) {
+        *self
+            .companions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = companions;
+    }
+
+    /// What [`SessionStore::set_companions`] set.
+    pub fn companions(&self) -> Option<Arc<dyn Companions>> {
+        self.companions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<SessionHandle, Arc<Session>>> {
@@ -179,6 +200,7 @@ impl SessionStore {
     pub fn prepare(&self) -> Arc<Session> {
         let session = Session::with_budget(Arc::clone(&self.budget));
         session.set_confinement(self.confinement());
+        session.set_companions(self.companions());
         Arc::new(session)
     }
 

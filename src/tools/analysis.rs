@@ -562,7 +562,7 @@ fn procedure_properties() -> Value {
         "size": nullable_count("Size in bytes, when known."),
         "segment": nullable_string("The segment containing the start address, when known."),
         "sources": array(
-            json!({"type": "string", "enum": ["symbol_table", "dynamic_symbols", "exports", "unwind_table", "function_starts", "import_stubs", "entry_point", "call_targets", "catalog"]}),
+            json!({"type": "string", "enum": ["symbol_table", "dynamic_symbols", "exports", "unwind_table", "function_starts", "import_stubs", "entry_point", "call_targets", "catalog", "adapter"]}),
             "Where the procedure was found.",
         ),
     })

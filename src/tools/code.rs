@@ -1,7 +1,9 @@
-//! Code-analysis tools: `disassemble`, `xrefs_to`, `callers` and `callees`. Each is an
-//! observation (its result is recorded as Evidence) backed by a provider operation a provider
-//! may not support; the native provider computes one analysis per document on first use and
-//! every result says, under `analysis`, whether a bound cut that analysis short.
+//! Code-analysis tools: `disassemble`, `xrefs_to`, `callers`, `callees` and `decompile`. Each
+//! is an observation (its result is recorded as Evidence) backed by a provider operation a
+//! provider may not support; the native provider computes one analysis per document on first
+//! use and every result says, under `analysis`, whether a bound cut that analysis short.
+//! `decompile` (an external provider such as `angr`) records decompiler output, marked as a
+//! reconstruction.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -14,8 +16,10 @@ use super::parameters::{
 use super::schema::{array, count, flag, nullable_string, object, string};
 use super::spec::{ToolResult, ToolSpec, observe};
 use crate::session::{
-    Address, AnalysisStatus, CallEdge, CallGraph, CodeScope, Disassembly, MAX_CODE_PAGE,
-    MAX_DISASSEMBLY_BYTES, NamedAddress, Operation, Provider, ProviderError, References, Target,
+    Address, AnalysisStatus, CallEdge, CallGraph, CodeScope, DEFAULT_DECOMPILE_CHARS,
+    DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound, Disassembly, MAX_CODE_PAGE,
+    MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS, MAX_DISASSEMBLY_BYTES,
+    NamedAddress, Operation, Provider, ProviderError, References, Target,
 };
 
 /// Default number of entries in one page of a code-analysis result.
@@ -104,6 +108,46 @@ tool_arguments! {
     }
 }
 
+tool_arguments! {
+    /// The arguments of `decompile`.
+    pub(super) struct DecompileArguments<'a> {
+        procedure: &'a str = PROCEDURE,
+        timeout_secs: u64 = Parameter {
+            name: "timeout_secs",
+            description: "Most seconds the decompiler may take (1 to 300, default 30); a \
+                bound that cuts it gives `complete: false`.",
+            kind: Kind::Integer {
+                min: 1,
+                max: MAX_DECOMPILE_TIME.as_secs(),
+                default: DEFAULT_DECOMPILE_TIME.as_secs(),
+            },
+            required: false,
+        },
+        max_chars: u64 = Parameter {
+            name: "max_chars",
+            description: "Most characters of pseudo-C returned (1 to 100000, default 40000); \
+                longer output is cut and marked `complete: false`.",
+            kind: Kind::Integer {
+                min: 1,
+                max: MAX_DECOMPILE_CHARS as u64,
+                default: DEFAULT_DECOMPILE_CHARS as u64,
+            },
+            required: false,
+        },
+        document = DOCUMENT,
+        provider = PROVIDER,
+    }
+}
+
+/// What every `decompile` record says it is, so a reader of the ledger never takes it for an
+/// observation.
+pub const DECOMPILER_OUTPUT: &str = "decompiler_output";
+
+/// The note every `decompile` result carries.
+const RECONSTRUCTION_NOTE: &str = "Pseudo-C is a decompiler's reconstruction, not an \
+    observation: claims about behaviour rest on disassembly or captures; pseudo-C supports \
+    inferences only.";
+
 pub(super) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "disassemble",
@@ -147,7 +191,64 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         annotations: ToolAnnotations::READ_ONLY,
         handler: observe!(Operation::Callees, callees),
     },
+    ToolSpec {
+        name: "decompile",
+        title: "Decompile a procedure",
+        description: "Pseudo-C of one procedure from a provider with a decompiler (`angr` \
+            with `rea serve --provider angr`): the code, the decompiler's warnings and errors \
+            verbatim, and `complete: false` with the reason when structuring failed, the time \
+            bound (`timeout_secs`, default 30, at most 300) stopped it, or the output was cut \
+            to `max_chars`. Pseudo-C is a reconstruction: base claims about behaviour on \
+            disassemble or captures. Records Evidence marked `decompiler_output`.",
+        annotations: ToolAnnotations::READ_ONLY,
+        handler: observe!(Operation::Decompile, decompile),
+    },
 ];
+
+fn decompile(
+    target: &Target,
+    arguments: DecompileArguments<'_>,
+) -> Result<DecompileResult, ToolError> {
+    let procedure = target.resolve_procedure(arguments.procedure)?;
+    let bound = DecompileBound::new(
+        std::time::Duration::from_secs(arguments.timeout_secs),
+        usize::try_from(arguments.max_chars).unwrap_or(MAX_DECOMPILE_CHARS),
+    );
+    let decompilation = target
+        .query_document(|provider, document| provider.decompile(document, procedure, bound))?;
+    Ok(DecompileResult {
+        document: target.document()?.to_owned(),
+        evidence_kind: DECOMPILER_OUTPUT,
+        note: RECONSTRUCTION_NOTE,
+        decompilation,
+    })
+}
+
+/// The result of `decompile`.
+#[derive(Serialize)]
+pub(super) struct DecompileResult {
+    document: String,
+    evidence_kind: &'static str,
+    note: &'static str,
+    #[serde(flatten)]
+    decompilation: Decompilation,
+}
+
+impl ToolResult for DecompileResult {
+    fn output_schema() -> Value {
+        object(json!({
+            "document": string("The document."),
+            "evidence_kind": {"type": "string", "enum": [DECOMPILER_OUTPUT], "description": "Always `decompiler_output`: the record is a reconstruction, not an observation."},
+            "note": string("What pseudo-C may and may not support."),
+            "procedure": named_address("The procedure decompiled."),
+            "decompiler": string("The decompiler and its version, e.g. `angr 9.2.213`."),
+            "code": string("The pseudo-C."),
+            "warnings": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_DECOMPILE_WARNINGS, "description": "The decompiler's warnings and errors, verbatim."},
+            "complete": flag("Whether `code` is the whole procedure as the decompiler reconstructed it."),
+            "incomplete_reason": nullable_string("Why `complete` is false (structuring failed, a bound stopped it, the output was cut); null when complete."),
+        }))
+    }
+}
 
 fn page_limit(limit: u64) -> usize {
     usize::try_from(limit).unwrap_or(MAX_CODE_PAGE)

@@ -28,10 +28,24 @@ const CATALOG: [&[ToolSpec]; 7] = [
     captures::TOOLS,
 ];
 
-/// What the built-in native provider supports: every operation. With no binary open,
-/// provider-backed tools are offered when this includes their operation, since `open_binary`
-/// on a binary opens the native provider. (A test checks this against the provider.)
-const NATIVE_OPERATIONS: [Operation; Operation::ALL.len()] = Operation::ALL;
+/// What the built-in native provider supports: every operation but `decompile`. With no
+/// binary open, provider-backed tools are offered when this includes their operation (or a
+/// companion provider declares it), since `open_binary` on a binary opens the native
+/// provider. (A test checks this against the provider.)
+const NATIVE_OPERATIONS: [Operation; Operation::ALL.len() - 1] = [
+    Operation::ListDocuments,
+    Operation::ListProcedures,
+    Operation::ProcedureInfo,
+    Operation::SearchProcedures,
+    Operation::ListSegments,
+    Operation::SearchStrings,
+    Operation::ReadBytes,
+    Operation::ListImports,
+    Operation::Disassemble,
+    Operation::XrefsTo,
+    Operation::Callers,
+    Operation::Callees,
+];
 
 /// The tools over the binary sessions of one [`SessionStore`] (see the [module
 /// documentation](super) for the catalog).
@@ -337,20 +351,34 @@ impl ToolBox {
 
     /// The catalog tools a guided prompt may list for `session`: tools not backed by a provider
     /// operation always; a provider-backed tool when the current provider supports its
-    /// operation. With no binary open (or no session), provider-backed tools count as offered
+    /// operation (`decompile`: when any declared provider does). With no binary open (or no session), provider-backed tools count as offered
     /// when the built-in native provider supports them (what `open_binary` on a binary opens),
     /// and the availability is [`BinarySession::Closed`], so renderings say `open_binary` comes
     /// first.
     pub fn availability_in(&self, session: Option<&Session>) -> ToolAvailability {
         let providers = session.map(Session::providers).unwrap_or_default();
         let (binary, supported) = if providers.is_empty() {
-            (BinarySession::Closed, NATIVE_OPERATIONS.to_vec())
+            let mut supported = NATIVE_OPERATIONS.to_vec();
+            let companions = session
+                .and_then(Session::companions)
+                .or_else(|| self.store.companions());
+            if let Some(companions) = companions {
+                supported.extend(companions.operations());
+            }
+            (BinarySession::Closed, supported)
         } else {
+            // The current provider's operations; `decompile` wherever a declared provider has
+            // a decompiler (the call names it with `provider`), since the native provider,
+            // current after opening, never has one.
+            let decompiler = providers
+                .iter()
+                .any(|p| p.operations.contains(&Operation::Decompile));
             let current = providers.into_iter().find(|p| p.current);
-            (
-                BinarySession::Open,
-                current.map(|p| p.operations).unwrap_or_default(),
-            )
+            let mut supported = current.map(|p| p.operations).unwrap_or_default();
+            if decompiler {
+                supported.push(Operation::Decompile);
+            }
+            (BinarySession::Open, supported)
         };
         let offered = self
             .definitions

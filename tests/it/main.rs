@@ -51,8 +51,10 @@ mod session {
 
 /// Providers: the catalog provider and the native one on generated and system binaries.
 mod providers {
+    mod angr;
     mod catalog;
     mod code_analysis;
+    mod external;
     mod native;
     mod native_calls;
     mod native_fidelity;

@@ -165,6 +165,7 @@ impl Provider for CatalogProvider {
                 | Operation::Disassemble
                 | Operation::XrefsTo
                 | Operation::Callers
+                | Operation::Decompile
                 | Operation::Callees
         )
     }

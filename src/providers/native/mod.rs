@@ -171,6 +171,11 @@ impl NativeProvider {
             })
     }
 
+    /// The whole file as read (the private copy every document is parsed from).
+    pub(crate) fn file_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     fn image_bytes(&self, document: &Document) -> &[u8] {
         &self.bytes[document.range.clone()]
     }
@@ -307,8 +312,8 @@ impl Provider for NativeProvider {
         NATIVE_PROVIDER_ID
     }
 
-    fn supports(&self, _operation: Operation) -> bool {
-        true
+    fn supports(&self, operation: Operation) -> bool {
+        operation != Operation::Decompile
     }
 
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {

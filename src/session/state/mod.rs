@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::cancel::Cancel;
 use super::error::SessionError;
 use super::evidence::{EvidenceId, EvidencePage, EvidenceRecord, Ledger, Observation};
-use super::provider::{DocumentInfo, Operation, Provider};
+use super::provider::{Companions, DocumentInfo, Operation, Provider};
 use super::target::Target;
 use super::unknowns::UnknownRegistry;
 use crate::core::MAX_VALUE_CHARS;
@@ -57,6 +57,8 @@ struct State {
     unknowns: UnknownRegistry,
     /// Which paths tools may touch.
     confinement: Confinement,
+    /// Providers declared beside the one that opens a file (see [`Companions`]).
+    companions: Option<Arc<dyn Companions>>,
     /// Finished inventories whose later pages may still be asked for (see `stores`); cleared
     /// with the ledger.
     inventories: stores::KeptInventories,
@@ -264,6 +266,18 @@ impl Session {
     /// The current confinement.
     pub fn confinement(&self) -> Confinement {
         self.lock().confinement.clone()
+    }
+
+    /// Declares `companions` beside the provider of every binary later opened from a file
+    /// (`rea serve --provider angr`); `None` declares none (the default). An open binary
+    /// session keeps the providers it has.
+    pub fn set_companions(&self, companions: Option<Arc<dyn Companions>>) {
+        self.lock().companions = companions;
+    }
+
+    /// What [`Session::set_companions`] set.
+    pub fn companions(&self) -> Option<Arc<dyn Companions>> {
+        self.lock().companions.clone()
     }
 
     /// Adds a provider to the open binary session (it does not become current).

@@ -1,5 +1,5 @@
-//! Replays the saved inputs of the `native_provider` and `catalog_parser` fuzz targets through
-//! their invariant checks, and runs the same checks on freshly generated binaries and catalogs.
+//! Replays the saved inputs of the `native_provider`, `catalog_parser` and `adapter_reply` fuzz
+//! targets through their invariant checks, and runs the same checks on freshly generated binaries and catalogs.
 
 use std::path::Path;
 
@@ -60,4 +60,14 @@ fn generated_binaries_keep_the_native_invariants() {
         (macho::ARM64, &thin.bytes),
         (macho::ARM64E, &thin.bytes),
     ]));
+}
+
+#[test]
+fn saved_adapter_reply_inputs_keep_their_invariants() {
+    let inputs = saved_inputs("adapter_reply");
+    assert!(inputs.len() >= 3, "the saved inputs are present");
+    for (name, bytes) in inputs {
+        println!("replaying {name}");
+        rea::fuzzing::providers::check_adapter_reply(&bytes);
+    }
 }

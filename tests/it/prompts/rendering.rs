@@ -191,3 +191,32 @@ fn availability_from_catalog_is_the_catalog_filtered_by_provider_support() {
     assert_eq!(tools.offered().count(), CATALOG.len() - unsupported.len());
     assert!(tools.offered().is_sorted());
 }
+
+#[test]
+fn prompts_with_a_decompiler_list_decompile_and_say_it_is_a_reconstruction() {
+    let mut offered: Vec<&str> = CATALOG.to_vec();
+    offered.extend(["disassemble", "callees", "callers", "xrefs_to", "decompile"]);
+    for def in builtin_prompts() {
+        let tools = ToolAvailability::new(offered.iter().copied(), BinarySession::Open);
+        let text = render_text(&def, false, &tools);
+        let listed = def.workflow.iter().any(|tool| tool == "decompile");
+        assert_eq!(
+            text.contains("1. `") && text.contains("`decompile`"),
+            listed,
+            "{}",
+            def.name
+        );
+        assert_eq!(
+            text.contains("a decompiler's reconstruction"),
+            listed,
+            "{}",
+            def.name
+        );
+        if listed {
+            snapshot!(format!("{}__with_decompiler", def.name), text);
+        }
+        // Without a decompiler, `decompile` is no gap to report.
+        let native = render_text(&def, false, &full_catalog(BinarySession::Open));
+        assert!(!native.contains("decompile"), "{}", def.name);
+    }
+}

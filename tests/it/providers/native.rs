@@ -285,7 +285,12 @@ fn files_are_memory_mapped_and_opened_by_the_session() {
     std::fs::write(&path, &built.bytes).unwrap();
     let provider = NativeProvider::open(&path).unwrap();
     assert_eq!(provider.list_documents().unwrap()[0].name, "app.exe");
-    assert!(Operation::ALL.iter().all(|&op| provider.supports(op)));
+    assert!(
+        Operation::ALL
+            .iter()
+            .all(|&op| provider.supports(op) == (op != Operation::Decompile)),
+        "native supports every operation but decompile"
+    );
 
     let session = Session::new();
     let opened = rea::providers::open_path(&session, &path).unwrap();

@@ -2,7 +2,11 @@
 //! binaries; a `call` that checks every outcome against the MCP `CallToolResult` schema and
 //! every success against the tool's own output schema; snapshot settings.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rea::providers::external::{AdapterLimits, AdapterSpec};
+use rea::session::Operation;
 use std::sync::Arc;
 
 use rea::session::{Provider, Session};
@@ -241,4 +245,35 @@ pub fn snapshot_filtered(
     settings.bind(|| {
         insta::assert_snapshot!(name, text);
     });
+}
+
+/// The deliberately broken adapter of `tests/adapters/fake_adapter.py`.
+pub fn fake_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/fake_adapter.py")
+}
+
+/// The fake adapter as provider `fake`, in `mode` (see the script).
+pub fn fake_spec(mode: &str, limits: AdapterLimits) -> AdapterSpec {
+    AdapterSpec {
+        id: "fake".to_owned(),
+        program: PathBuf::from("python3"),
+        args: vec![fake_script().into_os_string(), "--mode".into(), mode.into()],
+        operations: vec![
+            Operation::ListDocuments,
+            Operation::ListProcedures,
+            Operation::ProcedureInfo,
+            Operation::Decompile,
+        ],
+        limits,
+    }
+}
+
+/// Bounds small enough for tests: 1 s per call, 512 MiB, 64 KiB lines.
+pub fn quick_limits() -> AdapterLimits {
+    AdapterLimits {
+        start_up: Duration::from_secs(20),
+        call: Duration::from_secs(1),
+        memory_bytes: 512 << 20,
+        max_line_bytes: 64 << 10,
+    }
 }

@@ -39,6 +39,15 @@ fn prepared(dir: &std::path::Path) -> (Arc<Session>, ToolBox, BTreeMap<&'static 
     std::fs::create_dir(&tree).unwrap();
     std::fs::write(tree.join("file.txt"), "content").unwrap();
     let session = Arc::new(Session::new());
+    // The fake adapter beside `native`, so `decompile` has a provider.
+    let adapters = rea::providers::external::Adapters::new(
+        vec![crate::support::tools::fake_spec(
+            "normal",
+            crate::support::tools::quick_limits(),
+        )],
+        2,
+    );
+    session.set_companions(Some(Arc::new(adapters)));
     let tools = ToolBox::new(Arc::clone(&session));
     let path = binary.display().to_string();
     success(&tools, "open_binary", json!({"path": path}));
@@ -76,6 +85,10 @@ fn prepared(dir: &std::path::Path) -> (Arc<Session>, ToolBox, BTreeMap<&'static 
         ("xrefs_to", json!({"address": address})),
         ("callers", json!({"procedure": address})),
         ("callees", json!({"procedure": address})),
+        (
+            "decompile",
+            json!({"procedure": "0x1000", "provider": "fake"}),
+        ),
         ("list_evidence", json!({})),
         ("get_evidence", json!({"id": evidence})),
         ("register_unknown", json!({"question": "what?"})),

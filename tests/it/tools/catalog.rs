@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 28] = [
+const CATALOG: [&str; 29] = [
     "open_binary",
     "close_binary",
     "list_providers",
@@ -25,6 +25,7 @@ const CATALOG: [&str; 28] = [
     "xrefs_to",
     "callers",
     "callees",
+    "decompile",
     "list_evidence",
     "get_evidence",
     "register_unknown",
@@ -136,7 +137,7 @@ fn output_schemas_are_closed_object_schemas_and_observations_return_an_evidence_
 #[test]
 fn kinds_operations_and_annotations_follow_the_documented_table() {
     let (_, tools) = closed();
-    let table: [(&str, ToolKind, Option<Operation>); 18] = [
+    let table: [(&str, ToolKind, Option<Operation>); 19] = [
         ("open_binary", ToolKind::SessionChange, None),
         ("close_binary", ToolKind::SessionChange, None),
         ("list_providers", ToolKind::Read, None),
@@ -185,6 +186,11 @@ fn kinds_operations_and_annotations_follow_the_documented_table() {
         ("xrefs_to", ToolKind::Observation, Some(Operation::XrefsTo)),
         ("callers", ToolKind::Observation, Some(Operation::Callers)),
         ("callees", ToolKind::Observation, Some(Operation::Callees)),
+        (
+            "decompile",
+            ToolKind::Observation,
+            Some(Operation::Decompile),
+        ),
         ("list_evidence", ToolKind::Read, None),
         ("get_evidence", ToolKind::Read, None),
     ];

@@ -131,7 +131,7 @@ fn provider_tools_need_an_open_binary() {
         .map(|d| d.name())
         .collect();
     let minimal = |tool: &str| match tool {
-        "procedure_info" | "callers" | "callees" | "disassemble" => {
+        "procedure_info" | "callers" | "callees" | "disassemble" | "decompile" => {
             json!({"procedure": "main"})
         }
         "xrefs_to" => json!({"address": "0x0"}),

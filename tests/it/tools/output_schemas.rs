@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::support::capture::valid_capture;
 use crate::support::code;
 use crate::support::inventory::{app_v1, app_v2, write_tree, zip_of};
-use crate::support::tools::{Files, closed, success};
+use crate::support::tools::{Files, closed, fake_spec, quick_limits, success};
 use rea::tools::ToolBox;
 
 /// Calls `name` (which must succeed; its result is validated against its output schema) and
@@ -42,7 +42,11 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
     let v2 = files.dir.path().join("app-2.0.zip");
     std::fs::write(&v2, zip_of(&app_v2())).unwrap();
 
-    let (_, tools) = closed();
+    let (session, tools) = closed();
+    // The fake adapter beside `native`, for `decompile`.
+    let adapters =
+        rea::providers::external::Adapters::new(vec![fake_spec("normal", quick_limits())], 1);
+    session.set_companions(Some(std::sync::Arc::new(adapters)));
     let seen = Mutex::new(BTreeSet::new());
     let call = |name: &str, arguments: Value| covered(&tools, &seen, name, arguments);
 
@@ -62,6 +66,10 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
     call("current_document", json!({}));
     call("list_procedures", json!({"limit": 2}));
     let main = call("procedure_info", json!({"procedure": "main"}));
+    call(
+        "decompile",
+        json!({"provider": "fake", "procedure": "0x1000"}),
+    );
     call(
         "search_procedures",
         json!({"query": "main", "match": "exact"}),

@@ -1,0 +1,778 @@
+//! Providers in another process: [`ExternalProvider`] speaks the REA provider protocol
+//! (`docs/PROVIDER_PROTOCOL.md`, docs/CONTRACT.md section 10) to an adapter over its stdin and
+//! stdout, and [`Adapters`] declares one beside the native provider of every binary opened
+//! from a file (`rea serve --provider angr`).
+//!
+//! Every adapter is bounded: a start-up time-out, a time bound per call (completion's calls
+//! end at completion's own deadline), an address-space limit on the process (`RLIMIT_AS`), at
+//! most one process per binary session and at most [`Adapters::max_adapters`] in the whole
+//! server. An adapter that crashes, hangs, floods its output, answers garbage or exceeds a
+//! bound is killed; the call that saw it fails with a [`ProviderError`] (a tool error;
+//! completion answers empty), and the next call starts a fresh process. Nothing else in the
+//! server notices.
+//!
+//! The adapter never sees the client's path: it is given a private copy of the bytes the
+//! server read and checked, in a directory only this user can read, removed when the binary
+//! session closes.
+
+mod process;
+pub mod protocol;
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub use self::process::CallFailure;
+use self::process::Process;
+use self::protocol::{
+    DecompiledCode, INVALID_CURSOR, Method, NO_PROCEDURE, Reply, UNKNOWN_DOCUMENT,
+};
+use crate::core::ProcedurePage;
+use crate::session::{
+    Address, Companions, Decompilation, DecompileBound, DocumentInfo, NamedAddress, Operation,
+    ProcedureInfo, ProcedureName, ProcedureSource, Provider, ProviderError, completion_deadline,
+};
+use crate::text::cut;
+
+/// Default start-up time-out: `describe` and `open` must both be answered within it.
+pub const DEFAULT_START_UP: Duration = Duration::from_secs(30);
+
+/// Default time bound of one call other than `decompile` (which has its own).
+pub const DEFAULT_CALL_TIME: Duration = Duration::from_secs(60);
+
+/// Default address-space limit of one adapter process: 4 GiB.
+pub const DEFAULT_MEMORY_BYTES: u64 = 4 << 30;
+
+/// Default bound of one answer line: 4 MiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 4 << 20;
+
+/// Default number of adapter processes in the whole server (`--max-adapters`).
+pub const DEFAULT_MAX_ADAPTERS: usize = 2;
+
+/// How much longer than the time it is given an adapter may take to answer before it is
+/// killed: the adapter keeps its own bound (it answers "not ready" or an incomplete
+/// decompilation), and this margin covers its answer's way back.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// The bounds of one adapter process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdapterLimits {
+    /// Time for the process to start and answer `describe` and `open`.
+    pub start_up: Duration,
+    /// Time bound of a call other than `decompile`.
+    pub call: Duration,
+    /// The process's address-space limit (`RLIMIT_AS`), in bytes.
+    pub memory_bytes: u64,
+    /// Longest answer line, in bytes.
+    pub max_line_bytes: usize,
+}
+
+impl Default for AdapterLimits {
+    fn default() -> AdapterLimits {
+        AdapterLimits {
+            start_up: DEFAULT_START_UP,
+            call: DEFAULT_CALL_TIME,
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// How to start one kind of adapter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterSpec {
+    /// The provider identity the session declares (e.g. `angr`).
+    pub id: String,
+    /// The program to run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// The operations the provider offers; the adapter's `describe` must list each of them.
+    pub operations: Vec<Operation>,
+    /// Its bounds.
+    pub limits: AdapterLimits,
+}
+
+impl AdapterSpec {
+    /// The reference angr adapter (`adapters/angr/`) with the Python of the virtual
+    /// environment `venv` (see `adapters/angr/install.sh`), or [`AngrNotInstalled`] when that
+    /// environment or the adapter script is missing.
+    pub fn angr(adapter_dir: &Path, venv: &Path) -> Result<AdapterSpec, AngrNotInstalled> {
+        let python = venv.join("bin").join("python");
+        let script = adapter_dir.join("rea_angr_adapter.py");
+        if !python.is_file() || !script.is_file() {
+            return Err(AngrNotInstalled {
+                venv: venv.to_owned(),
+                install: adapter_dir.join("install.sh"),
+            });
+        }
+        Ok(AdapterSpec {
+            id: "angr".to_owned(),
+            program: python,
+            args: vec![script.into_os_string()],
+            operations: vec![
+                Operation::ListDocuments,
+                Operation::ListProcedures,
+                Operation::ProcedureInfo,
+                Operation::Decompile,
+            ],
+            limits: AdapterLimits::default(),
+        })
+    }
+}
+
+/// `--provider angr` without the adapter installed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the angr adapter is not installed (no {venv}); install it with `sh {install}` \
+     (about 450 MB, a minute), then start again"
+)]
+pub struct AngrNotInstalled {
+    /// The virtual environment looked for.
+    pub venv: PathBuf,
+    /// The install script.
+    pub install: PathBuf,
+}
+
+/// Why an adapter call failed. Carried in [`ProviderError::Failed`], so a tool names it in
+/// its error and completion answers empty.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdapterError {
+    /// The process did not start, or did not answer `describe` and `open` within the
+    /// start-up time-out.
+    #[error("the {provider} adapter did not start: {failure}; it is tried again on the next call")]
+    StartUp {
+        /// The provider.
+        provider: String,
+        /// What went wrong.
+        failure: CallFailure,
+    },
+    /// The process broke a rule and was killed.
+    #[error("the {provider} adapter was stopped: {failure}; a new one starts on the next call")]
+    Stopped {
+        /// The provider.
+        provider: String,
+        /// What went wrong.
+        failure: CallFailure,
+    },
+    /// `describe` does not list an operation the provider offers.
+    #[error("the {provider} adapter does not offer {operation}, which the server expects")]
+    MissingOperation {
+        /// The provider.
+        provider: String,
+        /// The missing operation.
+        operation: Operation,
+    },
+    /// The server already runs its most adapter processes.
+    #[error(
+        "the {provider} adapter cannot start: {limit} adapter processes already run \
+         (--max-adapters); close a binary session to free one"
+    )]
+    TooMany {
+        /// The provider.
+        provider: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// Another call held the adapter past this call's bound.
+    #[error("the {provider} adapter was busy with another call until this call's bound")]
+    Busy {
+        /// The provider.
+        provider: String,
+    },
+    /// A completion request found the adapter not running (completion never starts one).
+    #[error("the {provider} adapter is not running; completion does not start it")]
+    NotRunning {
+        /// The provider.
+        provider: String,
+    },
+    /// The adapter answered with an error.
+    #[error("the {provider} adapter answered {method} with error {code}: {message}")]
+    Answered {
+        /// The provider.
+        provider: String,
+        /// The method.
+        method: &'static str,
+        /// The error code.
+        code: i64,
+        /// Its message, cut to 64 characters and quoted.
+        message: String,
+    },
+    /// The adapter answered another shape than the method's.
+    #[error("the {provider} adapter answered {method} out of turn")]
+    Unexpected {
+        /// The provider.
+        provider: String,
+        /// The method.
+        method: &'static str,
+    },
+    /// The private copy of the file could not be written.
+    #[error("cannot write the private copy of the binary for the {provider} adapter: {reason}")]
+    Copy {
+        /// The provider.
+        provider: String,
+        /// The I/O error.
+        reason: String,
+    },
+}
+
+/// Adapter processes running in the whole server, and the limit.
+#[derive(Debug)]
+struct Slots {
+    running: Mutex<usize>,
+    limit: usize,
+}
+
+/// One running process's share of [`Slots`]; given back when dropped.
+struct SlotGuard(Arc<Slots>);
+
+impl Slots {
+    fn acquire(self: &Arc<Slots>) -> Option<SlotGuard> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if *running >= self.limit {
+            return None;
+        }
+        *running += 1;
+        Some(SlotGuard(Arc::clone(self)))
+    }
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        let mut running = self
+            .0
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *running = running.saturating_sub(1);
+    }
+}
+
+/// The adapters `rea serve --provider` declares beside the native provider of every binary
+/// opened from a file, and the process-wide limit on their processes. Set on a session with
+/// [`crate::session::Session::set_companions`].
+#[derive(Debug, Clone)]
+pub struct Adapters {
+    specs: Vec<Arc<AdapterSpec>>,
+    slots: Arc<Slots>,
+}
+
+impl Adapters {
+    /// `specs`, with at most `max_adapters` processes (at least 1) running at once.
+    pub fn new(specs: Vec<AdapterSpec>, max_adapters: usize) -> Adapters {
+        Adapters {
+            specs: specs.into_iter().map(Arc::new).collect(),
+            slots: Arc::new(Slots {
+                running: Mutex::new(0),
+                limit: max_adapters.max(1),
+            }),
+        }
+    }
+
+    /// The most adapter processes that run at once.
+    pub fn max_adapters(&self) -> usize {
+        self.slots.limit
+    }
+
+    /// Adapter processes running now.
+    pub fn running(&self) -> usize {
+        *self
+            .slots
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An [`ExternalProvider`] for `spec` serving `bytes` as `document`, counted against
+    /// these adapters' limit.
+    pub fn provider(&self, spec: &AdapterSpec, document: &str, bytes: &[u8]) -> ExternalProvider {
+        ExternalProvider::new(
+            Arc::new(spec.clone()),
+            Arc::clone(&self.slots),
+            document,
+            bytes,
+        )
+    }
+}
+
+impl Companions for Adapters {
+    fn companions(&self, document: &str, bytes: &[u8]) -> Vec<Arc<dyn Provider>> {
+        self.specs
+            .iter()
+            .map(|spec| {
+                let provider = ExternalProvider::new(
+                    Arc::clone(spec),
+                    Arc::clone(&self.slots),
+                    document,
+                    bytes,
+                );
+                Arc::new(provider) as Arc<dyn Provider>
+            })
+            .collect()
+    }
+
+    fn operations(&self) -> Vec<Operation> {
+        self.specs
+            .iter()
+            .flat_map(|spec| spec.operations.iter().copied())
+            .collect()
+    }
+}
+
+/// A file only this user can read, in a directory of its own, removed when dropped.
+#[derive(Debug)]
+struct PrivateCopy {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl PrivateCopy {
+    fn write(bytes: &[u8]) -> std::io::Result<PrivateCopy> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "rea-adapter-{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let file = dir.join("binary");
+        let written = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o400)
+            .open(&file)
+            .and_then(|mut out| std::io::Write::write_all(&mut out, bytes));
+        let copy = PrivateCopy { dir, file };
+        written.map(|()| copy)
+    }
+}
+
+impl Drop for PrivateCopy {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The adapter's process, and whether a call holds it.
+#[derive(Default)]
+struct Slot {
+    busy: bool,
+    running: Option<Running>,
+}
+
+struct Running {
+    process: Process,
+    _slot: SlotGuard,
+}
+
+/// A provider served by an adapter process (see the [module documentation](self)). The process
+/// starts on the first call, lazily, and is killed when the provider is dropped (the binary
+/// session closes).
+pub struct ExternalProvider {
+    spec: Arc<AdapterSpec>,
+    slots: Arc<Slots>,
+    document: String,
+    copy: Result<PrivateCopy, String>,
+    slot: Mutex<Slot>,
+    freed: Condvar,
+    /// The adapter's `describe` name and version, once it started.
+    described: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for ExternalProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalProvider")
+            .field("id", &self.spec.id)
+            .field("document", &self.document)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExternalProvider {
+    fn new(
+        spec: Arc<AdapterSpec>,
+        slots: Arc<Slots>,
+        document: &str,
+        bytes: &[u8],
+    ) -> ExternalProvider {
+        ExternalProvider {
+            spec,
+            slots,
+            document: document.to_owned(),
+            copy: PrivateCopy::write(bytes).map_err(|e| e.to_string()),
+            slot: Mutex::new(Slot::default()),
+            freed: Condvar::new(),
+            described: Mutex::new(None),
+        }
+    }
+
+    /// Whether the adapter process is running now.
+    pub fn is_running(&self) -> bool {
+        self.lock().running.is_some()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn failed(&self, error: AdapterError) -> ProviderError {
+        ProviderError::Failed(Box::new(error))
+    }
+
+    /// Calls `method`, giving the adapter `budget` (less for completion) and killing it at
+    /// the budget plus [`GRACE`].
+    fn call(
+        &self,
+        method: Method,
+        params: Value,
+        budget: Duration,
+    ) -> Result<Reply, ProviderError> {
+        let completion = completion_deadline();
+        let now = Instant::now();
+        let (budget, deadline) = match completion {
+            Some(end) => {
+                let left = end.saturating_duration_since(now);
+                (left.min(budget), end.min(now + budget + GRACE))
+            }
+            None => (budget, now + budget + GRACE),
+        };
+        let mut running = self.take(deadline, completion.is_some())?;
+        let outcome = self.attempt(&mut running, method, params, budget, deadline);
+        self.give_back(running);
+        match outcome? {
+            Reply::Error { code, message } => Err(self.answered(method, code, message)),
+            reply => Ok(reply),
+        }
+    }
+
+    /// Starts the process if `running` holds none, then sends `method`; a failure stops the
+    /// process (`running` is left empty).
+    fn attempt(
+        &self,
+        running: &mut Option<Running>,
+        method: Method,
+        mut params: Value,
+        budget: Duration,
+        deadline: Instant,
+    ) -> Result<Reply, ProviderError> {
+        let active = match running {
+            Some(active) => active,
+            None => running.insert(self.start()?),
+        };
+        if let Value::Object(fields) = &mut params {
+            let millis = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX);
+            fields.insert("timeout_ms".to_owned(), millis.into());
+        }
+        let result = active.process.call(method, params, deadline);
+        result.map_err(|failure| {
+            *running = None;
+            self.failed(AdapterError::Stopped {
+                provider: self.spec.id.clone(),
+                failure,
+            })
+        })
+    }
+
+    /// Waits until no other call holds the process (or `deadline`), then holds it.
+    fn take(&self, deadline: Instant, completion: bool) -> Result<Option<Running>, ProviderError> {
+        let mut slot = self.lock();
+        while slot.busy {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            if wait.is_zero() {
+                return Err(self.failed(AdapterError::Busy {
+                    provider: self.spec.id.clone(),
+                }));
+            }
+            slot = self
+                .freed
+                .wait_timeout(slot, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        if completion && slot.running.is_none() {
+            return Err(self.failed(AdapterError::NotRunning {
+                provider: self.spec.id.clone(),
+            }));
+        }
+        slot.busy = true;
+        Ok(slot.running.take())
+    }
+
+    fn give_back(&self, running: Option<Running>) {
+        let mut slot = self.lock();
+        slot.busy = false;
+        slot.running = running;
+        drop(slot);
+        self.freed.notify_one();
+    }
+
+    /// Starts the process and has it `describe` itself and `open` the private copy.
+    fn start(&self) -> Result<Running, ProviderError> {
+        let provider = self.spec.id.clone();
+        let copy = self.copy.as_ref().map_err(|reason| {
+            self.failed(AdapterError::Copy {
+                provider: provider.clone(),
+                reason: reason.clone(),
+            })
+        })?;
+        let slot = self.slots.acquire().ok_or_else(|| {
+            self.failed(AdapterError::TooMany {
+                provider: provider.clone(),
+                limit: self.slots.limit,
+            })
+        })?;
+        let limits = self.spec.limits;
+        let deadline = Instant::now() + limits.start_up;
+        let start_up = |failure| {
+            self.failed(AdapterError::StartUp {
+                provider: provider.clone(),
+                failure,
+            })
+        };
+        let mut command = Command::new(&self.spec.program);
+        command.args(&self.spec.args);
+        let mut process = Process::start(
+            command,
+            limits.memory_bytes,
+            limits.max_line_bytes,
+            &provider,
+        )
+        .map_err(start_up)?;
+        let described = process
+            .call(
+                Method::Describe,
+                json!({"protocol": protocol::PROTOCOL_VERSION}),
+                deadline,
+            )
+            .map_err(start_up)?;
+        let Reply::Described(description) = described else {
+            return Err(self.unexpected_or_answered(Method::Describe, described));
+        };
+        *self
+            .described
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) =
+            Some(format!("{} {}", description.name, description.version));
+        if let Some(&operation) = self
+            .spec
+            .operations
+            .iter()
+            .find(|op| !description.operations.contains(op))
+        {
+            return Err(self.failed(AdapterError::MissingOperation {
+                provider,
+                operation,
+            }));
+        }
+        let opened = process
+            .call(
+                Method::Open,
+                json!({"path": copy.file, "document": self.document}),
+                deadline,
+            )
+            .map_err(start_up)?;
+        match opened {
+            Reply::Documents(_) => Ok(Running {
+                process,
+                _slot: slot,
+            }),
+            other => Err(self.unexpected_or_answered(Method::Open, other)),
+        }
+    }
+
+    fn unexpected_or_answered(&self, method: Method, reply: Reply) -> ProviderError {
+        match reply {
+            Reply::Error { code, message } => self.answered(method, code, message),
+            _ => self.failed(AdapterError::Unexpected {
+                provider: self.spec.id.clone(),
+                method: method.name(),
+            }),
+        }
+    }
+
+    fn answered(&self, method: Method, code: i64, message: String) -> ProviderError {
+        self.failed(AdapterError::Answered {
+            provider: self.spec.id.clone(),
+            method: method.name(),
+            code,
+            message: Value::String(cut(&message)).to_string(),
+        })
+    }
+
+    fn unexpected(&self, method: Method) -> ProviderError {
+        self.failed(AdapterError::Unexpected {
+            provider: self.spec.id.clone(),
+            method: method.name(),
+        })
+    }
+
+    /// Maps the adapter's documented error codes to the provider errors they mean.
+    fn documented_error(
+        &self,
+        error: ProviderError,
+        document: &str,
+        address: Option<Address>,
+        cursor: Option<&str>,
+    ) -> ProviderError {
+        let ProviderError::Failed(source) = &error else {
+            return error;
+        };
+        let Some(AdapterError::Answered { code, .. }) = source.downcast_ref::<AdapterError>()
+        else {
+            return error;
+        };
+        match (*code, address, cursor) {
+            (UNKNOWN_DOCUMENT, _, _) => ProviderError::UnknownDocument {
+                document: document.into(),
+            },
+            (NO_PROCEDURE, Some(address), _) => ProviderError::NoProcedure {
+                document: document.into(),
+                address,
+            },
+            (INVALID_CURSOR, _, Some(cursor)) => ProviderError::InvalidCursor {
+                cursor: cursor.into(),
+            },
+            _ => error,
+        }
+    }
+}
+
+impl Provider for ExternalProvider {
+    fn id(&self) -> &str {
+        &self.spec.id
+    }
+
+    fn supports(&self, operation: Operation) -> bool {
+        self.spec.operations.contains(&operation)
+    }
+
+    fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
+        match self.call(Method::ListDocuments, json!({}), self.spec.limits.call)? {
+            Reply::Documents(documents) => Ok(documents),
+            _ => Err(self.unexpected(Method::ListDocuments)),
+        }
+    }
+
+    fn list_procedures(
+        &self,
+        document: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ProcedurePage, ProviderError> {
+        let params = json!({"document": document, "cursor": cursor, "limit": limit.max(1)});
+        let reply = self
+            .call(Method::ListProcedures, params, self.spec.limits.call)
+            .map_err(|e| self.documented_error(e, document, None, cursor))?;
+        match reply {
+            Reply::Procedures(page) if page.entries.len() <= limit.max(1) => Ok(page),
+            Reply::Procedures(page) => Err(ProviderError::Malformed {
+                reason: format!(
+                    "the {} adapter answered {} procedures for a page of {}",
+                    self.spec.id,
+                    page.entries.len(),
+                    limit.max(1)
+                ),
+            }),
+            _ => Err(self.unexpected(Method::ListProcedures)),
+        }
+    }
+
+    fn procedure_info(
+        &self,
+        document: &str,
+        address: Address,
+    ) -> Result<ProcedureInfo, ProviderError> {
+        let params = json!({"document": document, "address": address.to_string()});
+        let reply = self
+            .call(Method::ProcedureInfo, params, self.spec.limits.call)
+            .map_err(|e| self.documented_error(e, document, Some(address), None))?;
+        let Reply::Procedure(record) = reply else {
+            return Err(self.unexpected(Method::ProcedureInfo));
+        };
+        if record.address != address {
+            return Err(self.unexpected(Method::ProcedureInfo));
+        }
+        Ok(ProcedureInfo {
+            address,
+            name: record.name.map(|name| ProcedureName {
+                raw_name: name.clone(),
+                name,
+            }),
+            aliases: Vec::new(),
+            size: record.size,
+            segment: record.segment,
+            sources: vec![ProcedureSource::Adapter],
+        })
+    }
+
+    fn decompile(
+        &self,
+        document: &str,
+        procedure: Address,
+        bound: DecompileBound,
+    ) -> Result<Decompilation, ProviderError> {
+        let params = json!({
+            "document": document,
+            "address": procedure.to_string(),
+            "max_chars": bound.max_chars(),
+        });
+        let reply = self
+            .call(Method::Decompile, params, bound.time())
+            .map_err(|e| self.documented_error(e, document, Some(procedure), None))?;
+        let Reply::Decompiled(decompiled) = reply else {
+            return Err(self.unexpected(Method::Decompile));
+        };
+        if decompiled.address != procedure {
+            return Err(self.unexpected(Method::Decompile));
+        }
+        Ok(self.decompilation(decompiled, bound))
+    }
+}
+
+impl ExternalProvider {
+    /// The answer as a [`Decompilation`], cut to the bound's characters.
+    fn decompilation(&self, decompiled: DecompiledCode, bound: DecompileBound) -> Decompilation {
+        let DecompiledCode {
+            address,
+            name,
+            mut code,
+            warnings,
+            mut complete,
+            mut reason,
+        } = decompiled;
+        if let Some((cut_at, _)) = code.char_indices().nth(bound.max_chars()) {
+            code.truncate(cut_at);
+            if complete {
+                complete = false;
+                reason = Some(format!(
+                    "the output was cut to {} characters (max_chars)",
+                    bound.max_chars()
+                ));
+            }
+        }
+        Decompilation {
+            procedure: NamedAddress { address, name },
+            decompiler: self
+                .described
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+                .unwrap_or_else(|| self.spec.id.clone()),
+            code,
+            warnings,
+            complete,
+            incomplete_reason: reason,
+        }
+    }
+}

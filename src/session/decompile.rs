@@ -1,0 +1,87 @@
+//! The result of [`Provider::decompile`](super::Provider::decompile): pseudo-C of one
+//! procedure, which is a reconstruction, never an observation of behaviour.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::code::NamedAddress;
+
+/// Default time bound of one decompilation (docs/CONTRACT.md section 11).
+pub const DEFAULT_DECOMPILE_TIME: Duration = Duration::from_secs(30);
+
+/// Largest time bound a caller may give one decompilation.
+pub const MAX_DECOMPILE_TIME: Duration = Duration::from_secs(300);
+
+/// Default number of characters of pseudo-C one result holds.
+pub const DEFAULT_DECOMPILE_CHARS: usize = 40_000;
+
+/// Most characters of pseudo-C one result holds.
+pub const MAX_DECOMPILE_CHARS: usize = 100_000;
+
+/// Most decompiler warnings one result holds.
+pub const MAX_DECOMPILE_WARNINGS: usize = 100;
+
+/// Most characters of one decompiler warning.
+pub const MAX_WARNING_CHARS: usize = 1_000;
+
+/// How long a decompilation may take and how much pseudo-C it may return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecompileBound {
+    time: Duration,
+    max_chars: usize,
+}
+
+impl DecompileBound {
+    /// At most `time` (clamped to 1 s ..= [`MAX_DECOMPILE_TIME`]) and `max_chars` characters
+    /// (clamped to 1 ..= [`MAX_DECOMPILE_CHARS`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rea::session::{DecompileBound, MAX_DECOMPILE_TIME};
+    /// let bound = DecompileBound::new(Duration::from_secs(900), 10);
+    /// assert_eq!(bound.time(), MAX_DECOMPILE_TIME);
+    /// assert_eq!(bound.max_chars(), 10);
+    /// ```
+    pub fn new(time: Duration, max_chars: usize) -> DecompileBound {
+        DecompileBound {
+            time: time.clamp(Duration::from_secs(1), MAX_DECOMPILE_TIME),
+            max_chars: max_chars.clamp(1, MAX_DECOMPILE_CHARS),
+        }
+    }
+
+    /// The time bound.
+    pub fn time(self) -> Duration {
+        self.time
+    }
+
+    /// Most characters of pseudo-C.
+    pub fn max_chars(self) -> usize {
+        self.max_chars
+    }
+}
+
+impl Default for DecompileBound {
+    fn default() -> DecompileBound {
+        DecompileBound::new(DEFAULT_DECOMPILE_TIME, DEFAULT_DECOMPILE_CHARS)
+    }
+}
+
+/// Pseudo-C of one procedure, as a decompiler reconstructed it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Decompilation {
+    /// The procedure decompiled.
+    pub procedure: NamedAddress,
+    /// The decompiler that produced `code` and its version, e.g. `angr 9.2.213`.
+    pub decompiler: String,
+    /// The pseudo-C, at most the bound's characters.
+    pub code: String,
+    /// The decompiler's warnings and errors, verbatim, in the order it gave them (at most
+    /// [`MAX_DECOMPILE_WARNINGS`]).
+    pub warnings: Vec<String>,
+    /// Whether `code` is the decompiler's whole output for the whole procedure: false when
+    /// structuring failed, a bound cut it, or the output was cut to the character bound.
+    pub complete: bool,
+    /// Why `complete` is false; `None` when it is true.
+    pub incomplete_reason: Option<String>,
+}

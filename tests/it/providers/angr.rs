@@ -1,0 +1,163 @@
+//! The reference angr adapter on real binaries: a C program compiled here with `cc -O0`
+//! (`tests/adapters/programs/report.c`) and `/bin/true`. The adapter's virtual environment is
+//! installed into `adapters/angr/.venv` (ignored) on first run by `adapters/angr/install.sh`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use rea::providers::external::{AdapterSpec, Adapters};
+use rea::session::Session;
+use rea::tools::ToolBox;
+use serde_json::{Value, json};
+
+use crate::support::tools::success;
+
+fn adapter_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/angr")
+}
+
+/// The angr adapter, installing its virtual environment first if it is missing (once per
+/// test process).
+fn angr_spec() -> AdapterSpec {
+    static INSTALL: Mutex<()> = Mutex::new(());
+    let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let venv = adapter_dir().join(".venv");
+    if AdapterSpec::angr(&adapter_dir(), &venv).is_err() || !venv.join("bin/python").is_file() {
+        let status = Command::new("sh")
+            .arg(adapter_dir().join("install.sh"))
+            .status()
+            .expect("sh runs the adapter's install script");
+        assert!(status.success(), "adapters/angr/install.sh failed");
+    }
+    AdapterSpec::angr(&adapter_dir(), &venv).expect("the adapter is installed")
+}
+
+/// `tests/adapters/programs/report.c` compiled with `cc -O0` into `dir`.
+fn compile_report(dir: &Path) -> PathBuf {
+    let out = dir.join("report");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/programs/report.c");
+    let status = Command::new("cc")
+        .arg("-O0")
+        .arg("-o")
+        .arg(&out)
+        .arg(&source)
+        .status()
+        .expect("cc compiles the test program");
+    assert!(status.success());
+    out
+}
+
+fn angr_session(path: &Path) -> (Arc<Session>, ToolBox) {
+    let session = Arc::new(Session::new());
+    session.set_companions(Some(Arc::new(Adapters::new(vec![angr_spec()], 2))));
+    let tools = ToolBox::new(Arc::clone(&session));
+    let opened = success(
+        &tools,
+        "open_binary",
+        json!({"path": path.display().to_string()}),
+    );
+    assert_eq!(opened["providers"], json!(["native", "angr"]));
+    (session, tools)
+}
+
+/// Every procedure of `provider`: address to name.
+fn procedures(tools: &ToolBox, provider: &str) -> Vec<(String, Option<String>)> {
+    let mut all = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let mut args = json!({"provider": provider, "limit": 500});
+        if !cursor.is_null() {
+            args["cursor"] = cursor.clone();
+        }
+        let page = success(tools, "list_procedures", args);
+        for entry in page["procedures"].as_array().unwrap() {
+            all.push((
+                entry["address"].as_str().unwrap().to_owned(),
+                entry["name"].as_str().map(str::to_owned),
+            ));
+        }
+        cursor = page["next_cursor"].clone();
+        if cursor.is_null() {
+            return all;
+        }
+    }
+}
+
+/// Compares the function starts of both providers; returns (native, angr, both).
+fn compare_starts(tools: &ToolBox) -> (usize, usize, usize) {
+    let native: BTreeSet<String> = procedures(tools, "native")
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
+    let angr: BTreeSet<String> = procedures(tools, "angr").into_iter().map(|p| p.0).collect();
+    let both = native.intersection(&angr).count();
+    println!(
+        "function starts: native {}, angr {}, both {both}",
+        native.len(),
+        angr.len()
+    );
+    (native.len(), angr.len(), both)
+}
+
+#[test]
+fn angr_names_the_procedures_of_a_compiled_program_at_the_files_addresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_report(dir.path());
+    let (_session, tools) = angr_session(&binary);
+    let native = procedures(&tools, "native");
+    let angr = procedures(&tools, "angr");
+    for name in ["main", "make_report", "classify"] {
+        let find = |list: &[(String, Option<String>)]| {
+            list.iter()
+                .find(|(_, n)| n.as_deref() == Some(name))
+                .map(|(a, _)| a.clone())
+        };
+        let at = find(&native).unwrap_or_else(|| panic!("native lists {name}"));
+        assert_eq!(find(&angr), Some(at), "angr puts {name} where native does");
+    }
+    let (native, _, both) = compare_starts(&tools);
+    assert!(both * 2 >= native, "most of native's starts are angr's too");
+
+    let report = success(
+        &tools,
+        "decompile",
+        json!({"provider": "angr", "procedure": "make_report"}),
+    );
+    let code = report["code"].as_str().unwrap();
+    for call in ["malloc", "free", "snprintf", "report for %s: %d"] {
+        assert!(code.contains(call), "{call} in\n{code}");
+    }
+    assert_eq!(report["evidence_kind"], "decompiler_output");
+    assert_eq!(report["decompiler"], "angr 9.2.213");
+
+    let switch = success(
+        &tools,
+        "decompile",
+        json!({"provider": "angr", "procedure": "classify"}),
+    );
+    let code = switch["code"].as_str().unwrap();
+    assert!(code.contains("case 5") && code.contains("63"), "{code}");
+}
+
+#[test]
+fn angr_agrees_with_native_on_a_stripped_system_binary() {
+    let Some(binary) = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+    else {
+        return;
+    };
+    let (_session, tools) = angr_session(&binary);
+    let (native, angr, both) = compare_starts(&tools);
+    assert!(native > 0 && angr > 0);
+    assert!(both * 2 >= native, "most of native's starts are angr's too");
+    let info = success(
+        &tools,
+        "procedure_info",
+        json!({"provider": "angr", "procedure": procedures(&tools, "native")[0].0}),
+    );
+    assert_eq!(info["sources"], json!(["adapter"]));
+}
