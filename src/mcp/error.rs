@@ -30,6 +30,9 @@ pub enum ErrorCode {
     /// `-32000` (the JSON-RPC range for server errors): the server is at its request limit;
     /// the request was not run and may be sent again once answers arrive.
     ServerBusy = -32000,
+    /// `-32022`: a 2026 request names a protocol version this server does not speak; `data`
+    /// lists the supported versions and the requested one.
+    UnsupportedProtocolVersion = -32022,
 }
 
 impl ErrorCode {
@@ -265,6 +268,59 @@ pub enum RequestError {
         /// Length of the value, in Unicode scalar values.
         chars: usize,
     },
+    /// A 2026 request's `_meta` envelope lacks a required key.
+    #[error("Invalid params: params._meta[\"{key}\"] is required on a 2026-07-28 request")]
+    MissingEnvelopeKey {
+        /// The key.
+        key: &'static str,
+    },
+    /// A key of a 2026 request's `_meta` envelope has the wrong JSON type.
+    #[error("Invalid params: params._meta[\"{key}\"] must be {expected}")]
+    EnvelopeKeyType {
+        /// The key.
+        key: &'static str,
+        /// What it must be ("a string", "an object").
+        expected: &'static str,
+    },
+    /// A 2026 request names a protocol version this server does not speak.
+    #[error(
+        "Unsupported protocol version: {} is not served; this server speaks {}",
+        quoted(.requested),
+        super::era::supported_versions().join(", ")
+    )]
+    UnsupportedProtocolVersion {
+        /// The version sent.
+        requested: Quoted,
+    },
+    /// A log level (of `logging/setLevel` or of a 2026 request's `_meta`) that is none of the
+    /// eight.
+    #[error(
+        "Invalid params: {field} must be one of debug, info, notice, warning, error, critical, alert, emergency; not {}",
+        quoted_json(.found)
+    )]
+    InvalidLogLevel {
+        /// Where the level was sent (`params.level`, or the `_meta` key).
+        field: &'static str,
+        /// The value sent.
+        found: Value,
+    },
+    /// A 2025 method that the 2026-07-28 revision removed, sent as a 2026 request.
+    #[error(
+        "Method not found: {} is not part of protocol 2026-07-28 (send it without the 2026 _meta envelope, after initialize, to use it under a 2025 revision)",
+        quoted(.method)
+    )]
+    RemovedIn2026 {
+        /// The method sent.
+        method: Quoted,
+    },
+    /// Every `subscriptions/listen` stream the process allows is open.
+    #[error(
+        "Server busy: {limit} subscriptions/listen streams are open, the limit of this process; end one with notifications/cancelled, then listen again"
+    )]
+    TooManyListens {
+        /// The limit ([`super::era::MAX_LISTENS`]).
+        limit: usize,
+    },
     /// No worker thread could run the request, or its handler panicked.
     #[error("Internal error: no worker thread is available")]
     NoWorker,
@@ -319,8 +375,9 @@ impl RequestError {
             | BatchTooLong { .. }
             | InitializeInBatch
             | NotInitialized { .. } => ErrorCode::InvalidRequest,
-            Busy { .. } => ErrorCode::ServerBusy,
-            MethodNotFound { .. } => ErrorCode::MethodNotFound,
+            Busy { .. } | TooManyListens { .. } => ErrorCode::ServerBusy,
+            MethodNotFound { .. } | RemovedIn2026 { .. } => ErrorCode::MethodNotFound,
+            UnsupportedProtocolVersion { .. } => ErrorCode::UnsupportedProtocolVersion,
             ParamsNotObject { .. }
             | MissingField { .. }
             | NotAString { .. }
@@ -333,16 +390,37 @@ impl RequestError {
             | Prompt(_)
             | ResourceReference
             | UnknownReference { .. }
-            | CompletionValueTooLong { .. } => ErrorCode::InvalidParams,
+            | CompletionValueTooLong { .. }
+            | MissingEnvelopeKey { .. }
+            | EnvelopeKeyType { .. }
+            | InvalidLogLevel { .. } => ErrorCode::InvalidParams,
             NoWorker | Subscription | Unencodable | ResponseTooLarge { .. } => {
                 ErrorCode::InternalError
             }
         }
     }
 
-    /// The error object on the wire: `{"code", "message"}` (no variant carries `data`).
+    /// The error object on the wire: `{"code", "message"}`, and `data` for the variants that
+    /// carry it (only [`RequestError::UnsupportedProtocolVersion`]).
     pub fn to_object(&self) -> Value {
-        json!({ "code": self.code().code(), "message": self.to_string() })
+        let mut object = json!({ "code": self.code().code(), "message": self.to_string() });
+        if let Some(data) = self.data() {
+            object["data"] = data;
+        }
+        object
+    }
+
+    /// The `data` member of the error object, if this variant has one: for
+    /// [`RequestError::UnsupportedProtocolVersion`], `{supported, requested}` (the requested
+    /// version cut by the one rule).
+    pub fn data(&self) -> Option<Value> {
+        match self {
+            RequestError::UnsupportedProtocolVersion { requested } => Some(json!({
+                "supported": super::era::supported_versions(),
+                "requested": requested.to_string(),
+            })),
+            _ => None,
+        }
     }
 
     /// A complete error response for `id` (`Value::Null` when the id is unknown, as JSON-RPC
@@ -357,7 +435,7 @@ impl From<RequestError> for jsonrpsee::types::ErrorObjectOwned {
         jsonrpsee::types::ErrorObjectOwned::owned(
             error.code().code(),
             error.to_string(),
-            None::<()>,
+            error.data(),
         )
     }
 }

@@ -4,6 +4,7 @@
 //! The shell holds no business logic: prompts come from [`crate::prompts`], completion from
 //! [`crate::session`], tools from [`crate::tools`].
 
+mod era;
 mod error;
 mod framing;
 mod handlers;
@@ -24,6 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use self::framing::{BlockingLineReader, Frame, LineReader};
 
+pub use era::{Era, LogLevel, MODERN_VERSION};
 pub use error::{ErrorCode, RequestError};
 pub use framing::DEFAULT_MAX_LINE_BYTES;
 pub use handlers::{COMPLETION_THREADS, TOOL_THREADS};

@@ -67,23 +67,22 @@ pub struct Offer {
     pub tools: bool,
 }
 
-/// The `initialize` result for `version`.
-pub fn initialize_result(version: ProtocolVersion, offer: Offer, instructions: &str) -> Value {
-    let mut capabilities = json!({ "prompts": { "listChanged": true } });
-    if version.has_completions_capability() {
-        capabilities["completions"] = json!({});
-    }
-    if offer.tools {
-        capabilities["tools"] = json!({ "listChanged": false });
-    }
+/// The server's name and version as `version` describes it (`title` since 2025-06-18):
+/// `serverInfo` of `initialize`, and serverInfo in the `_meta` of 2026 results.
+pub(crate) fn server_info(version: ProtocolVersion) -> Value {
     let mut server_info = json!({ "name": "rea", "version": env!("CARGO_PKG_VERSION") });
     if version >= ProtocolVersion::V2025_06_18 {
         server_info["title"] = json!("REA guided reverse engineering");
     }
+    server_info
+}
+
+/// The `initialize` result for `version`.
+pub fn initialize_result(version: ProtocolVersion, offer: Offer, instructions: &str) -> Value {
     json!({
         "protocolVersion": version.as_str(),
-        "capabilities": capabilities,
-        "serverInfo": server_info,
+        "capabilities": super::era::capabilities(offer, Some(version)),
+        "serverInfo": server_info(version),
         "instructions": instructions,
     })
 }
