@@ -21,10 +21,9 @@
 use serde_json::{Map, Value, json};
 
 use super::error::RequestError;
-use super::protocol::{Offer, ProtocolVersion, server_info};
+use super::protocol::{Offer, ProtocolVersion, capabilities, server_info};
 
-/// The version string of the 2026 revision.
-pub const MODERN_VERSION: &str = "2026-07-28";
+pub use super::protocol::{MODERN_VERSION, supported_versions};
 
 /// `_meta` key of the protocol version a 2026 request is sent under.
 pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -38,6 +37,9 @@ pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// Notification `_meta` key naming the `subscriptions/listen` stream it belongs to.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// How messages name the log level of a 2026 request.
+const LOG_LEVEL_FIELD: &str = "params._meta[\"io.modelcontextprotocol/logLevel\"]";
 
 /// The envelope keys whose presence makes a request a 2026 one.
 const ENVELOPE_KEYS: [&str; 4] = [
@@ -198,18 +200,10 @@ impl Envelope {
         }
         let log_level = meta
             .get(LOG_LEVEL_KEY)
-            .map(|value| LogLevel::from_value(value, LOG_LEVEL_KEY))
+            .map(|value| LogLevel::from_value(value, LOG_LEVEL_FIELD))
             .transpose()?;
         Ok(Envelope { log_level })
     }
-}
-
-/// Every version the server speaks, newest first (`supportedVersions` of `server/discover`
-/// and `data.supported` of `-32022`).
-pub fn supported_versions() -> Vec<&'static str> {
-    std::iter::once(MODERN_VERSION)
-        .chain(ProtocolVersion::SUPPORTED.iter().map(|v| v.as_str()))
-        .collect()
 }
 
 /// What a 2026 request asks for.
@@ -289,19 +283,6 @@ pub fn decorate_result(result: &str, ttl_ms: Option<u64>) -> Option<String> {
     }
     decorated.push_str(rest);
     Some(decorated)
-}
-
-/// The capabilities both eras advertise: prompts (with list changes), completions, logging,
-/// and tools when the catalog has any.
-pub fn capabilities(offer: Offer, version: Option<ProtocolVersion>) -> Value {
-    let mut capabilities = json!({ "prompts": { "listChanged": true }, "logging": {} });
-    if version.is_none_or(ProtocolVersion::has_completions_capability) {
-        capabilities["completions"] = json!({});
-    }
-    if offer.tools {
-        capabilities["tools"] = json!({ "listChanged": false });
-    }
-    capabilities
 }
 
 /// The `server/discover` result.

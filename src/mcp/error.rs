@@ -286,7 +286,7 @@ pub enum RequestError {
     #[error(
         "Unsupported protocol version: {} is not served; this server speaks {}",
         quoted(.requested),
-        super::era::supported_versions().join(", ")
+        super::protocol::supported_versions().join(", ")
     )]
     UnsupportedProtocolVersion {
         /// The version sent.
@@ -306,7 +306,7 @@ pub enum RequestError {
     },
     /// A 2025 method that the 2026-07-28 revision removed, sent as a 2026 request.
     #[error(
-        "Method not found: {} is not part of protocol 2026-07-28 (send it without the 2026 _meta envelope, after initialize, to use it under a 2025 revision)",
+        "Method not found: {} is not part of protocol 2026-07-28 (a 2025 method: initialize, then send it without the 2026 _meta envelope)",
         quoted(.method)
     )]
     RemovedIn2026 {
@@ -318,7 +318,7 @@ pub enum RequestError {
         "Server busy: {limit} subscriptions/listen streams are open, the limit of this process; end one with notifications/cancelled, then listen again"
     )]
     TooManyListens {
-        /// The limit ([`super::era::MAX_LISTENS`]).
+        /// The limit (64, the most listen streams of one process).
         limit: usize,
     },
     /// No worker thread could run the request, or its handler panicked.
@@ -416,7 +416,7 @@ impl RequestError {
     pub fn data(&self) -> Option<Value> {
         match self {
             RequestError::UnsupportedProtocolVersion { requested } => Some(json!({
-                "supported": super::era::supported_versions(),
+                "supported": super::protocol::supported_versions(),
                 "requested": requested.to_string(),
             })),
             _ => None,
