@@ -118,6 +118,14 @@
 //!   number JSON cannot hold, nesting past the parser's limit); a client's response is taken
 //!   only when it is a valid JSON-RPC response (`jsonrpc` "2.0", exactly one of `result` and
 //!   `error`), and is never answered.
+//! - **Two protocol eras, one connection**: a request carrying the 2026-07-28 `_meta` envelope
+//!   ([`mcp::MODERN_VERSION`]) is served under that revision (no `initialize` needed,
+//!   `server/discover`, `subscriptions/listen` streams of at most 64 per process, results with
+//!   `resultType`); every other request under the negotiated 2025 revision. Nothing is pinned
+//!   by either, and a 2026 client is never sent a request (docs/CONTRACT.md section 8c).
+//! - **Messages to the client only when asked**: `notifications/message` is sent for a
+//!   request only at or above the level `logging/setLevel` (2025) or the request's `_meta`
+//!   (2026) set, and before that request's answer; stderr stays the operator's log.
 //! - **Confinement follows the roots**: when the client's roots narrow so that the open
 //!   binary's file lies outside them, its tools answer an error and its completions are empty
 //!   until the roots include it again.

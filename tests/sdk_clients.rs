@@ -1,6 +1,7 @@
 //! The built `rea serve` driven by the official MCP SDK clients over stdio: the TypeScript SDK
 //! (`@modelcontextprotocol/sdk`) and the Python SDK (`mcp`, in its default `auto` mode, which
-//! probes `server/discover` first, and in `legacy` mode).
+//! probes `server/discover` first and then stays on 2026-07-28, in its modern mode pinned to
+//! 2026-07-28 without a probe, and in `legacy` mode).
 //!
 //! The clients are installed on first use into ignored folders (`tests/clients/node/node_modules`,
 //! `tests/clients/python/.venv`) from the pinned `package-lock.json` and `requirements.txt`.
@@ -52,7 +53,7 @@ fn typescript_sdk_client_drives_the_server() {
 }
 
 #[test]
-fn python_sdk_client_drives_the_server_in_auto_and_legacy_modes() {
+fn python_sdk_client_drives_the_server_in_auto_modern_and_legacy_modes() {
     let folder = clients().join("python");
     let python = folder.join(".venv/bin/python");
     if !python.exists() {
@@ -75,7 +76,7 @@ fn python_sdk_client_drives_the_server_in_auto_and_legacy_modes() {
             "pip install -r requirements.txt",
         );
     }
-    for mode in ["auto", "legacy"] {
+    for mode in ["auto", "2026-07-28", "legacy"] {
         run(
             with_server_env(
                 Command::new(&python)

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use crate::mcp::message::{Line, Message, RequestKey, classify_line, readable_id};
+use crate::mcp::era::{self, Envelope, Era, LogLevel, ModernMethod};
+use crate::mcp::message::{Line, Message, Request, RequestKey, classify_line, readable_id};
 use crate::mcp::{Server, ServerConfig, ShellConfig};
 
 /// Id of the request appended after the fuzz input; it must always be answered.
@@ -61,6 +62,7 @@ pub fn check_classification(bytes: &[u8]) {
         match message {
             Message::Request(request) => {
                 assert_eq!(RequestKey::of(&request.id).as_ref(), Some(&request.key));
+                check_era(request);
             }
             Message::Invalid { id, error } => {
                 assert!(id.is_null() || RequestKey::of(id).is_some());
@@ -69,6 +71,63 @@ pub fn check_classification(bytes: &[u8]) {
             Message::Notification(_)
             | Message::ClientResponse(_)
             | Message::MalformedResponse { .. } => {}
+        }
+    }
+}
+
+/// The era of a request and the check of its 2026 envelope agree with what its `_meta`
+/// holds: modern exactly when an envelope key is present; accepted exactly when the version is
+/// 2026-07-28, the capabilities an object and a level (if any) one of the eight; refused with
+/// `-32022` (naming every supported version, newest first, and the requested one cut) exactly
+/// when the version is another string, else with `-32602`.
+fn check_era(request: &Request) {
+    let meta = request
+        .params
+        .as_ref()
+        .and_then(|params| params.get("_meta"))
+        .and_then(Value::as_object);
+    let era = era::classify(request.params.as_ref());
+    let claims = meta.is_some_and(|meta| {
+        [
+            era::PROTOCOL_VERSION_KEY,
+            era::CLIENT_CAPABILITIES_KEY,
+            era::CLIENT_INFO_KEY,
+            era::LOG_LEVEL_KEY,
+        ]
+        .iter()
+        .any(|key| meta.contains_key(*key))
+    });
+    assert_eq!(era == Era::Modern, claims, "era of {request:?}");
+    let _ = ModernMethod::of(&request.method, crate::mcp::protocol::Offer { tools: true });
+    if era == Era::Legacy {
+        return;
+    }
+    let meta = meta.expect("a modern request has _meta");
+    let version = meta.get(era::PROTOCOL_VERSION_KEY);
+    let valid = version.and_then(Value::as_str) == Some(era::MODERN_VERSION)
+        && meta
+            .get(era::CLIENT_CAPABILITIES_KEY)
+            .is_some_and(Value::is_object)
+        && meta
+            .get(era::LOG_LEVEL_KEY)
+            .is_none_or(|level| level.as_str().and_then(LogLevel::parse).is_some());
+    match Envelope::check(request.params.as_ref()) {
+        Ok(_) => assert!(valid, "accepted {request:?}"),
+        Err(error) => {
+            assert!(!valid, "refused {request:?}");
+            let other_version = version
+                .and_then(Value::as_str)
+                .is_some_and(|v| v != era::MODERN_VERSION);
+            let object = error.to_object();
+            if other_version {
+                assert_eq!(object["code"], -32022);
+                assert_eq!(object["data"]["supported"][0], era::MODERN_VERSION);
+                let requested = object["data"]["requested"].as_str().expect("a string");
+                assert!(requested.chars().count() <= crate::text::QUOTED_CHARS + 3);
+            } else {
+                assert_eq!(object["code"], -32602);
+                assert!(object.get("data").is_none());
+            }
         }
     }
 }
@@ -188,7 +247,7 @@ fn steps(bytes: &[u8]) -> Vec<Step> {
             id,
             line: format!(r#"{{"jsonrpc":"2.0","id":{id},{members}}}"#),
         };
-        let step = match what % 9 {
+        let step = match what % 10 {
             0 => Step::Cancel(earlier(next_id)),
             1 => request(fresh(&mut next_id), r#""method":"ping""#.to_owned()),
             2 => request(
@@ -230,6 +289,30 @@ fn steps(bytes: &[u8]) -> Vec<Step> {
             // A second request with an id that may still be in flight.
             6 => request(earlier(next_id), r#""method":"ping""#.to_owned()),
             7 => request(fresh(&mut next_id), r#""method":"no/such""#.to_owned()),
+            // A 2026 request: a valid envelope or a broken one, on a method both eras share,
+            // a 2026-only one (a listen stream stays open until cancelled or the end), or one
+            // 2026 removed.
+            8 => {
+                let method = [
+                    "server/discover",
+                    "prompts/list",
+                    "subscriptions/listen",
+                    "ping",
+                    "completion/complete",
+                ][usize::from(parameter) % 5];
+                let version = ["2026-07-28", "2025-11-25", "x"][usize::from(parameter / 5) % 3];
+                let level = [
+                    "",
+                    r#","io.modelcontextprotocol/logLevel":"debug""#,
+                    r#","io.modelcontextprotocol/logLevel":"loud""#,
+                ][usize::from(parameter / 15) % 3];
+                request(
+                    fresh(&mut next_id),
+                    format!(
+                        r#""method":"{method}","params":{{"notifications":{{"promptsListChanged":true}},"ref":{{"type":"ref/prompt","name":"trace_crash"}},"argument":{{"name":"symptom","value":"{prefix}"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}}{level}}}}}"#
+                    ),
+                )
+            }
             _ => Step::Junk(vec![parameter; usize::from(parameter % 4) + 1]),
         };
         steps.push(step);

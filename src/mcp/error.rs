@@ -33,6 +33,9 @@ pub enum ErrorCode {
     /// `-32000` (the JSON-RPC range for server errors): the server is at its request limit;
     /// the request was not run and may be sent again once answers arrive.
     ServerBusy = -32000,
+    /// `-32022`: a 2026 request names a protocol version this server does not speak; `data`
+    /// lists the supported versions and the requested one.
+    UnsupportedProtocolVersion = -32022,
 }
 
 impl ErrorCode {
@@ -254,6 +257,9 @@ pub enum RequestError {
     /// `completion/complete` on a template or variable this server does not have.
     #[error("Invalid params: params.ref: {0}")]
     ResourceReference(ResourceError),
+    /// `resources/read` of a URI that does not resolve, from a 2026 request (`-32602`).
+    #[error("Invalid params: params.uri: {0}")]
+    ResourceUnresolved(ResourceError),
     /// `resources/read` of a URI that does not resolve (the message names the part).
     #[error("Resource not found: {0}")]
     ResourceNotFound(ResourceError),
@@ -302,6 +308,59 @@ pub enum RequestError {
         variable: Quoted,
         /// Length of the value, in Unicode scalar values.
         chars: usize,
+    },
+    /// A 2026 request's `_meta` envelope lacks a required key.
+    #[error("Invalid params: params._meta[\"{key}\"] is required on a 2026-07-28 request")]
+    MissingEnvelopeKey {
+        /// The key.
+        key: &'static str,
+    },
+    /// A key of a 2026 request's `_meta` envelope has the wrong JSON type.
+    #[error("Invalid params: params._meta[\"{key}\"] must be {expected}")]
+    EnvelopeKeyType {
+        /// The key.
+        key: &'static str,
+        /// What it must be ("a string", "an object").
+        expected: &'static str,
+    },
+    /// A 2026 request names a protocol version this server does not speak.
+    #[error(
+        "Unsupported protocol version: {} is not served; this server speaks {}",
+        quoted(.requested),
+        super::protocol::supported_versions().join(", ")
+    )]
+    UnsupportedProtocolVersion {
+        /// The version sent.
+        requested: Quoted,
+    },
+    /// A log level (of `logging/setLevel` or of a 2026 request's `_meta`) that is none of the
+    /// eight.
+    #[error(
+        "Invalid params: {field} must be one of debug, info, notice, warning, error, critical, alert, emergency; not {}",
+        quoted_json(.found)
+    )]
+    InvalidLogLevel {
+        /// Where the level was sent (`params.level`, or the `_meta` key).
+        field: &'static str,
+        /// The value sent.
+        found: Value,
+    },
+    /// A 2025 method that the 2026-07-28 revision removed, sent as a 2026 request.
+    #[error(
+        "Method not found: {} is not part of protocol 2026-07-28 (a 2025 method: initialize, then send it without the 2026 _meta envelope)",
+        quoted(.method)
+    )]
+    RemovedIn2026 {
+        /// The method sent.
+        method: Quoted,
+    },
+    /// Every `subscriptions/listen` stream the process allows is open.
+    #[error(
+        "Server busy: {limit} subscriptions/listen streams are open, the limit of this process; end one with notifications/cancelled, then listen again"
+    )]
+    TooManyListens {
+        /// The limit (64, the most listen streams of one process).
+        limit: usize,
     },
     /// No worker thread could run the request, or its handler panicked.
     #[error("Internal error: no worker thread is available")]
@@ -357,8 +416,9 @@ impl RequestError {
             | BatchTooLong { .. }
             | InitializeInBatch
             | NotInitialized { .. } => ErrorCode::InvalidRequest,
-            Busy { .. } => ErrorCode::ServerBusy,
-            MethodNotFound { .. } => ErrorCode::MethodNotFound,
+            Busy { .. } | TooManyListens { .. } => ErrorCode::ServerBusy,
+            MethodNotFound { .. } | RemovedIn2026 { .. } => ErrorCode::MethodNotFound,
+            UnsupportedProtocolVersion { .. } => ErrorCode::UnsupportedProtocolVersion,
             ParamsNotObject { .. }
             | MissingField { .. }
             | NotAString { .. }
@@ -374,7 +434,11 @@ impl RequestError {
             | UnknownReference { .. }
             | UnknownSession { .. }
             | CompletionValueTooLong { .. }
-            | TemplateValueTooLong { .. } => ErrorCode::InvalidParams,
+            | TemplateValueTooLong { .. }
+            | MissingEnvelopeKey { .. }
+            | EnvelopeKeyType { .. }
+            | InvalidLogLevel { .. }
+            | ResourceUnresolved(_) => ErrorCode::InvalidParams,
             ResourceNotFound(_) => ErrorCode::ResourceNotFound,
             NoWorker | Subscription | Unencodable | ResponseTooLarge { .. } => {
                 ErrorCode::InternalError
@@ -382,9 +446,27 @@ impl RequestError {
         }
     }
 
-    /// The error object on the wire: `{"code", "message"}` (no variant carries `data`).
+    /// The error object on the wire: `{"code", "message"}`, and `data` for the variants that
+    /// carry it (only [`RequestError::UnsupportedProtocolVersion`]).
     pub fn to_object(&self) -> Value {
-        json!({ "code": self.code().code(), "message": self.to_string() })
+        let mut object = json!({ "code": self.code().code(), "message": self.to_string() });
+        if let Some(data) = self.data() {
+            object["data"] = data;
+        }
+        object
+    }
+
+    /// The `data` member of the error object, if this variant has one: for
+    /// [`RequestError::UnsupportedProtocolVersion`], `{supported, requested}` (the requested
+    /// version cut by the one rule).
+    pub fn data(&self) -> Option<Value> {
+        match self {
+            RequestError::UnsupportedProtocolVersion { requested } => Some(json!({
+                "supported": super::protocol::supported_versions(),
+                "requested": requested.to_string(),
+            })),
+            _ => None,
+        }
     }
 
     /// A complete error response for `id` (`Value::Null` when the id is unknown, as JSON-RPC
@@ -399,7 +481,7 @@ impl From<RequestError> for jsonrpsee::types::ErrorObjectOwned {
         jsonrpsee::types::ErrorObjectOwned::owned(
             error.code().code(),
             error.to_string(),
-            None::<()>,
+            error.data(),
         )
     }
 }

@@ -4,6 +4,7 @@
 //! The shell holds no business logic: prompts come from [`crate::prompts`], completion from
 //! [`crate::session`], tools from [`crate::tools`].
 
+pub(crate) mod era;
 mod error;
 mod framing;
 mod handlers;
@@ -12,7 +13,7 @@ mod outlet;
 mod params;
 mod pool;
 pub mod prompt_file;
-mod protocol;
+pub(crate) mod protocol;
 mod roots;
 mod server;
 mod state;
@@ -24,10 +25,11 @@ use tokio::sync::{mpsc, oneshot};
 
 use self::framing::{BlockingLineReader, Frame, LineReader};
 
+pub use era::{Era, LogLevel};
 pub use error::{ErrorCode, RequestError};
 pub use framing::DEFAULT_MAX_LINE_BYTES;
 pub use handlers::{COMPLETION_THREADS, TOOL_THREADS};
-pub use protocol::ProtocolVersion;
+pub use protocol::{MODERN_VERSION, ProtocolVersion};
 pub use server::ShellConfig;
 
 use crate::prompts::{DefinitionError, PromptDefinition, RegistryChange};

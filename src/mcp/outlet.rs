@@ -2,7 +2,7 @@
 //!
 //! Requests wait when the queue is full, so a client that stops reading stops the server
 //! (memory never grows). Notifications raised outside a request (`list_changed` from another
-//! thread) never wait: when the queue is full they are remembered, once per method, and the
+//! thread) never wait: when the queue is full they are remembered, each line once, and the
 //! writer sends them after the next line.
 
 use std::io::Write;
@@ -11,19 +11,20 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-/// Notifications that found the queue full, each method once.
+/// Notification lines that found the queue full, each line once (a change notification says
+/// the same however often it is raised).
 #[derive(Debug, Default)]
-struct Pending(Mutex<Vec<&'static str>>);
+struct Pending(Mutex<Vec<String>>);
 
 impl Pending {
-    fn remember(&self, method: &'static str) {
-        let mut methods = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if !methods.contains(&method) {
-            methods.push(method);
+    fn remember(&self, line: String) {
+        let mut lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !lines.contains(&line) {
+            lines.push(line);
         }
     }
 
-    fn take(&self) -> Vec<&'static str> {
+    fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
@@ -71,8 +72,13 @@ impl Outlet {
 
     /// Queues a notification without waiting.
     pub(crate) fn notify(&self, method: &'static str) {
-        if self.lines.try_send(notification_line(method)).is_err() {
-            self.pending.remember(method);
+        self.notify_line(notification_line(method));
+    }
+
+    /// Queues a whole notification line without waiting.
+    pub(crate) fn notify_line(&self, line: String) {
+        if let Err(error) = self.lines.try_send(line) {
+            self.pending.remember(error.into_inner());
         }
     }
 
@@ -100,9 +106,7 @@ impl Drain {
             if line.is_empty() {
                 break;
             }
-            for line in
-                std::iter::once(line).chain(self.pending.take().into_iter().map(notification_line))
-            {
+            for line in std::iter::once(line).chain(self.pending.take()) {
                 output.write_all(line.as_bytes()).await?;
                 output.write_all(b"\n").await?;
             }
@@ -119,9 +123,7 @@ impl Drain {
             if line.is_empty() {
                 break;
             }
-            for line in
-                std::iter::once(line).chain(self.pending.take().into_iter().map(notification_line))
-            {
+            for line in std::iter::once(line).chain(self.pending.take()) {
                 output.write_all(line.as_bytes())?;
                 output.write_all(b"\n")?;
             }

@@ -2,6 +2,10 @@
 
 use serde_json::{Value, json};
 
+/// The version string of the 2026 revision (served beside the [`ProtocolVersion`]s, which
+/// are the revisions `initialize` negotiates).
+pub const MODERN_VERSION: &str = "2026-07-28";
+
 /// A protocol revision this server speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProtocolVersion {
@@ -67,24 +71,45 @@ pub struct Offer {
     pub tools: bool,
 }
 
+/// The server's name and version as `version` describes it (`title` since 2025-06-18):
+/// `serverInfo` of `initialize`, and serverInfo in the `_meta` of 2026 results.
+pub(crate) fn server_info(version: ProtocolVersion) -> Value {
+    let mut server_info = json!({ "name": "rea", "version": env!("CARGO_PKG_VERSION") });
+    if version >= ProtocolVersion::V2025_06_18 {
+        server_info["title"] = json!("REA guided reverse engineering");
+    }
+    server_info
+}
+
 /// The `initialize` result for `version`.
 pub fn initialize_result(version: ProtocolVersion, offer: Offer, instructions: &str) -> Value {
-    let mut capabilities = json!({ "prompts": { "listChanged": true } });
-    if version.has_completions_capability() {
+    json!({
+        "protocolVersion": version.as_str(),
+        "capabilities": capabilities(offer, Some(version)),
+        "serverInfo": server_info(version),
+        "instructions": instructions,
+    })
+}
+
+/// Every version the server speaks, newest first (`supportedVersions` of `server/discover`
+/// and `data.supported` of `-32022`).
+pub fn supported_versions() -> Vec<&'static str> {
+    std::iter::once(MODERN_VERSION)
+        .chain(ProtocolVersion::SUPPORTED.iter().map(|v| v.as_str()))
+        .collect()
+}
+
+/// The capabilities both eras advertise: prompts (with list changes), completions (from
+/// 2025-03-26 on), logging, and tools when the catalog has any. `version` is the negotiated
+/// 2025 revision; `None` for 2026-07-28.
+pub fn capabilities(offer: Offer, version: Option<ProtocolVersion>) -> Value {
+    let mut capabilities = json!({ "prompts": { "listChanged": true }, "logging": {} });
+    if version.is_none_or(ProtocolVersion::has_completions_capability) {
         capabilities["completions"] = json!({});
     }
     if offer.tools {
         capabilities["tools"] = json!({ "listChanged": false });
     }
     capabilities["resources"] = json!({ "subscribe": false, "listChanged": false });
-    let mut server_info = json!({ "name": "rea", "version": env!("CARGO_PKG_VERSION") });
-    if version >= ProtocolVersion::V2025_06_18 {
-        server_info["title"] = json!("REA guided reverse engineering");
-    }
-    json!({
-        "protocolVersion": version.as_str(),
-        "capabilities": capabilities,
-        "serverInfo": server_info,
-        "instructions": instructions,
-    })
+    capabilities
 }

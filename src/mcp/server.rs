@@ -23,13 +23,14 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
+use super::era::{self, Envelope, Era, ListenFilter, ModernMethod};
 use super::error::RequestError;
 use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use super::handlers;
 use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
 use super::outlet::Outlet;
 use super::protocol::ProtocolVersion;
-use super::state::{Connection, RequestContext, Shared};
+use super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
 use crate::session::Cancel;
 
 /// Configuration of the stdio shell: framing, the caps of the execution model, shutdown.
@@ -149,7 +150,7 @@ struct Dispatcher {
 enum Work {
     Request {
         request: Box<Request>,
-        cancel: Cancel,
+        context: RequestContext,
         serial: u64,
     },
     Batch(Vec<BatchEntry>),
@@ -158,7 +159,7 @@ enum Work {
 impl Work {
     fn is_cancelled(&self) -> bool {
         match self {
-            Work::Request { cancel, .. } => cancel.is_cancelled(),
+            Work::Request { context, .. } => context.cancel.is_cancelled(),
             Work::Batch(_) => false,
         }
     }
@@ -262,6 +263,12 @@ pub(crate) async fn serve_frames(
         served.in_flight.cancel_all();
         served.tasks.abort_all();
     }
+    // Listen streams still open end gracefully: their result, then the cancellation that
+    // closes a stdio stream.
+    for listen in served.connection.take_listens() {
+        served.send(era::listen_end(&listen.id)).await;
+        served.send(era::listen_cancelled(&listen.id)).await;
+    }
     shared.detach(&served.connection);
     served.connection.outlet.close(config.shutdown_grace).await;
     read_result
@@ -282,7 +289,10 @@ impl ConnectionLoop {
     async fn handle_line(&mut self, bytes: &[u8]) {
         match classify_line(bytes) {
             Line::Unparsable { id, error } => self.send(error.to_response(&id)).await,
-            Line::Single(Message::Request(request)) if request.method == "initialize" => {
+            Line::Single(Message::Request(request))
+                if request.method == "initialize"
+                    && era::classify(request.params.as_ref()) == Era::Legacy =>
+            {
                 // `initialize` settles the protocol version that later lines (batches) depend
                 // on, so it is answered before the next line is read.
                 let answer = self.initialize(request).await;
@@ -299,7 +309,9 @@ impl ConnectionLoop {
                 .to_response(&request.id)
                 .to_string();
         }
-        self.dispatcher.run(request, Cancel::never()).await
+        self.dispatcher
+            .run(request, RequestContext::new(Cancel::never()))
+            .await
     }
 
     async fn handle_message(&mut self, message: Message, bytes: usize) {
@@ -328,6 +340,9 @@ impl ConnectionLoop {
                     .and_then(|p| p.get("requestId"))
                     .and_then(RequestKey::of);
                 match key {
+                    Some(key) if self.connection.end_listen(&key) => {
+                        tracing::debug!(?key, "ended a listen stream");
+                    }
                     Some(key) if self.in_flight.cancel(&key) => {
                         tracing::debug!(?key, "cancelled a request");
                         self.drop_cancelled_waiting();
@@ -359,28 +374,54 @@ impl ConnectionLoop {
         }
     }
 
-    /// Refuses a request before `initialize`; else registers `request` as in flight, then runs it at once when a slot is free and nothing
-    /// waits before it, else puts it on the wait list, else answers that the server is busy.
+    /// Classifies `request` by era: a 2026 request is checked ([`Self::modern_context`]); a
+    /// 2025 one is refused before `initialize`. Then registers it as in flight, and runs it at
+    /// once when a slot is free and nothing waits before it, else puts it on the wait list,
+    /// else answers that the server is busy.
     async fn start_request(&mut self, request: Request, bytes: usize) {
-        // Before `initialize` only `ping` runs; a method that does not exist is still
-        // `-32601` (clients probe with `server/discover` and fall back on it).
-        let known = self.dispatcher.module.method(&request.method).is_some();
-        if self.connection.version().is_none() && known && request.method != "ping" {
-            let error = RequestError::NotInitialized {
-                method: request.method.into(),
+        let context = match era::classify(request.params.as_ref()) {
+            Era::Modern => match self.modern_context(request).await {
+                Some((request, context)) => (request, context),
+                None => return,
+            },
+            Era::Legacy => {
+                // Before `initialize` only `ping` runs; a method that does not exist is still
+                // `-32601` (clients probe with `server/discover` and fall back on it).
+                let known = self.dispatcher.module.method(&request.method).is_some();
+                if self.connection.version().is_none() && known && request.method != "ping" {
+                    let error = RequestError::NotInitialized {
+                        method: request.method.into(),
+                    };
+                    self.send(error.to_response(&request.id)).await;
+                    return;
+                }
+                if request.method == "ping" && !self.in_flight.contains(&request.key) {
+                    // Nothing to do and nothing to wait for: answered at once, without a slot,
+                    // so a client can always tell the server is alive.
+                    let answer = self
+                        .dispatcher
+                        .run(request, RequestContext::new(Cancel::never()))
+                        .await;
+                    self.connection.outlet.send(answer).await;
+                    return;
+                }
+                let mut context = RequestContext::new(Cancel::new());
+                context.log_level = self.connection.log_threshold();
+                (request, context)
+            }
+        };
+        let (request, context) = context;
+        if self.connection.has_listen(&request.key) {
+            let error = RequestError::DuplicateId {
+                id: request.id.clone(),
             };
             self.send(error.to_response(&request.id)).await;
             return;
         }
-        if request.method == "ping" && !self.in_flight.contains(&request.key) {
-            // Nothing to do and nothing to wait for: answered at once, without a slot, so a
-            // client can always tell the server is alive.
-            let answer = self.dispatcher.run(request, Cancel::never()).await;
-            self.connection.outlet.send(answer).await;
-            return;
-        }
-        let cancel = Cancel::new();
-        let Some(serial) = self.in_flight.insert(request.key.clone(), cancel.clone()) else {
+        let Some(serial) = self
+            .in_flight
+            .insert(request.key.clone(), context.cancel.clone())
+        else {
             let error = RequestError::DuplicateId {
                 id: request.id.clone(),
             };
@@ -389,7 +430,7 @@ impl ConnectionLoop {
         };
         let work = Work::Request {
             request: Box::new(request),
-            cancel,
+            context,
             serial,
         };
         if let Err(Work::Request {
@@ -399,6 +440,87 @@ impl ConnectionLoop {
             self.in_flight.finish(&request.key, serial);
             self.send(self.busy().to_response(&request.id)).await;
         }
+    }
+
+    /// Checks a 2026 request's envelope and method. `server/discover`, `subscriptions/listen`
+    /// and every refusal are answered here (`None`); a method both eras share comes back with
+    /// the context it runs under (its log level, and how its result is decorated). No
+    /// `initialize` is needed first: that rule belongs to the 2025 revisions.
+    async fn modern_context(&mut self, request: Request) -> Option<(Request, RequestContext)> {
+        let envelope = match Envelope::check(request.params.as_ref()) {
+            Ok(envelope) => envelope,
+            Err(error) => {
+                self.send(error.to_response(&request.id)).await;
+                return None;
+            }
+        };
+        let offer = self.connection.shared.offer();
+        match ModernMethod::of(&request.method, offer) {
+            ModernMethod::Shared { ttl_ms } => {
+                let mut context = RequestContext::new(Cancel::new());
+                context.log_level = envelope.log_level;
+                context.modern = Some(ModernAnswer { ttl_ms });
+                Some((request, context))
+            }
+            ModernMethod::Discover => {
+                let result = era::discover_result(offer, handlers::INSTRUCTIONS);
+                self.send(
+                    serde_json::json!({ "jsonrpc": "2.0", "id": request.id, "result": result }),
+                )
+                .await;
+                None
+            }
+            ModernMethod::Listen => {
+                self.listen(request, offer).await;
+                None
+            }
+            ModernMethod::Removed => {
+                let error = RequestError::RemovedIn2026 {
+                    method: request.method.into(),
+                };
+                self.send(error.to_response(&request.id)).await;
+                None
+            }
+            ModernMethod::Unknown => {
+                let error = RequestError::MethodNotFound {
+                    method: request.method.into(),
+                };
+                self.send(error.to_response(&request.id)).await;
+                None
+            }
+        }
+    }
+
+    /// Opens a `subscriptions/listen` stream: acknowledged first, then kept open (it holds no
+    /// request slot) until the client cancels it or the input ends.
+    async fn listen(&mut self, request: Request, offer: super::protocol::Offer) {
+        if self.in_flight.contains(&request.key) || self.connection.has_listen(&request.key) {
+            let error = RequestError::DuplicateId {
+                id: request.id.clone(),
+            };
+            self.send(error.to_response(&request.id)).await;
+            return;
+        }
+        let filter = match ListenFilter::requested(request.params.as_ref(), offer) {
+            Ok(filter) => filter,
+            Err(error) => {
+                self.send(error.to_response(&request.id)).await;
+                return;
+            }
+        };
+        if !self.connection.shared.reserve_listen() {
+            let error = RequestError::TooManyListens {
+                limit: era::MAX_LISTENS,
+            };
+            self.send(error.to_response(&request.id)).await;
+            return;
+        }
+        self.send(filter.acknowledgement(&request.id)).await;
+        self.connection.add_listen(Listen {
+            id: request.id,
+            key: request.key,
+            filter,
+        });
     }
 
     fn busy(&self) -> RequestError {
@@ -445,13 +567,14 @@ impl ConnectionLoop {
         match work {
             Work::Request {
                 request,
-                cancel,
+                context,
                 serial,
             } => {
                 let in_flight = self.in_flight.clone();
                 self.tasks.spawn(async move {
                     let key = request.key.clone();
-                    let answer = dispatcher.run(*request, cancel.clone()).await;
+                    let cancel = context.cancel.clone();
+                    let answer = dispatcher.run(*request, context).await;
                     in_flight.finish(&key, serial);
                     if !cancel.is_cancelled() {
                         connection.outlet.send(answer).await;
@@ -539,7 +662,8 @@ impl Dispatcher {
                 BatchEntry::Answered(reply) => (reply.to_string(), None),
                 BatchEntry::Run(request) => {
                     let id = request.id.clone();
-                    (self.run(request, Cancel::never()).await, Some(id))
+                    let context = RequestContext::new(Cancel::never());
+                    (self.run(request, context).await, Some(id))
                 }
             };
             let answer = match id {
@@ -559,7 +683,7 @@ impl Dispatcher {
 
     /// Runs one request through the `RpcModule` and answers with the client's id, verbatim
     /// (jsonrpsee's `Id` cannot hold negative integers). The answer is one JSON line.
-    async fn run(&self, request: Request, cancel: Cancel) -> String {
+    async fn run(&self, request: Request, context: RequestContext) -> String {
         let Some(callback) = self.module.method(&request.method) else {
             return RequestError::MethodNotFound {
                 method: request.method.into(),
@@ -569,8 +693,9 @@ impl Dispatcher {
         };
         let params_text = request.params.as_ref().map(Value::to_string);
         let params = Params::new(params_text.as_deref());
+        let modern = context.modern;
         let mut extensions = Extensions::new();
-        extensions.insert(RequestContext { cancel });
+        extensions.insert(context);
         let internal_id = jsonrpsee::types::Id::Number(0);
         let response = match callback {
             MethodCallback::Sync(method) => method(internal_id, params, usize::MAX, extensions),
@@ -590,7 +715,11 @@ impl Dispatcher {
                     .to_string();
             }
         };
-        let answer = with_client_id(response.into_json().get(), &request.id);
+        let raw = response.into_json();
+        let answer = match modern.and_then(|modern| decorated(raw.get(), modern.ttl_ms)) {
+            Some(decorated) => with_client_id(&decorated, &request.id),
+            None => with_client_id(raw.get(), &request.id),
+        };
         if answer.len() > self.max_response_bytes {
             return self.too_large(answer.len(), &request.id);
         }
@@ -605,6 +734,19 @@ impl Dispatcher {
         .to_response(id)
         .to_string()
     }
+}
+
+/// jsonrpsee's answer to internal id 0 with the members of a 2026 result put first in its
+/// result ([`era::decorate_result`]); `None` for an error answer.
+fn decorated(raw: &str, ttl_ms: Option<u64>) -> Option<String> {
+    const HEAD: &str = r#"{"jsonrpc":"2.0","id":0,"result":"#;
+    let result = raw.strip_prefix(HEAD)?.strip_suffix('}')?;
+    let result = era::decorate_result(result, ttl_ms)?;
+    let mut line = String::with_capacity(HEAD.len() + result.len() + 1);
+    line.push_str(HEAD);
+    line.push_str(&result);
+    line.push('}');
+    Some(line)
 }
 
 /// jsonrpsee's answer to internal id 0, with the client's id in its place. jsonrpsee writes

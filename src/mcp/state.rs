@@ -1,16 +1,19 @@
 //! The state handlers and the connection loop share: the server-wide [`Shared`] and the
 //! per-connection [`Connection`], and what a request learns besides its params.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use serde_json::Value;
 
+use super::era::{self, ListenFilter, LogLevel};
+use super::message::RequestKey;
 use super::outlet::Outlet;
 use super::protocol::{Offer, ProtocolVersion};
 use super::roots;
 use crate::prompts::{PromptRegistry, ToolAvailability};
 use crate::session::files::Confinement;
+use crate::session::notices::{Notice, Severity};
 use crate::session::{Cancel, ClientSessions, Session, SessionHandle, SessionStore, SourceConfig};
 use crate::tools::ToolBox;
 
@@ -27,6 +30,8 @@ pub(crate) struct Shared {
     /// The confinement the server started with (`--root`); client roots narrow it.
     pub(crate) base_confinement: Confinement,
     connections: Mutex<Vec<Weak<Connection>>>,
+    /// `subscriptions/listen` streams open in the process (at most [`era::MAX_LISTENS`]).
+    listens: AtomicUsize,
 }
 
 impl Shared {
@@ -43,6 +48,7 @@ impl Shared {
             initial,
             sources,
             connections: Mutex::new(Vec::new()),
+            listens: AtomicUsize::new(0),
         }
     }
 
@@ -58,7 +64,27 @@ impl Shared {
             .retain(|c| c.strong_count() > 0 && !std::ptr::eq(c.as_ptr(), Arc::as_ptr(connection)));
     }
 
-    /// Sends `method` as a notification to every connected, initialized client.
+    /// Takes one of the process's [`era::MAX_LISTENS`] listen places; `false` when all are
+    /// taken.
+    pub(crate) fn reserve_listen(&self) -> bool {
+        self.listens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < era::MAX_LISTENS).then_some(open + 1)
+            })
+            .is_ok()
+    }
+
+    /// Gives back `count` listen places.
+    fn release_listens(&self, count: usize) {
+        let _ = self
+            .listens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                Some(open.saturating_sub(count))
+            });
+    }
+
+    /// Sends `method` as a notification to every connected, initialized 2025 client and to
+    /// every listen stream that asked for it.
     pub(crate) fn broadcast(&self, method: &'static str) {
         let connections: Vec<Arc<Connection>> = self
             .connections
@@ -69,6 +95,7 @@ impl Shared {
             .collect();
         for connection in connections {
             connection.notify(method);
+            connection.notify_listens(method);
         }
     }
 
@@ -115,6 +142,21 @@ pub(crate) struct Connection {
     pub(crate) outlet: Outlet,
     /// The binary sessions this client opened or named, and its own.
     pub(crate) sessions: ClientSessions,
+    /// The threshold `logging/setLevel` set (2025 era); none: no `notifications/message`.
+    log_threshold: Mutex<Option<LogLevel>>,
+    /// The open `subscriptions/listen` streams of this connection (2026 era).
+    listens: Mutex<Vec<Listen>>,
+}
+
+/// One open `subscriptions/listen` stream.
+#[derive(Debug)]
+pub(crate) struct Listen {
+    /// The listen request's id, as sent (the stream's subscription id).
+    pub(crate) id: Value,
+    /// The id as a key.
+    pub(crate) key: RequestKey,
+    /// What it gets.
+    pub(crate) filter: ListenFilter,
 }
 
 impl Connection {
@@ -132,6 +174,8 @@ impl Connection {
             client_roots: AtomicBool::new(false),
             roots_serial: AtomicU64::new(0),
             outlet,
+            log_threshold: Mutex::new(None),
+            listens: Mutex::new(Vec::new()),
         }
     }
 
@@ -193,9 +237,102 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// The 2025 log threshold (`logging/setLevel`), if set.
+    pub(crate) fn log_threshold(&self) -> Option<LogLevel> {
+        *self.log_threshold.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets the 2025 log threshold.
+    pub(crate) fn set_log_threshold(&self, level: LogLevel) {
+        *self.log_threshold.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
+    }
+
+    /// Sends each of `notices` at or above `threshold` as `notifications/message` (nothing
+    /// without a threshold), before the answer of the request they belong to.
+    pub(crate) async fn send_notices(&self, threshold: Option<LogLevel>, notices: &[Notice]) {
+        let Some(threshold) = threshold else { return };
+        for notice in notices {
+            let level = match notice.severity() {
+                Severity::Notice => LogLevel::Notice,
+                Severity::Warning => LogLevel::Warning,
+            };
+            if level >= threshold {
+                let message = era::log_message(level, &notice.to_string());
+                self.outlet.send(message.to_string()).await;
+            }
+        }
+    }
+
+    fn listens(&self) -> std::sync::MutexGuard<'_, Vec<Listen>> {
+        self.listens.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps `listen` open (its place was reserved with [`Shared::reserve_listen`]).
+    pub(crate) fn add_listen(&self, listen: Listen) {
+        self.listens().push(listen);
+    }
+
+    /// Whether a listen stream with this id is open.
+    pub(crate) fn has_listen(&self, key: &RequestKey) -> bool {
+        self.listens().iter().any(|listen| &listen.key == key)
+    }
+
+    /// Ends the listen stream `key`; `false` when none is open under it.
+    pub(crate) fn end_listen(&self, key: &RequestKey) -> bool {
+        let mut listens = self.listens();
+        let before = listens.len();
+        listens.retain(|listen| &listen.key != key);
+        let ended = before - listens.len();
+        drop(listens);
+        self.shared.release_listens(ended);
+        ended > 0
+    }
+
+    /// Ends every listen stream of this connection and returns them.
+    pub(crate) fn take_listens(&self) -> Vec<Listen> {
+        let listens = std::mem::take(&mut *self.listens());
+        self.shared.release_listens(listens.len());
+        listens
+    }
+
+    /// Sends `method`, tagged with the stream's id, on each listen stream that asked for it.
+    pub(crate) fn notify_listens(&self, method: &'static str) {
+        for listen in self.listens().iter() {
+            if listen.filter.wants(method) {
+                let line = era::stream_notification(method, &listen.id).to_string();
+                self.outlet.notify_line(line);
+            }
+        }
+    }
+}
+
+/// How the answer of a 2026 request is completed (`resultType`, serverInfo, caching).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ModernAnswer {
+    /// The `ttlMs` of a cacheable result (`None`: not cacheable).
+    pub(crate) ttl_ms: Option<u64>,
+}
+
 /// What the request handlers learn about their request besides its params.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestContext {
     /// Set when the client cancels the request (or the connection shuts down).
     pub(crate) cancel: Cancel,
+    /// The level from which `notifications/message` is sent for this request: the 2025
+    /// connection's threshold, or the 2026 request's `_meta` level; `None`: none is sent.
+    pub(crate) log_level: Option<LogLevel>,
+    /// Set for a 2026 request.
+    pub(crate) modern: Option<ModernAnswer>,
+}
+
+impl RequestContext {
+    /// A 2025 request's context without a log threshold.
+    pub(crate) fn new(cancel: Cancel) -> RequestContext {
+        RequestContext {
+            cancel,
+            log_level: None,
+            modern: None,
+        }
+    }
 }

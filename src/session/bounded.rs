@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::notices::{self, Notice};
 use super::provider::Provider;
+use crate::text::Quoted;
 
 /// Threads that run provider calls for completion, for the whole process.
 pub const PROVIDER_THREADS: usize = 2;
@@ -102,6 +104,9 @@ where
         .unwrap_or_else(|e| e.into_inner())
         .contains(&key)
     {
+        notices::note(Notice::ProviderOverrunning {
+            provider: Quoted::new(provider.id()),
+        });
         return None;
     }
     let (sender, receiver) = mpsc::sync_channel(1);
@@ -135,6 +140,10 @@ where
                 Ok(result) => Some(result),
                 Err(mpsc::TryRecvError::Empty) => {
                     marks.push(key);
+                    notices::note(Notice::ProviderTimedOut {
+                        provider: Quoted::new(provider.id()),
+                        timeout,
+                    });
                     None
                 }
                 Err(mpsc::TryRecvError::Disconnected) => None,

@@ -376,6 +376,7 @@ impl Confinement {
         if self.allows(&real) {
             Ok(())
         } else {
+            super::notices::note(super::notices::Notice::ConfinementRefused { path: path.into() });
             Err(FileError::OutsideRoots {
                 path: path.into(),
                 roots: roots.clone(),

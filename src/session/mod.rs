@@ -31,6 +31,7 @@ mod error;
 mod evidence;
 pub mod files;
 pub mod inventory;
+pub mod notices;
 mod provider;
 pub mod schemas;
 mod sources;

@@ -14,6 +14,7 @@ use super::schema::{
 };
 use super::spec::{ToolResult, ToolSpec, observe};
 use crate::core::PROCEDURE_PAGE_SIZE;
+use crate::session::notices::{self, Notice};
 use crate::session::{
     Address, ImportPage, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, ProcedureInfo,
     ProcedureQuery, ReadLength, Segment, StringMatch, StringQuery, Target,
@@ -397,6 +398,12 @@ fn search_procedures(
     let query = ProcedureQuery::new(arguments.query, matching).with_limit(limit);
     let found =
         target.query_document(|provider, document| provider.search_procedures(document, &query))?;
+    if found.truncated {
+        notices::note(Notice::ResultCut {
+            tool: "search_procedures",
+            limit,
+        });
+    }
     Ok(SearchProceduresResult {
         document: target.document()?.to_owned(),
         procedures: found.procedures,
@@ -467,6 +474,12 @@ fn search_strings(
         .with_limit(as_usize(arguments.limit));
     let found =
         target.query_document(|provider, document| provider.search_strings(document, &query))?;
+    if found.truncated {
+        notices::note(Notice::ResultCut {
+            tool: "search_strings",
+            limit: as_usize(arguments.limit),
+        });
+    }
     Ok(SearchStringsResult {
         document: target.document()?.to_owned(),
         strings: found.matches,

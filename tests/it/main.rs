@@ -122,7 +122,9 @@ mod mcp {
     mod bad_input;
     mod cancellation;
     mod completion;
+    mod era;
     mod execution;
+    mod logging;
     mod prompts;
     mod protocol_edges;
     mod quoting;

@@ -1,7 +1,10 @@
 """Drives the built `rea serve` with the official MCP Python SDK client over stdio.
 
 Run by tests/sdk_clients.rs with REA_BIN and REA_CATALOG set, once per mode: `auto` (the
-default: probes `server/discover`, falls back to `initialize`) and `legacy`.
+default: probes `server/discover` and, since the server answers it, stays on 2026-07-28),
+`2026-07-28` (modern without a probe) and `legacy` (the `initialize` handshake). On 2026-07-28
+prompt-list changes arrive on a `subscriptions/listen` stream; on 2025-11-25 through the
+message handler.
 """
 
 import asyncio
@@ -12,6 +15,10 @@ import tempfile
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters, types
+from mcp.client.subscriptions import PromptsListChanged
+
+MODERN = "2026-07-28"
+EXPECTED_VERSION = {"auto": MODERN, MODERN: MODERN, "legacy": "2025-11-25"}
 
 SIX = [
     "investigate_feature",
@@ -51,6 +58,7 @@ async def run(mode: str) -> None:
               "--prompt-poll-ms", "50"],
     )
     async with Client(server, mode=mode, message_handler=on_message) as client:
+        assert client.protocol_version == EXPECTED_VERSION[mode], client.protocol_version
         listed = await client.list_prompts()
         assert [p.name for p in listed.prompts] == SIX, listed
 
@@ -74,10 +82,18 @@ async def run(mode: str) -> None:
         )
         assert procedures.completion.values == ["0x100004000"], procedures
 
-        with open(prompt_file, "w") as f:
-            json.dump(EXTRA, f)
-        with anyio.fail_after(10):
-            await heard.wait()
+        if client.protocol_version == MODERN:
+            async with client.listen(prompts_list_changed=True) as stream:
+                with open(prompt_file, "w") as f:
+                    json.dump(EXTRA, f)
+                with anyio.fail_after(10):
+                    event = await stream.__anext__()
+                assert isinstance(event, PromptsListChanged), event
+        else:
+            with open(prompt_file, "w") as f:
+                json.dump(EXTRA, f)
+            with anyio.fail_after(10):
+                await heard.wait()
         after = await client.list_prompts()
         assert [p.name for p in after.prompts] == SIX + ["triage_sample"], after
 

@@ -102,6 +102,24 @@ fn every_variant() -> Vec<RequestError> {
             argument: long().into(),
             chars: 4_097,
         },
+        RequestError::MissingEnvelopeKey {
+            key: "io.modelcontextprotocol/protocolVersion",
+        },
+        RequestError::EnvelopeKeyType {
+            key: "io.modelcontextprotocol/clientCapabilities",
+            expected: "an object",
+        },
+        RequestError::UnsupportedProtocolVersion {
+            requested: long().into(),
+        },
+        RequestError::InvalidLogLevel {
+            field: "params.level",
+            found: Value::String(long()),
+        },
+        RequestError::RemovedIn2026 {
+            method: long().into(),
+        },
+        RequestError::TooManyListens { limit: 64 },
         RequestError::NoWorker,
         RequestError::Subscription,
         RequestError::Unencodable,
@@ -129,7 +147,12 @@ fn the_jsonrpsee_object_carries_the_same_code_and_message() {
         let object = jsonrpsee::types::ErrorObjectOwned::from(error.clone());
         assert_eq!(object.code(), error.code().code());
         assert_eq!(object.message(), error.to_string());
-        assert!(object.data().is_none());
+        assert_eq!(
+            object
+                .data()
+                .map(|data| serde_json::from_str::<Value>(data.get()).unwrap()),
+            error.data()
+        );
     }
 }
 
@@ -150,6 +173,9 @@ proptest! {
             },
             RequestError::DuplicateId { id: Value::String(text.clone()) },
             RequestError::WrongJsonrpc { found: Value::String(text.clone()) },
+            RequestError::UnsupportedProtocolVersion { requested: text.clone().into() },
+            RequestError::InvalidLogLevel { field: "params.level", found: Value::String(text.clone()) },
+            RequestError::RemovedIn2026 { method: text.clone().into() },
         ];
         for error in quoting {
             let template = match &error {
@@ -164,8 +190,14 @@ proptest! {
             );
             prop_assert!(matches!(
                 error.code(),
-                ErrorCode::InvalidRequest | ErrorCode::MethodNotFound | ErrorCode::InvalidParams
+                ErrorCode::InvalidRequest
+                    | ErrorCode::MethodNotFound
+                    | ErrorCode::InvalidParams
+                    | ErrorCode::UnsupportedProtocolVersion
             ));
+            if let Some(data) = error.data() {
+                prop_assert!(data["requested"].as_str().unwrap().chars().count() <= 67);
+            }
         }
     }
 }

@@ -1,5 +1,10 @@
 //! Shared test harness: an in-process client over the real stdio loop that validates every
-//! message the server emits against the official MCP JSON Schema of the negotiated version.
+//! message the server emits against the official MCP JSON Schema of its era: an answer against
+//! the version its request was sent under (the negotiated 2025 version, or 2026-07-28 for a
+//! request carrying the `_meta` envelope), a listen-stream notification (tagged with a
+//! subscription id) against 2026-07-28, a `notifications/message` against the era of the latest
+//! request, any other notification against the negotiated version. A server-to-client request
+//! to a client that has only spoken 2026-07-28 fails the test (2026 has none).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -10,7 +15,51 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
 /// MCP schema versions the tests validate against, with their definitions key.
-const VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+const VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    MODERN,
+];
+
+/// The 2026 revision.
+pub const MODERN: &str = "2026-07-28";
+
+/// `_meta` key naming a listen stream.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The `_meta` envelope of a 2026 request from this client, with `extra` keys added.
+pub fn modern_meta(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "rea-tests", "version": "0" },
+    });
+    if let Value::Object(extra) = extra {
+        meta.as_object_mut().unwrap().extend(extra);
+    }
+    meta
+}
+
+/// `params` with the 2026 `_meta` envelope added.
+pub fn with_modern_meta(mut params: Value, extra: Value) -> Value {
+    params
+        .as_object_mut()
+        .expect("params are an object")
+        .insert("_meta".into(), modern_meta(extra));
+    params
+}
+
+/// The version a request with `params` is answered under: 2026-07-28 when its `_meta` carries
+/// the protocol-version claim, else `negotiated`.
+fn request_version(params: Option<&Value>, negotiated: &str) -> String {
+    let claims = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .is_some();
+    if claims { MODERN } else { negotiated }.to_owned()
+}
 
 fn schema_document(version: &str) -> &'static Value {
     static DOCS: OnceLock<HashMap<&'static str, Value>> = OnceLock::new();
@@ -69,32 +118,69 @@ fn result_definition(method: &str) -> Option<&'static str> {
         "completion/complete" => "CompleteResult",
         "tools/list" => "ListToolsResult",
         "tools/call" => "CallToolResult",
+        "logging/setLevel" => "EmptyResult",
+        "server/discover" => "DiscoverResult",
+        "subscriptions/listen" => "SubscriptionsListenResult",
         _ => return None,
     })
 }
 
-/// Checks one emitted message (not a batch) against the schema of `version`.
-pub fn check_message(version: &str, methods: &HashMap<String, String>, message: &Value) {
+/// The envelope definition of an error answer under `version`.
+fn error_envelope(version: &str) -> &'static str {
+    if version >= "2025-11-25" {
+        "JSONRPCErrorResponse"
+    } else {
+        "JSONRPCError"
+    }
+}
+
+/// What the client knows when it checks a message: the version a request was sent under and
+/// its method, by id; the negotiated version; the version of the latest request.
+pub struct Sent<'a> {
+    /// Method and version of each request sent, by the JSON text of its id.
+    pub methods: &'a HashMap<String, (String, String)>,
+    /// The negotiated 2025 version (latest until `initialize`).
+    pub negotiated: &'a str,
+    /// The version of the latest request sent.
+    pub latest: &'a str,
+    /// Whether the client sent `initialize` (a 2025 client).
+    pub initialized: bool,
+}
+
+/// Checks one emitted message (not a batch) against the schema of its era.
+pub fn check_message(sent: &Sent<'_>, message: &Value) {
     if message.get("method").is_some() {
         if message.get("id").is_some() {
-            // A request of the server's own (`roots/list`).
-            assert_schema_valid(version, "JSONRPCRequest", message);
-            assert_schema_valid(version, "ServerRequest", message);
+            // A request of the server's own (`roots/list`): 2025 only, and only to a client
+            // that initialized.
+            assert!(
+                sent.initialized,
+                "a server-to-client request to a client that never sent initialize: {message}"
+            );
+            assert_schema_valid(sent.negotiated, "JSONRPCRequest", message);
+            assert_schema_valid(sent.negotiated, "ServerRequest", message);
         } else {
+            let tagged = message["params"]["_meta"].get(SUBSCRIPTION_ID).is_some();
+            let version =
+                if tagged || message["method"] == "notifications/subscriptions/acknowledged" {
+                    MODERN
+                } else if message["method"] == "notifications/message" {
+                    sent.latest
+                } else {
+                    sent.negotiated
+                };
             assert_schema_valid(version, "JSONRPCNotification", message);
             assert_schema_valid(version, "ServerNotification", message);
         }
         return;
     }
+    let sent_as = sent.methods.get(&message["id"].to_string());
+    let version = sent_as.map_or(sent.negotiated, |(_, version)| version.as_str());
     if let Some(error) = message.get("error") {
+        let envelope = error_envelope(version);
         if message["id"].is_null() {
             // JSON-RPC 2.0 answers errors whose id could not be read with `"id": null`; the MCP
             // schemas cannot express a null id, so only the error object is checked.
-            let envelope = if VERSIONS[3] == version {
-                "JSONRPCErrorResponse"
-            } else {
-                "JSONRPCError"
-            };
             let mut without_id = message.clone();
             without_id
                 .as_object_mut()
@@ -103,18 +189,24 @@ pub fn check_message(version: &str, methods: &HashMap<String, String>, message: 
             assert_schema_valid(version, envelope, &without_id);
             assert!(error["code"].is_i64());
         } else {
-            let envelope = if VERSIONS[3] == version {
-                "JSONRPCErrorResponse"
-            } else {
-                "JSONRPCError"
-            };
             assert_schema_valid(version, envelope, message);
+        }
+        if error["code"] == -32022 {
+            assert_schema_valid(version, "UnsupportedProtocolVersionError", message);
         }
         return;
     }
     assert_schema_valid(version, "JSONRPCResponse", message);
-    let method = methods.get(&message["id"].to_string());
-    if let Some(definition) = method.and_then(|m| result_definition(m)) {
+    if version == MODERN {
+        assert_eq!(message["result"]["resultType"], "complete", "{message}");
+        assert_eq!(
+            message["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "rea",
+            "{message}"
+        );
+    } else {
+        assert!(message["result"].get("resultType").is_none(), "{message}");
+    }
+    if let Some(definition) = sent_as.and_then(|(method, _)| result_definition(method)) {
         assert_schema_valid(version, definition, &message["result"]);
     }
 }
@@ -126,7 +218,9 @@ pub struct Client {
     served: tokio::task::JoinHandle<std::io::Result<()>>,
     /// The negotiated version (schema used for validation); latest until `initialize`.
     pub version: String,
-    methods: HashMap<String, String>,
+    methods: HashMap<String, (String, String)>,
+    latest: String,
+    initialized: bool,
     next_id: i64,
 }
 
@@ -143,6 +237,8 @@ impl Client {
             served,
             version: VERSIONS[3].to_owned(),
             methods: HashMap::new(),
+            latest: VERSIONS[3].to_owned(),
+            initialized: false,
             next_id: 1,
         }
     }
@@ -160,8 +256,14 @@ impl Client {
     /// Sends `message` as one line, remembering the method of requests for validation.
     pub async fn send(&mut self, message: &Value) {
         if let (Some(id), Some(method)) = (message.get("id"), message.get("method")) {
+            let version = request_version(message.get("params"), &self.version);
+            let method = method.as_str().unwrap_or("");
+            if method == "initialize" && version != MODERN {
+                self.initialized = true;
+            }
+            self.latest = version.clone();
             self.methods
-                .insert(id.to_string(), method.as_str().unwrap_or("").to_owned());
+                .insert(id.to_string(), (method.to_owned(), version));
         }
         let mut line = message.to_string();
         line.push('\n');
@@ -176,16 +278,27 @@ impl Client {
             .unwrap()
             .expect("server output open");
         let message: Value = serde_json::from_str(&line).expect("server emits JSON lines");
-        match &message {
+        self.check(&message);
+        message
+    }
+
+    /// Checks an emitted line (a message or a batch) against the schemas of its era.
+    fn check(&self, message: &Value) {
+        let sent = Sent {
+            methods: &self.methods,
+            negotiated: &self.version,
+            latest: &self.latest,
+            initialized: self.initialized,
+        };
+        match message {
             Value::Array(items) => {
                 assert!(!items.is_empty(), "empty batch response");
                 for item in items {
-                    check_message(&self.version, &self.methods, item);
+                    check_message(&sent, item);
                 }
             }
-            single => check_message(&self.version, &self.methods, single),
+            single => check_message(&sent, single),
         }
-        message
     }
 
     /// Whether a line arrives within `wait`.
@@ -193,7 +306,7 @@ impl Client {
         match tokio::time::timeout(wait, self.output.next_line()).await {
             Ok(Ok(Some(line))) => {
                 let message: Value = serde_json::from_str(&line).unwrap();
-                check_message(&self.version, &self.methods, &message);
+                self.check(&message);
                 Some(message)
             }
             _ => None,
@@ -213,6 +326,12 @@ impl Client {
             "response to the request just sent"
         );
         response
+    }
+
+    /// Sends a 2026 request (the `_meta` envelope added to `params`, with `extra` keys) with a
+    /// fresh integer id and returns its response.
+    pub async fn request_modern(&mut self, method: &str, params: Value, extra: Value) -> Value {
+        self.request(method, with_modern_meta(params, extra)).await
     }
 
     /// `initialize` with `version` then `notifications/initialized`.
@@ -257,7 +376,9 @@ impl Client {
         self.input.take();
         let mut rest = Vec::new();
         while let Ok(Some(line)) = self.output.next_line().await {
-            rest.push(serde_json::from_str(&line).unwrap());
+            let message = serde_json::from_str(&line).unwrap();
+            self.check(&message);
+            rest.push(message);
         }
         tokio::time::timeout(Duration::from_secs(20), self.served)
             .await

@@ -1,0 +1,184 @@
+//! Logging on both eras (docs/CONTRACT.md section 8c): `logging/setLevel` per 2025
+//! connection, `_meta` `logLevel` per 2026 request, and `notifications/message` carrying what a
+//! client should see (a provider call that timed out, a bound that cut a result short, a
+//! confinement refusal), sent before the answer of the request it is about, and never without
+//! a level.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rea::mcp::{Server, ServerConfig};
+use rea::session::files::Confinement;
+use rea::session::{Provider, Session, SourceConfig};
+use serde_json::{Value, json};
+
+use crate::support::Client;
+use crate::support::fixtures::fake::{Behaviour, app_and_lib};
+use crate::support::fixtures::{Format, Spec, build};
+
+fn snapshot(name: &str, value: &Value) {
+    crate::support::snapshots::settings()
+        .bind(|| insta::assert_json_snapshot!(format!("mcp_logging__{name}"), value));
+}
+
+const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// A server confined to an empty directory: every path the tools open is refused.
+fn confined() -> (Server, tempfile::TempDir) {
+    let root = tempfile::tempdir().unwrap();
+    let session = Arc::new(Session::new());
+    session.set_confinement(Confinement::to_roots([root.path()]).unwrap());
+    (Server::with_session(ServerConfig::default(), session), root)
+}
+
+fn open_ls() -> Value {
+    json!({ "name": "open_binary", "arguments": { "path": "/bin/ls" } })
+}
+
+#[tokio::test]
+async fn set_level_sets_the_threshold_of_a_2025_connection() {
+    let (server, _root) = confined();
+    let mut client = Client::start(server);
+    let early = client
+        .request("logging/setLevel", json!({ "level": "info" }))
+        .await;
+    assert_eq!(
+        early["error"]["code"], -32600,
+        "a 2025 method needs initialize"
+    );
+    client.initialize("2025-11-25").await;
+
+    // No level set: the refusal is only the tool's answer.
+    let refused = client.request("tools/call", open_ls()).await;
+    assert_eq!(refused["result"]["isError"], true);
+
+    let set = client
+        .request("logging/setLevel", json!({ "level": "warning" }))
+        .await;
+    assert_eq!(set["result"], json!({}));
+    client
+        .send(
+            &json!({ "jsonrpc": "2.0", "id": "open", "method": "tools/call", "params": open_ls() }),
+        )
+        .await;
+    let message = client.recv().await;
+    assert_eq!(message["method"], "notifications/message", "{message}");
+    assert_eq!(message["params"]["level"], "warning");
+    assert_eq!(message["params"]["logger"], "rea");
+    snapshot("confinement_refused", &message["params"]);
+    let answer = client.recv().await;
+    assert_eq!(answer["id"], "open");
+    assert_eq!(answer["result"]["isError"], true);
+
+    // Above the notice's level: nothing but the answer.
+    client
+        .request("logging/setLevel", json!({ "level": "error" }))
+        .await;
+    let refused = client.request("tools/call", open_ls()).await;
+    assert_eq!(refused["result"]["isError"], true);
+
+    let mut errors = serde_json::Map::new();
+    for (name, params) in [
+        ("unknown_level", json!({ "level": "loud" })),
+        ("level_not_a_string", json!({ "level": 4 })),
+        ("missing_level", json!({})),
+    ] {
+        let answer = client.request("logging/setLevel", params).await;
+        assert_eq!(answer["error"]["code"], -32602, "{name}");
+        errors.insert(name.to_owned(), answer["error"].clone());
+    }
+    snapshot("set_level_errors", &Value::Object(errors));
+}
+
+#[tokio::test]
+async fn a_2026_request_gets_messages_only_when_its_meta_names_a_level() {
+    let (server, _root) = confined();
+    let mut client = Client::start(server);
+    let refused = client
+        .request_modern("tools/call", open_ls(), json!({}))
+        .await;
+    assert_eq!(refused["result"]["isError"], true);
+    let refused = client
+        .request_modern("tools/call", open_ls(), json!({ LOG_LEVEL: "emergency" }))
+        .await;
+    assert_eq!(refused["result"]["isError"], true);
+
+    client
+        .send(&json!({ "jsonrpc": "2.0", "id": "open", "method": "tools/call",
+                       "params": crate::support::client::with_modern_meta(open_ls(), json!({ LOG_LEVEL: "debug" })) }))
+        .await;
+    let message = client.recv().await;
+    assert_eq!(message["method"], "notifications/message", "{message}");
+    assert_eq!(message["params"]["level"], "warning");
+    let answer = client.recv().await;
+    assert_eq!(answer["id"], "open");
+    assert_eq!(answer["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn a_result_cut_short_and_a_provider_time_out_are_told() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("app");
+    std::fs::write(&path, build(&Spec::sample(), Format::Elf).bytes).unwrap();
+    let mut client = Client::start(Server::new(ServerConfig::default()));
+    client.initialize("2025-11-25").await;
+    client
+        .request("logging/setLevel", json!({ "level": "notice" }))
+        .await;
+    let opened = client
+        .request(
+            "tools/call",
+            json!({ "name": "open_binary", "arguments": { "path": path } }),
+        )
+        .await;
+    assert_eq!(opened["result"]["isError"], false, "{opened}");
+    client
+        .send(
+            &json!({ "jsonrpc": "2.0", "id": "cut", "method": "tools/call",
+                       "params": { "name": "search_strings", "arguments": { "limit": 1 } } }),
+        )
+        .await;
+    let message = client.recv().await;
+    assert_eq!(message["method"], "notifications/message", "{message}");
+    assert_eq!(message["params"]["level"], "notice");
+    let answer = client.recv().await;
+    assert_eq!(answer["id"], "cut");
+    assert_eq!(answer["result"]["structuredContent"]["truncated"], true);
+    let mut told = vec![message["params"].clone()];
+
+    // A provider past its bound, for a 2026 completion that asked for warnings.
+    let session = Arc::new(Session::new());
+    let provider: Arc<dyn Provider> =
+        Arc::new(app_and_lib("fake").behaving(Behaviour::Hang(Duration::from_secs(2))));
+    session.open_providers("in-test", vec![provider]).unwrap();
+    let config = ServerConfig {
+        sources: SourceConfig {
+            provider_timeout: Duration::from_millis(200),
+        },
+        ..ServerConfig::default()
+    };
+    let mut client = Client::start(Server::with_session(config, session));
+    client
+        .send(
+            &json!({ "jsonrpc": "2.0", "id": "late", "method": "completion/complete",
+                       "params": crate::support::client::with_modern_meta(json!({
+                           "ref": { "type": "ref/prompt", "name": "investigate_feature" },
+                           "argument": { "name": "procedure", "value": "" },
+                       }), json!({ LOG_LEVEL: "warning" })) }),
+        )
+        .await;
+    // The time-out, and any later call skipped because the provider still overruns.
+    let answer = loop {
+        let message = client.recv().await;
+        if message.get("id").is_some() {
+            break message;
+        }
+        assert_eq!(message["method"], "notifications/message", "{message}");
+        assert_eq!(message["params"]["level"], "warning");
+        told.push(message["params"].clone());
+    };
+    assert!(told.len() >= 2, "{told:?}");
+    assert_eq!(answer["id"], "late");
+    assert_eq!(answer["result"]["completion"]["values"], json!([]));
+    snapshot("cut_and_timed_out", &Value::Array(told));
+}
