@@ -201,7 +201,6 @@ async fn methods_2026_removed_are_method_not_found() {
         "resources/subscribe",
         "resources/unsubscribe",
         "initialize",
-        "resources/templates/list",
     ] {
         let params = json!({ "level": "info", "uri": "file:///x", "protocolVersion": "2025-11-25",
                              "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } });

@@ -321,3 +321,46 @@ async fn observations_link_their_evidence_as_a_resource_where_the_version_has_li
         }
     }
 }
+
+#[tokio::test]
+async fn a_2026_client_lists_reads_and_is_refused_with_invalid_params() {
+    let mut client = Client::start(Server::new(ServerConfig::default()));
+    let listed = client
+        .request_modern("resources/list", json!({}), json!({}))
+        .await;
+    assert_eq!(listed["result"]["ttlMs"], 60_000);
+    assert_eq!(listed["result"]["resources"].as_array().unwrap().len(), 4);
+    let templates = client
+        .request_modern("resources/templates/list", json!({}), json!({}))
+        .await;
+    assert_eq!(
+        templates["result"]["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    let schema = client
+        .request_modern(
+            "resources/read",
+            json!({ "uri": "rea://schema/catalog-v1" }),
+            json!({}),
+        )
+        .await;
+    assert_eq!(schema["result"]["ttlMs"], 0);
+    assert_eq!(schema["result"]["resultType"], "complete");
+    let unresolved = client
+        .request_modern(
+            "resources/read",
+            json!({ "uri": "rea://session/bs_gone/evidence/ev-000000000001" }),
+            json!({}),
+        )
+        .await;
+    assert_eq!(unresolved["error"]["code"], -32602, "{unresolved}");
+    assert!(
+        unresolved["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bs_gone")
+    );
+}
