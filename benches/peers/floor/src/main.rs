@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 fn main() {
     let values: Vec<String> = (0..100).map(|n| format!("document_name_{n:04}")).collect();
-    let completion = json!({ "completion": { "values": values, "total": 10_000, "hasMore": true } })
-        .to_string();
+    let completion =
+        json!({ "completion": { "values": values, "total": 10_000, "hasMore": true } }).to_string();
     let initialize = json!({
         "protocolVersion": "2025-11-25",
         "capabilities": { "completions": {}, "prompts": {} },
@@ -32,8 +32,11 @@ fn main() {
         } else {
             &completion
         };
-        let written = writeln!(stdout, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
-            .and_then(|()| stdout.flush());
+        let written = writeln!(
+            stdout,
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}"
+        )
+        .and_then(|()| stdout.flush());
         if written.is_err() {
             break;
         }
