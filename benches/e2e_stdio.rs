@@ -13,6 +13,10 @@
 //! - `procedures_50k`: the same on a generated ELF of 50,000 functions (bounded discovery).
 //! - `evidence`: the `evidence` argument of `verify_reconstruction` with 10,000 retained records.
 //! - `prompts_get`: `investigate_feature` with all its arguments.
+//! - `floor`: the document requests answered by the floor peer (`benches/peers/floor/`), a
+//!   tiny Rust program that parses each request and answers a canned 100-value completion:
+//!   the least any server over these pipes can cost. The bench builds it on demand with
+//!   `cargo build --release` into `target/tmp/` (ignored); it is not part of the crate.
 //!
 //! Run with `cargo bench --bench e2e_stdio`. `REA_BIN=/path/to/rea` measures another build of
 //! the server (for before/after comparisons); `REA_BENCH_ONLY=<text>` runs only the scenarios
@@ -42,18 +46,20 @@ struct Peer {
 }
 
 impl Peer {
-    fn start(binary: &Path, open: Option<&Path>) -> Peer {
-        let mut command = Command::new(binary);
-        command.arg("serve");
-        if let Some(path) = open {
-            command.arg("--open").arg(path);
+    fn start(server: &Path, kind: Server, open: Option<&Path>) -> Peer {
+        let mut command = Command::new(server);
+        if kind == Server::Rea {
+            command.arg("serve");
+            if let Some(path) = open {
+                command.arg("--open").arg(path);
+            }
         }
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("rea serve starts");
+            .expect("the server starts");
         let mut peer = Peer {
             input: child.stdin.take().unwrap(),
             output: BufReader::new(child.stdout.take().unwrap()),
@@ -102,9 +108,33 @@ impl Peer {
     }
 }
 
+/// Which server a scenario runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Server {
+    /// `rea serve` (`REA_BIN` or the bench's own build).
+    Rea,
+    /// The floor peer of `benches/peers/floor/`.
+    Floor,
+}
+
+/// Builds the floor peer (release) into the bench's temporary folder and returns its path.
+fn build_floor(target: &Path) -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/floor/Cargo.toml");
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "the floor peer builds");
+    target.join("release/rea-floor-peer")
+}
+
 /// One scenario: how to start the server and which request to send for the `i`th round trip.
 struct Scenario {
     name: &'static str,
+    server: Server,
     open: Option<PathBuf>,
     prepare: fn(&mut Peer),
     request: fn(usize, &Value) -> Value,
@@ -123,7 +153,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn run(binary: &Path, scenario: &Scenario) -> Measured {
-    let mut peer = Peer::start(binary, scenario.open.as_deref());
+    let mut peer = Peer::start(binary, scenario.server, scenario.open.as_deref());
     (scenario.prepare)(&mut peer);
     for i in 0..500 {
         peer.send(&(scenario.request)(i, &json!(format!("warm-{i}"))));
@@ -210,6 +240,16 @@ const DOCUMENT_PREFIXES: [&str; 12] = [
     "", "n", "se", "ind", "Re", "SYNC", "cache9", "Αρ", "文", "cafe", "ｆｕ", "q",
 ];
 
+/// The `i`th Document completion request, rotating through [`DOCUMENT_PREFIXES`].
+fn document_request(i: usize, id: &Value) -> Value {
+    completion(
+        id,
+        "investigate_feature",
+        "document",
+        DOCUMENT_PREFIXES[i % 12],
+    )
+}
+
 fn catalog_of(names: &[String], path: &Path) {
     let documents: Vec<Value> = names
         .iter()
@@ -264,20 +304,15 @@ fn main() {
 
     let mut scenarios = vec![
         Scenario {
+            server: Server::Rea,
             name: "documents (10,000-document catalog)",
             open: Some(catalog.clone()),
             prepare: no_preparation,
-            request: |i, id| {
-                completion(
-                    id,
-                    "investigate_feature",
-                    "document",
-                    DOCUMENT_PREFIXES[i % 12],
-                )
-            },
+            request: document_request,
             check: is_completion,
         },
         Scenario {
+            server: Server::Rea,
             name: "procedures (generated 50,000-function ELF)",
             open: Some(large),
             prepare: no_preparation,
@@ -285,6 +320,7 @@ fn main() {
             check: is_completion,
         },
         Scenario {
+            server: Server::Rea,
             name: "evidence (10,000 records)",
             open: Some(
                 Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -303,6 +339,7 @@ fn main() {
             check: is_completion,
         },
         Scenario {
+            server: Server::Rea,
             name: "prompts/get (all arguments)",
             open: Some(catalog),
             prepare: no_preparation,
@@ -315,10 +352,19 @@ fn main() {
             check: |answer| assert!(answer["result"]["messages"].is_array(), "{answer}"),
         },
     ];
+    scenarios.push(Scenario {
+        server: Server::Floor,
+        name: "floor peer (the document requests)",
+        open: None,
+        prepare: no_preparation,
+        request: document_request,
+        check: is_completion,
+    });
     if Path::new(LIBC).exists() {
         scenarios.insert(
             1,
             Scenario {
+                server: Server::Rea,
                 name: "procedures (system libc)",
                 open: Some(PathBuf::from(LIBC)),
                 prepare: no_preparation,
@@ -343,9 +389,16 @@ fn main() {
     );
     println!("| scenario | p50 | p99 | req/s, {IN_FLIGHT} in flight | peak memory |");
     println!("|---|---|---|---|---|");
+    let floor = scenarios
+        .iter()
+        .any(|scenario| scenario.server == Server::Floor)
+        .then(|| build_floor(&data.join("peers")));
     for scenario in &scenarios {
-        let mut measured: Vec<Measured> =
-            (0..runs.max(1)).map(|_| run(&binary, scenario)).collect();
+        let server = match (scenario.server, &floor) {
+            (Server::Floor, Some(floor)) => floor,
+            _ => &binary,
+        };
+        let mut measured: Vec<Measured> = (0..runs.max(1)).map(|_| run(server, scenario)).collect();
         let median = measured.len() / 2;
         measured.sort_by_key(|m| m.p50);
         let p50 = measured[median].p50;

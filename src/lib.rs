@@ -60,6 +60,9 @@
 //! - **Ordering**: values sort by code point (Rust's `str` order), not UTF-16 order.
 //! - **Liveness**: no completion cache; every request projects the live session, and completion
 //!   never changes it. Provider errors, time-outs and malformed output give an empty result.
+//!   A table that never changes (a built-in provider's document names and discoveries) is
+//!   answered from its [`core::PrefixIndex`], and the ledger by binary search
+//!   ([`core::complete_ordered`]): the same answer as the scan, in time set by the matches.
 //! - **Prompts**: deterministic text; the text outside the data block depends only on which
 //!   arguments are present; no argument or suggestion grants permission.
 //! - **Quoting**: an error message (a tool error, a JSON-RPC error, a prompt error) quotes at

@@ -1,10 +1,12 @@
 //! Bounded procedure discovery (docs/CONTRACT.md section 6) as a pure state machine (documented on
 //! [`crate::core`]).
 
+use std::sync::Arc;
+
 use hashbrown::{HashMap, HashSet};
 
 use super::bounds::{PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE};
-use super::complete::is_over_long;
+use super::complete::{PrefixIndex, is_over_long};
 
 /// One procedure as a provider lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,7 +86,12 @@ pub enum Malformed {
 }
 
 /// The procedures discovery found.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// An owner that never changes the lists can attach their [`PrefixIndex`]
+/// ([`Procedures::indexed`], [`Outcome::indexed`]) after discovery; completion then answers
+/// from it. Changing a list of an indexed value leaves the index answering for the lists as
+/// they were.
+#[derive(Clone, Debug, Default)]
 pub struct Procedures {
     /// Unique addresses in first-seen order; at most [`PROCEDURE_ADDRESS_LIMIT`].
     pub addresses: Vec<String>,
@@ -93,9 +100,36 @@ pub struct Procedures {
     pub names: Vec<String>,
     /// Whether the provider reported its last page before the bound was reached.
     pub exhaustive: bool,
+    /// The index of [`Procedures::candidates`], when built.
+    index: Option<Arc<PrefixIndex>>,
 }
 
+/// The lists are compared; whether they are indexed does not change what they complete to.
+impl PartialEq for Procedures {
+    fn eq(&self, other: &Procedures) -> bool {
+        (&self.addresses, &self.names, self.exhaustive)
+            == (&other.addresses, &other.names, other.exhaustive)
+    }
+}
+
+impl Eq for Procedures {}
+
 impl Procedures {
+    /// These procedures with the [`PrefixIndex`] of their [`Procedures::candidates`] built
+    /// (for the first [`SCAN_LIMIT`](crate::core::SCAN_LIMIT) candidates only).
+    pub fn indexed(self) -> Procedures {
+        let index = PrefixIndex::new(self.candidates());
+        Procedures {
+            index: Some(Arc::new(index)),
+            ..self
+        }
+    }
+
+    /// The index built by [`Procedures::indexed`], if any.
+    pub fn index(&self) -> Option<&PrefixIndex> {
+        self.index.as_deref()
+    }
+
     /// Completion candidates in source order: addresses, then unique names.
     pub fn candidates(&self) -> impl Iterator<Item = &str> {
         self.addresses
@@ -112,6 +146,16 @@ pub enum Outcome {
     Found(Procedures),
     /// The provider's output was malformed; completion must be empty.
     Malformed(Malformed),
+}
+
+impl Outcome {
+    /// The outcome with the procedures found [indexed](Procedures::indexed).
+    pub fn indexed(self) -> Outcome {
+        match self {
+            Outcome::Found(procedures) => Outcome::Found(procedures.indexed()),
+            malformed => malformed,
+        }
+    }
 }
 
 /// The next step of discovery.
@@ -308,6 +352,7 @@ impl Discovery {
             addresses,
             names,
             exhaustive,
+            index: None,
         }
     }
 }

@@ -12,7 +12,8 @@
 //!   and the Unicode version of every table they use ([`UNICODE_VERSION`], 18.0.0); see
 //!   [the matching key](#the-matching-key) below.
 //! - [`complete()`] of docs/CONTRACT.md section 4: bounded, deduplicated, code-point-sorted prefix
-//!   matching.
+//!   matching; [`PrefixIndex`], the same answer from an immutable table sorted once by key,
+//!   and [`complete_ordered`] for tables that are their own index (ordered lowercase IDs).
 //! - Bounded procedure discovery of docs/CONTRACT.md section 6 ([`Discovery`], [`discover`]), with
 //!   the decisions on valid addresses and non-advancing pages; see
 //!   [procedure discovery](#procedure-discovery) below.
@@ -110,7 +111,10 @@ mod words;
 pub use bounds::{
     MAX_VALUE_CHARS, MAX_VALUES, PROCEDURE_ADDRESS_LIMIT, PROCEDURE_PAGE_SIZE, SCAN_LIMIT,
 };
-pub use complete::{Completion, Prefix, ValueTooLong, complete, complete_prefix};
+pub use complete::{
+    Completion, Prefix, PrefixIndex, ValueTooLong, complete, complete_ordered, complete_prefix,
+    extends_ordered,
+};
 pub use discovery::{
     Discovery, Malformed, Outcome, PageRequest, ProcedureEntry, ProcedurePage, Procedures, Step,
     discover, is_valid_address,

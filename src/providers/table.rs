@@ -451,9 +451,11 @@ impl ProcedureTable {
     pub(crate) fn discovery(&self) -> Result<Arc<Outcome>, ProviderError> {
         self.discovery
             .get_or_init(|| {
+                // The table never changes, so completion answers from an index of the
+                // candidates, built here once.
                 discover(|request| self.page(request.cursor.as_deref(), request.limit))
                     .ok()
-                    .map(Arc::new)
+                    .map(|outcome| Arc::new(outcome.indexed()))
             })
             .clone()
             .ok_or_else(|| ProviderError::Malformed {

@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::budget::LedgerBudget;
+use crate::core::{Completion, Prefix, complete_ordered, extends_ordered};
 
 /// Source of Evidence ID numbers for the whole process: IDs are never reused, even after a
 /// session is closed.
@@ -353,6 +354,9 @@ pub(crate) struct Ledger {
     id_snapshot: Option<Arc<[String]>>,
     /// The budget `bytes` are taken from, shared by every ledger of one store.
     budget: Arc<LedgerBudget>,
+    /// Some ID does not [`extends_ordered`] the one before it, so the ledger is not its own
+    /// prefix index (never, for the IDs [`EvidenceId::next`] issues).
+    unordered: bool,
 }
 
 impl Drop for Ledger {
@@ -369,6 +373,7 @@ impl Ledger {
             bytes: 0,
             id_snapshot: None,
             budget,
+            unordered: false,
         }
     }
 
@@ -430,6 +435,8 @@ impl Ledger {
             provider,
             document,
         });
+        let last = self.records.last().map(|last| last.id.as_str());
+        self.unordered |= !extends_ordered(last, record.id.as_str());
         self.records.push(Arc::clone(&record));
         self.id_snapshot = None;
         record
@@ -449,6 +456,14 @@ impl Ledger {
             self.id_snapshot
                 .get_or_insert_with(|| records.iter().map(|record| record.id.0.clone()).collect()),
         )
+    }
+
+    /// Completion over the IDs, oldest first, when they are ordered: two binary searches over
+    /// the records, no copy of the IDs. Equal to `complete()` over [`Ledger::ids`].
+    pub(crate) fn complete_ids(&self, prefix: &Prefix) -> Option<Completion> {
+        let records = &self.records;
+        (!self.unordered)
+            .then(|| complete_ordered(prefix, records.len(), |at| records[at].id.as_str()))
     }
 
     pub(crate) fn page(&self, after: Option<&EvidenceId>, limit: usize) -> EvidencePage {
@@ -490,6 +505,7 @@ impl Ledger {
         self.budget.give_back(self.bytes);
         self.bytes = 0;
         self.id_snapshot = None;
+        self.unordered = false;
         count
     }
 }

@@ -68,6 +68,15 @@ pub trait SessionView {
     /// this is a shared snapshot rather than a fresh copy per completion request.
     fn evidence_ids(&self) -> Arc<[String]>;
 
+    /// Evidence completion answered by the store itself, equal to [`complete_prefix`] over
+    /// [`SessionView::evidence_ids`]; `None` (the default) when it cannot, and completion
+    /// scans the IDs. [`Session`]'s ledger keeps its IDs ordered and answers by binary search
+    /// ([`crate::core::complete_ordered`]).
+    fn complete_evidence(&self, prefix: &Prefix) -> Option<Completion> {
+        let _ = prefix;
+        None
+    }
+
     /// Evidence IDs of retained, schema-valid Process Capture v4 documents, oldest first.
     fn process_capture_ids(&self) -> Vec<String> {
         Vec::new()
@@ -130,6 +139,13 @@ impl SessionView for ClientView<'_> {
             .map_or_else(|| Arc::from(Vec::new()), Session::evidence_id_snapshot)
     }
 
+    fn complete_evidence(&self, prefix: &Prefix) -> Option<Completion> {
+        match self.session {
+            Some(session) => SessionView::complete_evidence(session, prefix),
+            None => Some(Completion::empty()),
+        }
+    }
+
     fn process_capture_ids(&self) -> Vec<String> {
         self.session
             .map(Session::process_capture_ids)
@@ -180,6 +196,10 @@ impl SessionView for Session {
 
     fn evidence_ids(&self) -> Arc<[String]> {
         Session::evidence_id_snapshot(self)
+    }
+
+    fn complete_evidence(&self, prefix: &Prefix) -> Option<Completion> {
+        Session::complete_evidence_ids(self, prefix)
     }
 
     fn process_capture_ids(&self) -> Vec<String> {
@@ -243,7 +263,7 @@ pub fn complete_argument(
     context: &BTreeMap<String, String>,
     config: &SourceConfig,
 ) -> Completion {
-    match candidates(view, family, context, &Access::Call(config)) {
+    match candidates(view, family, prefix, context, &Access::Call(config)) {
         Ok(candidates) => complete_candidates(prefix, candidates),
         // `Access::Call` may call any provider, so every source is at hand.
         Err(NotAtHand) => Completion::empty(),
@@ -273,20 +293,30 @@ pub fn complete_argument_at_hand(
     prefix: &Prefix,
     context: &BTreeMap<String, String>,
 ) -> Option<Completion> {
-    let candidates = candidates(view, family, context, &Access::AtHand).ok()?;
+    let candidates = candidates(view, family, prefix, context, &Access::AtHand).ok()?;
     Some(complete_candidates(prefix, candidates))
 }
 
+/// Completes the candidates gathered: from their index when the immutable table they come
+/// from has one (the built-in providers' documents and discovered procedures), else by
+/// [`complete_prefix`]'s scan. Both answer the same.
 fn complete_candidates(prefix: &Prefix, candidates: Option<Candidates>) -> Completion {
     match candidates {
         Some(Candidates::Listed(values)) => complete_prefix(prefix, values.iter()),
         Some(Candidates::Shared(values)) => complete_prefix(prefix, values.iter()),
-        Some(Candidates::Documents(names)) => complete_prefix(prefix, names.as_slice().iter()),
+        Some(Candidates::Documents(names)) => match names.index() {
+            Some(index) => index.complete(prefix),
+            None => complete_prefix(prefix, names.as_slice().iter()),
+        },
         // Completed where they lie, without copying up to 5,000 strings.
         Some(Candidates::Discovered(outcome)) => match outcome.as_ref() {
-            Outcome::Found(procedures) => complete_prefix(prefix, procedures.candidates()),
+            Outcome::Found(procedures) => match procedures.index() {
+                Some(index) => index.complete(prefix),
+                None => complete_prefix(prefix, procedures.candidates()),
+            },
             Outcome::Malformed(_) => Completion::empty(),
         },
+        Some(Candidates::Completed(done)) => done,
         None => Completion::empty(),
     }
 }
@@ -313,17 +343,25 @@ enum Candidates {
     /// The outcome of bounded procedure discovery (always [`Outcome::Found`]), possibly
     /// shared by the provider.
     Discovered(Arc<Outcome>),
+    /// Already completed by the store that holds them ([`SessionView::complete_evidence`]).
+    Completed(Completion),
 }
 
 /// The candidates of `family`, or `None` when the source failed.
 fn candidates(
     view: &dyn SessionView,
     family: Family,
+    prefix: &Prefix,
     context: &BTreeMap<String, String>,
     access: &Access<'_>,
 ) -> Result<Option<Candidates>, NotAtHand> {
     let listed = match family {
-        Family::Evidence => return Ok(Some(Candidates::Shared(view.evidence_ids()))),
+        Family::Evidence => {
+            return Ok(Some(match view.complete_evidence(prefix) {
+                Some(done) => Candidates::Completed(done),
+                None => Candidates::Shared(view.evidence_ids()),
+            }));
+        }
         Family::Document => {
             let Some(provider) = selected_provider(view, context) else {
                 return Ok(None);

@@ -23,6 +23,7 @@ mod core {
     mod complete_properties;
     mod complete_sorted_input;
     mod discovery;
+    mod index_properties;
     mod key_examples;
     mod key_properties;
 }

@@ -1,7 +1,11 @@
 //! `complete()` of docs/CONTRACT.md section 4: bounded, deduplicated, code-point-sorted prefix
 //! matching.
 
+mod index;
 mod smallest;
+
+pub(crate) use index::Pick;
+pub use index::{PrefixIndex, complete_ordered, extends_ordered};
 
 use super::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
 use super::key::{KeyBuffers, PrefixKey, Screen, WordScreen};

@@ -4,7 +4,9 @@ use hashbrown::{HashMap, HashSet};
 
 use super::{Violation, abbreviate, ensure, keys_related};
 use crate::core::bounds::{MAX_VALUE_CHARS, MAX_VALUES, SCAN_LIMIT};
-use crate::core::complete::{Completion, complete};
+use crate::core::complete::{
+    Completion, Pick, Prefix, PrefixIndex, complete, complete_ordered, extends_ordered,
+};
 use crate::core::key::key;
 
 /// Lengths, in characters, a fuzz input can stretch a value to: around the value bound.
@@ -86,10 +88,12 @@ fn stretched(text: &str, length: usize) -> String {
     text.chars().cycle().take(length).collect()
 }
 
-/// Decodes `data` with [`CompleteCase::from_bytes`] and runs [`check_complete`].
+/// Decodes `data` with [`CompleteCase::from_bytes`] and runs [`check_complete`] without its
+/// index comparison, which the `index_equality` target runs on the same input layout (so
+/// each target keeps its pace).
 pub fn check_complete_bytes(data: &[u8]) -> Result<(), Violation> {
     let case = CompleteCase::from_bytes(data);
-    check_complete(&case.prefix, &case.candidates)
+    check_scan(&case.prefix, &case.candidates, false)
 }
 
 /// Every property of docs/CONTRACT.md section 4: an over-long prefix is the typed error; otherwise
@@ -97,7 +101,14 @@ pub fn check_complete_bytes(data: &[u8]) -> Result<(), Violation> {
 /// values are strictly increasing, match, came from the input and are at most [`MAX_VALUES`],
 /// `total` and `has_more` are consistent, and permuting or duplicating the scanned candidates
 /// changes nothing.
+///
+/// It also runs [`check_index`]'s comparison, so every test of `complete()` checks the index.
 pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violation> {
+    check_scan(prefix, candidates, true)
+}
+
+/// [`check_complete`], with the index comparison when `with_index`.
+fn check_scan(prefix: &str, candidates: &[String], with_index: bool) -> Result<(), Violation> {
     let shown = || {
         format!(
             "prefix {} with {} candidates, first {}",
@@ -121,6 +132,9 @@ pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violati
         return ensure(false, "a prefix within the bound completes", shown);
     };
     let scanned = &candidates[..candidates.len().min(SCAN_LIMIT)];
+    if with_index {
+        index_agrees(prefix, candidates, &done, shown)?;
+    }
     ensure(
         done == reference(prefix, scanned),
         "complete == filter, sort, dedup, truncate",
@@ -168,6 +182,70 @@ pub fn check_complete(prefix: &str, candidates: &[String]) -> Result<(), Violati
         )?;
     }
     Ok(())
+}
+
+/// Decodes `data` with [`CompleteCase::from_bytes`] and runs [`check_index`].
+pub fn check_index_bytes(data: &[u8]) -> Result<(), Violation> {
+    let case = CompleteCase::from_bytes(data);
+    check_index(&case.prefix, &case.candidates)
+}
+
+/// The prefix index of docs/CONTRACT.md section 4 answers exactly what `complete()` answers:
+/// [`PrefixIndex`] built from `candidates`, with each way of picking the values, and
+/// [`complete_ordered`] over an ordered table derived from them (ASCII candidates lowercased,
+/// sorted, deduplicated), compared with `complete()` on the same table. An over-long prefix
+/// has nothing to compare.
+pub fn check_index(prefix: &str, candidates: &[String]) -> Result<(), Violation> {
+    let Ok(done) = complete(prefix, candidates) else {
+        return Ok(());
+    };
+    index_agrees(prefix, candidates, &done, || {
+        format!(
+            "prefix {} with {} candidates",
+            abbreviate(prefix),
+            candidates.len()
+        )
+    })
+}
+
+/// The tables whose index [`check_index`] checks: the candidates, and an ordered table derived
+/// from them.
+fn index_agrees(
+    prefix: &str,
+    candidates: &[String],
+    done: &Completion,
+    shown: impl Fn() -> String,
+) -> Result<(), Violation> {
+    let Ok(checked) = Prefix::new(prefix) else {
+        return Ok(());
+    };
+    let index = PrefixIndex::new(candidates);
+    for pick in [Pick::Cheaper, Pick::FromRange, Pick::ByRank] {
+        ensure(
+            index.complete_by(&checked, pick) == *done,
+            "the prefix index answers what complete() answers",
+            &shown,
+        )?;
+    }
+    let mut ordered: Vec<String> = candidates
+        .iter()
+        .filter(|candidate| candidate.is_ascii())
+        .map(|candidate| candidate.to_ascii_lowercase())
+        .collect();
+    ordered.sort_unstable();
+    ordered.dedup();
+    ordered.retain(|candidate| extends_ordered(None, candidate));
+    let expected = complete(prefix, &ordered).unwrap_or_default();
+    ensure(
+        complete_ordered(&checked, ordered.len(), |at| &ordered[at]) == expected,
+        "an ordered table answers what complete() answers",
+        &shown,
+    )?;
+    ensure(
+        PrefixIndex::new(&ordered).complete(&checked) == expected,
+        "the prefix index of an ordered table answers what complete() answers",
+        &shown,
+    )
 }
 
 /// docs/CONTRACT.md section 4 read literally with the crate's key: see [`literal_completion`]. The

@@ -13,7 +13,7 @@ mod key;
 
 pub use complete::{
     CompleteCase, MAX_LISTED_CANDIDATES, MAX_REPEATED_CANDIDATES, check_complete,
-    check_complete_bytes, literal_completion,
+    check_complete_bytes, check_index, check_index_bytes, literal_completion,
 };
 pub use discovery::{check_discovery, check_discovery_bytes, discovery_pages};
 pub use key::{MAX_KEY_CASE_CHARS, check_key, check_key_bytes, check_pair};

@@ -154,7 +154,9 @@ impl NativeProvider {
                 }]
             }
         };
-        let names = DocumentNames::new(documents.iter().map(|d| d.info.name.clone()).collect())?;
+        // The documents never change: Document completion answers from an index.
+        let names =
+            DocumentNames::new(documents.iter().map(|d| d.info.name.clone()).collect())?.indexed();
         Ok(NativeProvider {
             bytes,
             documents,

@@ -478,6 +478,15 @@ impl Session {
         self.lock().ledger.ids()
     }
 
+    /// Evidence completion over the retained IDs, answered by binary search while the ledger's
+    /// IDs are ordered (always, for the IDs this crate issues); `None` otherwise.
+    pub(crate) fn complete_evidence_ids(
+        &self,
+        prefix: &crate::core::Prefix,
+    ) -> Option<crate::core::Completion> {
+        self.lock().ledger.complete_ids(prefix)
+    }
+
     /// Memory the ledger's records occupy, as counted against
     /// [`super::evidence::MAX_LEDGER_BYTES`] (see [`super::evidence::record_cost`]).
     pub fn evidence_bytes(&self) -> usize {

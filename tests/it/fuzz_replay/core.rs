@@ -7,16 +7,17 @@ use std::path::{Path, PathBuf};
 use rea::core::{MAX_VALUE_CHARS, SCAN_LIMIT};
 use rea::fuzzing::core::{
     CompleteCase, MAX_LISTED_CANDIDATES, MAX_REPEATED_CANDIDATES, Violation, check_complete,
-    check_complete_bytes, check_discovery_bytes, check_key_bytes,
+    check_complete_bytes, check_discovery_bytes, check_index_bytes, check_key_bytes,
 };
 
 type Check = fn(&[u8]) -> Result<(), Violation>;
 
 /// Each fuzz target and the check it runs.
-const TARGETS: [(&str, Check); 3] = [
+const TARGETS: [(&str, Check); 4] = [
     ("key_invariants", check_key_bytes),
     ("complete_invariants", check_complete_bytes),
     ("discovery_termination", check_discovery_bytes),
+    ("index_equality", check_index_bytes),
 ];
 
 fn fuzz_dir() -> PathBuf {
@@ -59,6 +60,11 @@ fn complete_invariants_regressions() {
 #[test]
 fn discovery_termination_regressions() {
     replay(TARGETS[2].0, TARGETS[2].1);
+}
+
+#[test]
+fn index_equality_regressions() {
+    replay(TARGETS[3].0, TARGETS[3].1);
 }
 
 /// `complete_invariants` inputs repeat their candidates at most to
