@@ -123,6 +123,7 @@ mod mcp {
     mod bad_input;
     mod cancellation;
     mod completion;
+    mod eight_sessions;
     mod era;
     mod execution;
     mod logging;

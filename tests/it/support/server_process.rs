@@ -102,7 +102,14 @@ impl ServerProcess {
         }
     }
 
-    /// A field of `/proc/<pid>/status` in kB (`VmHWM`, `VmRSS`).
+    /// How many file descriptors the server holds open.
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .unwrap()
+            .count()
+    }
+
+    /// A field of `/proc/<pid>/status` in kB (`VmHWM`, `VmRSS`), or a count (`Threads`).
     pub fn status_kb(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         status
