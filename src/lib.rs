@@ -48,6 +48,27 @@
 //! # }
 //! ```
 //!
+//! Several binaries at once: each `open_binary` answers a session handle that every tool,
+//! prompt, completion and resource URI can name ([`session::SessionStore`]; a call naming none
+//! works in the session its client opened or named last):
+//!
+//! ```
+//! use std::sync::Arc;
+//! use rea::session::{SessionStore, StoreConfig};
+//! use rea::tools::ToolBox;
+//! use serde_json::json;
+//!
+//! let tools = ToolBox::with_store(Arc::new(SessionStore::new(StoreConfig::default())));
+//! let noted = tools
+//!     .call("register_unknown", json!({"question": "who calls main?"}).as_object().unwrap())
+//!     .unwrap();
+//! let session = noted.session().unwrap().to_string();
+//! let listed = tools
+//!     .call("list_unknowns", json!({"session": session}).as_object().unwrap())
+//!     .unwrap();
+//! assert_eq!(listed.structured_content().unwrap()["total"], 1);
+//! ```
+//!
 //! ## Guarantees
 //!
 //! - **Bounds** ([`core::MAX_VALUE_CHARS`] and its siblings): values and candidates of at most 4,096 scalar values (longer
