@@ -32,20 +32,12 @@ const CATALOG: [&[ToolSpec]; 7] = [
 /// binary open, provider-backed tools are offered when this includes their operation (or a
 /// companion provider declares it), since `open_binary` on a binary opens the native
 /// provider. (A test checks this against the provider.)
-const NATIVE_OPERATIONS: [Operation; Operation::ALL.len() - 1] = [
-    Operation::ListDocuments,
-    Operation::ListProcedures,
-    Operation::ProcedureInfo,
-    Operation::SearchProcedures,
-    Operation::ListSegments,
-    Operation::SearchStrings,
-    Operation::ReadBytes,
-    Operation::ListImports,
-    Operation::Disassemble,
-    Operation::XrefsTo,
-    Operation::Callers,
-    Operation::Callees,
-];
+fn native_operations() -> Vec<Operation> {
+    Operation::ALL
+        .into_iter()
+        .filter(|&operation| operation != Operation::Decompile)
+        .collect()
+}
 
 /// The tools over the binary sessions of one [`SessionStore`] (see the [module
 /// documentation](super) for the catalog).
@@ -358,7 +350,7 @@ impl ToolBox {
     pub fn availability_in(&self, session: Option<&Session>) -> ToolAvailability {
         let providers = session.map(Session::providers).unwrap_or_default();
         let (binary, supported) = if providers.is_empty() {
-            let mut supported = NATIVE_OPERATIONS.to_vec();
+            let mut supported = native_operations();
             let companions = session
                 .and_then(Session::companions)
                 .or_else(|| self.store.companions());

@@ -29,6 +29,17 @@ fn binary() -> String {
         .to_string()
 }
 
+/// Opens the catalog of `files`, then a real binary: two sessions (their handles).
+fn catalog_and_binary(tools: &ToolBox, files: &Files) -> (String, String) {
+    let a = handle_of(&success(
+        tools,
+        "open_binary",
+        json!({"path": files.catalog()}),
+    ));
+    let b = handle_of(&success(tools, "open_binary", json!({"path": binary()})));
+    (a, b)
+}
+
 fn store(max_sessions: usize, ledger_bytes: usize) -> ToolBox {
     ToolBox::with_store(Arc::new(SessionStore::new(StoreConfig {
         max_sessions,
@@ -69,12 +80,7 @@ fn open_binary_without_a_session_opens_a_new_one_beside_the_first() {
 fn evidence_and_unknowns_stay_in_the_session_that_made_them() {
     let files = Files::new();
     let (_, tools) = closed();
-    let a = handle_of(&success(
-        &tools,
-        "open_binary",
-        json!({"path": files.catalog()}),
-    ));
-    let b = handle_of(&success(&tools, "open_binary", json!({"path": binary()})));
+    let (a, b) = catalog_and_binary(&tools, &files);
     let in_a = success(&tools, "list_procedures", json!({"session": a}));
     let in_b = success(&tools, "list_segments", json!({"session": b}));
     let unknown = success(
@@ -109,12 +115,7 @@ fn evidence_and_unknowns_stay_in_the_session_that_made_them() {
 fn closing_one_session_ends_it_and_never_touches_another() {
     let files = Files::new();
     let (_, tools) = closed();
-    let a = handle_of(&success(
-        &tools,
-        "open_binary",
-        json!({"path": files.catalog()}),
-    ));
-    let b = handle_of(&success(&tools, "open_binary", json!({"path": binary()})));
+    let (a, b) = catalog_and_binary(&tools, &files);
     let kept = success(&tools, "list_segments", json!({"session": b}));
     success(&tools, "list_procedures", json!({"session": a}));
 
@@ -174,12 +175,7 @@ fn closing_the_clients_session_leaves_it_without_one_until_it_opens_or_names_ano
 fn open_binary_with_a_session_replaces_that_sessions_binary_only() {
     let files = Files::new();
     let (_, tools) = closed();
-    let a = handle_of(&success(
-        &tools,
-        "open_binary",
-        json!({"path": files.catalog()}),
-    ));
-    let b = handle_of(&success(&tools, "open_binary", json!({"path": binary()})));
+    let (a, b) = catalog_and_binary(&tools, &files);
     success(&tools, "list_procedures", json!({"session": a}));
     let reopened = success(
         &tools,
