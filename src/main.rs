@@ -2,12 +2,14 @@
 //! completion request against a binary or catalog and prints the MCP result.
 
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use rea::mcp::http::{BearerToken, Guard, HttpConfig, HttpError, TokenError};
 use rea::mcp::prompt_file::{PromptFileLoadError, PromptFileState, PromptFileWatch};
 use rea::mcp::{RequestError, Server, ServerConfig, ShellConfig};
 use rea::providers::OpenError;
@@ -104,6 +106,84 @@ struct ServeArgs {
     /// How often the prompt file is re-read, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     prompt_poll_ms: u64,
+
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+/// Streamable HTTP instead of stdio.
+#[derive(Debug, Args)]
+struct HttpArgs {
+    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio (port 0 picks
+    /// a free one; the address is printed on stderr). A non-loopback address needs
+    /// --token-file.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Option<SocketAddr>,
+
+    /// A file holding the bearer token every HTTP request must carry
+    /// (Authorization: Bearer TOKEN; at least 32 printable characters).
+    #[arg(long, value_name = "PATH", requires = "http")]
+    token_file: Option<PathBuf>,
+
+    /// An Origin allowed besides loopback ones, as scheme://host[:port] (repeatable).
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+
+    /// A Host name served besides localhost, 127.0.0.1 and [::1], e.g. the name a reverse
+    /// proxy forwards (repeatable).
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
+
+    /// Most HTTP connections open at once.
+    #[arg(long, value_name = "N", default_value_t = HttpConfig::DEFAULT_MAX_CONNECTIONS)]
+    max_http_connections: usize,
+
+    /// Most HTTP requests running at once; more are answered 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = HttpConfig::DEFAULT_MAX_IN_FLIGHT)]
+    max_http_in_flight: usize,
+
+    /// Over HTTP, an MCP session or binary session unused for this many seconds ends.
+    #[arg(long, value_name = "SECS", default_value_t = HttpConfig::DEFAULT_SESSION_IDLE.as_secs())]
+    session_idle_secs: u64,
+}
+
+impl HttpArgs {
+    fn config(&self) -> Result<HttpConfig, CliError> {
+        let token = match &self.token_file {
+            Some(path) => Some(BearerToken::from_file(path)?),
+            None => None,
+        };
+        let mut hosts: Vec<String> = self
+            .allow_host
+            .iter()
+            .map(|h| h.to_ascii_lowercase())
+            .collect();
+        if let Some(addr) = self.http
+            && !addr.ip().is_unspecified()
+        {
+            let ip = match addr.ip() {
+                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                std::net::IpAddr::V4(ip) => ip.to_string(),
+            };
+            hosts.push(ip);
+        }
+        Ok(HttpConfig {
+            guard: Guard {
+                hosts,
+                origins: self
+                    .allow_origin
+                    .iter()
+                    .map(|o| o.to_ascii_lowercase())
+                    .collect(),
+                token,
+            },
+            max_connections: self.max_http_connections.max(1),
+            max_in_flight: self.max_http_in_flight.max(1),
+            max_mcp_sessions: self.max_http_connections.max(1),
+            session_idle: Duration::from_secs(self.session_idle_secs.max(1)),
+            ..HttpConfig::default()
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -164,6 +244,12 @@ enum CliError {
     /// The async runtime cannot start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
+    /// The bearer token cannot be read or is unfit.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// The HTTP endpoint cannot start.
+    #[error(transparent)]
+    Http(#[from] HttpError),
     /// Stdin or stdout failed while serving.
     #[error("stdio failed: {0}")]
     Stdio(std::io::Error),
@@ -197,6 +283,24 @@ fn main() -> ExitCode {
 
 /// The session and server the arguments describe, with the binary opened if asked.
 fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, CliError> {
+    server_with(args, shell, Initial::Always)
+}
+
+/// Whether the server starts with a session every connection uses as its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Initial {
+    /// Always (stdio: one client per process).
+    Always,
+    /// Only when `--open` opens something in it (HTTP: clients must not share a session by
+    /// default).
+    WhenOpened,
+}
+
+fn server_with(
+    args: &SessionArgs,
+    shell: ShellConfig,
+    initial: Initial,
+) -> Result<Server, CliError> {
     let config = ServerConfig {
         shell,
         sources: SourceConfig {
@@ -221,6 +325,9 @@ fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, CliError
             path: path.clone(),
             error,
         })?;
+    }
+    if initial == Initial::WhenOpened && args.open.is_none() {
+        return Ok(Server::with_store(config, store, None));
     }
     let initial = store.admit(session).map_err(CliError::Session)?;
     Ok(Server::with_store(config, store, Some(initial)))
@@ -256,7 +363,15 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
         max_line_bytes: args.max_line_bytes,
         ..ShellConfig::default()
     };
-    let server = server_for(&args.session, shell)?;
+    let initial = match args.http.http {
+        Some(_) => Initial::WhenOpened,
+        None => Initial::Always,
+    };
+    let server = server_with(&args.session, shell, initial)?;
+    let http = match args.http.http {
+        Some(addr) => Some((addr, args.http.config()?)),
+        None => None,
+    };
     let mut prompt_file = PromptFileState::default();
     if let Some(path) = &args.prompt_file {
         prompt_file.refresh(&server, path)?;
@@ -281,17 +396,26 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
                 prompt_file,
             ));
         }
+        if let Some((addr, config)) = http {
+            let listener = rea::mcp::http::bind(addr, &config).await?;
+            let bound = listener.local_addr().map_err(CliError::Stdio)?;
+            eprintln!("rea: serving MCP over Streamable HTTP at http://{bound}/mcp");
+            return server
+                .serve_http(listener, config)
+                .await
+                .map_err(CliError::Stdio);
+        }
         // The connection loop runs on a worker, not on this thread: the requests it spawns
         // then start on the same worker without a cross-thread wake-up.
         let connection = server.clone();
         match tokio::spawn(async move { connection.serve_stdio().await }).await {
-            Ok(served) => served,
-            Err(join) => Err(std::io::Error::other(join)),
+            Ok(served) => served.map_err(CliError::Stdio),
+            Err(join) => Err(CliError::Stdio(std::io::Error::other(join))),
         }
     });
     // Blocking provider calls that overran the shutdown grace must not hold the process.
     runtime.shutdown_timeout(Duration::from_millis(100));
-    result.map_err(CliError::Stdio)
+    result
 }
 
 fn complete(args: CompleteArgs) -> Result<(), CliError> {

@@ -36,6 +36,9 @@ pub enum ErrorCode {
     /// `-32022`: a 2026 request names a protocol version this server does not speak; `data`
     /// lists the supported versions and the requested one.
     UnsupportedProtocolVersion = -32022,
+    /// `-32020`: over HTTP, a 2026 request's headers (`MCP-Protocol-Version`, `Mcp-Method`,
+    /// `Mcp-Name`) are missing or disagree with its body.
+    HeaderMismatch = -32020,
 }
 
 impl ErrorCode {
@@ -333,6 +336,49 @@ pub enum RequestError {
         /// The version sent.
         requested: Quoted,
     },
+    /// Over HTTP, a 2026 request whose header is missing or disagrees with its body.
+    #[error(
+        "Header mismatch: the {header} header is {}, but the request body says {}",
+        quoted(.found),
+        quoted(.expected)
+    )]
+    HeaderMismatch {
+        /// The header (`MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name`).
+        header: &'static str,
+        /// What the body says it must be.
+        expected: Quoted,
+        /// What the header holds (`(missing)` when absent).
+        found: Quoted,
+    },
+    /// Over HTTP, a 2025 request after `initialize` without the `Mcp-Session-Id` header.
+    #[error(
+        "Invalid request: {} needs the Mcp-Session-Id header that initialize returned; send initialize first",
+        quoted(.method)
+    )]
+    McpSessionRequired {
+        /// The method sent.
+        method: Quoted,
+    },
+    /// Over HTTP, an `Mcp-Session-Id` that names no live MCP session (it ended, expired or
+    /// never existed).
+    #[error(
+        "Session not found: the MCP session {} has ended or never existed; send initialize to start a new one",
+        quoted(.session)
+    )]
+    UnknownMcpSession {
+        /// The id sent.
+        session: Quoted,
+    },
+    /// Over HTTP, an `MCP-Protocol-Version` header naming a version this server does not speak.
+    #[error(
+        "Invalid request: the MCP-Protocol-Version header {} is not a version this server speaks ({})",
+        quoted(.version),
+        super::protocol::supported_versions().join(", ")
+    )]
+    ProtocolVersionHeader {
+        /// The header's value.
+        version: Quoted,
+    },
     /// A log level (of `logging/setLevel` or of a 2026 request's `_meta`) that is none of the
     /// eight.
     #[error(
@@ -365,6 +411,9 @@ pub enum RequestError {
     /// No worker thread could run the request, or its handler panicked.
     #[error("Internal error: no worker thread is available")]
     NoWorker,
+    /// A handler ran without the request context the shell gives every request.
+    #[error("Internal error: the request reached its handler without its context")]
+    NoRequestContext,
     /// A subscription method (this server registers none).
     #[error("Internal error: subscriptions are not served")]
     Subscription,
@@ -415,7 +464,11 @@ impl RequestError {
             | BatchNotAccepted
             | BatchTooLong { .. }
             | InitializeInBatch
+            | McpSessionRequired { .. }
+            | UnknownMcpSession { .. }
+            | ProtocolVersionHeader { .. }
             | NotInitialized { .. } => ErrorCode::InvalidRequest,
+            HeaderMismatch { .. } => ErrorCode::HeaderMismatch,
             Busy { .. } | TooManyListens { .. } => ErrorCode::ServerBusy,
             MethodNotFound { .. } | RemovedIn2026 { .. } => ErrorCode::MethodNotFound,
             UnsupportedProtocolVersion { .. } => ErrorCode::UnsupportedProtocolVersion,
@@ -440,7 +493,7 @@ impl RequestError {
             | InvalidLogLevel { .. }
             | ResourceUnresolved(_) => ErrorCode::InvalidParams,
             ResourceNotFound(_) => ErrorCode::ResourceNotFound,
-            NoWorker | Subscription | Unencodable | ResponseTooLarge { .. } => {
+            NoWorker | NoRequestContext | Subscription | Unencodable | ResponseTooLarge { .. } => {
                 ErrorCode::InternalError
             }
         }

@@ -61,41 +61,55 @@ where
     }
 }
 
-/// Builds the module of one connection.
-pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> {
+/// The context of the request `extensions` belong to; the shell puts one in every request.
+fn context(extensions: &jsonrpsee::Extensions) -> Result<&RequestContext, RequestError> {
+    extensions
+        .get::<RequestContext>()
+        .ok_or(RequestError::NoRequestContext)
+}
+
+/// Builds the one method table of a server: every transport and every connection runs its
+/// requests through it, each with its own [`RequestContext`].
+pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     // Tools methods exist only when the catalog has tools (the capability is advertised then).
-    let has_tools = !connection.shared.tools.definitions().is_empty();
-    let mut module = RpcModule::new(connection);
+    let has_tools = !shared.tools.definitions().is_empty();
+    let mut module = RpcModule::new(shared);
     let registered = [
         module
-            .register_method("initialize", |p, c, _| initialize(&p, c))
+            .register_method("initialize", |p, _, e| {
+                initialize(&p, &context(e)?.connection)
+            })
             .is_ok(),
         module
             .register_method("ping", |_, _, _| -> MethodResult { Ok(json!({})) })
             .is_ok(),
         module
-            .register_method("prompts/list", |p, c, _| list_prompts(&p, c))
+            .register_method("prompts/list", |p, s, _| list_prompts(&p, s))
             .is_ok(),
         module
-            .register_method("prompts/get", |p, c, _| get_prompt(&p, c))
+            .register_method("prompts/get", |p, _, e| {
+                get_prompt(&p, &context(e)?.connection)
+            })
             .is_ok(),
         // Completion answers at once when its candidates are at hand; when it must wait on
         // providers (bounded by the source timeout) it runs on its own small pool, never on
         // the async workers and never behind tool calls.
         module
-            .register_async_method("completion/complete", |p, c, extensions| async move {
-                let request = CompletionRequest::parse(&p, &c.shared)?;
-                if let Some(answer) = request.answer_at_hand(&c.shared, &c.sessions) {
+            .register_async_method("completion/complete", |p, s, extensions| async move {
+                let context = context(&extensions)?.clone();
+                let request = CompletionRequest::parse(&p, &s)?;
+                let client = &context.connection.sessions;
+                if let Some(answer) = request.answer_at_hand(&s, client) {
                     return Ok(answer);
                 }
-                let connection = Arc::clone(&c);
+                let connection = Arc::clone(&context.connection);
                 let (answer, noticed) = run_on(completion_pool(), move || {
                     Ok(notices::collect(|| {
                         request.answer(&connection.shared, &connection.sessions)
                     }))
                 })
                 .await?;
-                c.send_notices(log_level(&extensions), &noticed).await;
+                context.send_notices(&noticed).await;
                 MethodResult::Ok(answer)
             })
             .is_ok(),
@@ -111,41 +125,36 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
             .is_ok(),
         // The dossier runs tools: reads go to the tool pool like tool calls.
         module
-            .register_async_method("resources/read", |p, c, extensions| async move {
-                let connection = Arc::clone(&c);
-                let modern = extensions
-                    .get::<RequestContext>()
-                    .is_some_and(|context| context.modern.is_some());
-                run_on(tool_pool(), move || read_resource(&p, &connection, modern)).await
+            .register_async_method("resources/read", |p, s, extensions| async move {
+                let modern = context(&extensions)?.modern.is_some();
+                run_on(tool_pool(), move || read_resource(&p, &s, modern)).await
             })
             .is_ok(),
         module
-            .register_method("logging/setLevel", |p, c, _| set_level(&p, c))
+            .register_method("logging/setLevel", |p, _, e| {
+                set_level(&p, &context(e)?.connection)
+            })
             .is_ok(),
     ];
     let tools_registered = !has_tools
         || [
             module
-                .register_method("tools/list", |p, c, _| list_tools(&p, c))
+                .register_method("tools/list", |p, s, _| list_tools(&p, s))
                 .is_ok(),
             // Tools read files and call providers: they run on the tool pool.
             module
-                .register_async_method("tools/call", |p, c, extensions| async move {
-                    let connection = Arc::clone(&c);
-                    let cancel = extensions
-                        .get::<RequestContext>()
-                        .map(|context| context.cancel.clone())
-                        .unwrap_or_default();
-                    let modern = extensions
-                        .get::<RequestContext>()
-                        .is_some_and(|context| context.modern.is_some());
+                .register_async_method("tools/call", |p, _, extensions| async move {
+                    let context = context(&extensions)?.clone();
+                    let connection = Arc::clone(&context.connection);
+                    let cancel = context.cancel.clone();
+                    let modern = context.modern.is_some();
                     let (answer, noticed) = run_on(tool_pool(), move || {
                         let (answer, noticed) =
                             notices::collect(|| call_tool(&p, &connection, &cancel, modern));
                         answer.map(|answer| (answer, noticed))
                     })
                     .await?;
-                    c.send_notices(log_level(&extensions), &noticed).await;
+                    context.send_notices(&noticed).await;
                     MethodResult::Ok(answer)
                 })
                 .is_ok(),
@@ -155,13 +164,6 @@ pub(crate) fn module(connection: Arc<Connection>) -> RpcModule<Arc<Connection>> 
     debug_assert!(tools_registered, "method names are unique");
     debug_assert!(registered.iter().all(|ok| *ok), "method names are unique");
     module
-}
-
-/// The log level of the request `extensions` belong to.
-fn log_level(extensions: &jsonrpsee::Extensions) -> Option<super::era::LogLevel> {
-    extensions
-        .get::<RequestContext>()
-        .and_then(|context| context.log_level)
 }
 
 /// `logging/setLevel` (2025 era): this connection's threshold for `notifications/message`.
@@ -176,7 +178,7 @@ fn set_level(params: &Params<'_>, connection: &Connection) -> MethodResult {
     Ok(json!({}))
 }
 
-fn list_tools(params: &Params<'_>, connection: &Connection) -> MethodResult {
+fn list_tools(params: &Params<'_>, shared: &Shared) -> MethodResult {
     let params = params::object(params, "tools/list")?;
     // The catalog is one page; this server never issues tools cursors.
     if let Some(cursor) = params::optional_str(&params, "params", "cursor")? {
@@ -184,8 +186,7 @@ fn list_tools(params: &Params<'_>, connection: &Connection) -> MethodResult {
             cursor: cursor.into(),
         });
     }
-    let tools: Vec<Value> = connection
-        .shared
+    let tools: Vec<Value> = shared
         .tools
         .definitions()
         .iter()
@@ -208,10 +209,10 @@ fn list_only(params: &Params<'_>, method: &'static str, page: Value) -> MethodRe
 
 /// `resources/read`; a URI that does not resolve is `-32002` for a 2025 client and `-32602`
 /// for a 2026 request (`modern`).
-fn read_resource(params: &Params<'_>, connection: &Connection, modern: bool) -> MethodResult {
+fn read_resource(params: &Params<'_>, shared: &Shared, modern: bool) -> MethodResult {
     let params = params::object(params, "resources/read")?;
     let uri = params::required_str(&params, "params", "uri")?;
-    resources::read(&connection.shared.tools, uri).map_err(if modern {
+    resources::read(&shared.tools, uri).map_err(if modern {
         RequestError::ResourceUnresolved
     } else {
         RequestError::ResourceNotFound
@@ -288,10 +289,10 @@ fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
     ))
 }
 
-fn list_prompts(params: &Params<'_>, connection: &Connection) -> MethodResult {
+fn list_prompts(params: &Params<'_>, shared: &Shared) -> MethodResult {
     let params = params::object(params, "prompts/list")?;
     let cursor = params::optional_str(&params, "params", "cursor")?;
-    let registry = connection.shared.registry();
+    let registry = shared.registry();
     let page = registry.page(cursor, DEFAULT_PAGE_SIZE)?;
     let mut result = json!({ "prompts": page.prompts });
     if let Some(next) = page.next_cursor {

@@ -8,6 +8,7 @@ pub(crate) mod era;
 mod error;
 mod framing;
 mod handlers;
+pub mod http;
 pub(crate) mod message;
 mod outlet;
 mod params;
@@ -53,6 +54,8 @@ pub struct ServerConfig {
 #[derive(Debug, Clone)]
 pub struct Server {
     shared: Arc<state::Shared>,
+    /// The one method table every connection and transport dispatches through.
+    module: Arc<jsonrpsee::RpcModule<Arc<state::Shared>>>,
     shell: ShellConfig,
 }
 
@@ -83,8 +86,10 @@ impl Server {
         store: Arc<SessionStore>,
         initial: Option<SessionHandle>,
     ) -> Server {
+        let shared = Arc::new(state::Shared::new(store, initial, config.sources));
         Server {
-            shared: Arc::new(state::Shared::new(store, initial, config.sources)),
+            module: Arc::new(handlers::module(Arc::clone(&shared))),
+            shared,
             shell: config.shell,
         }
     }
@@ -200,7 +205,13 @@ impl Server {
                 }
             }
         };
-        let serve = server::serve_frames(self.shared.clone(), &self.shell, received, outlet);
+        let serve = server::serve_frames(
+            self.shared.clone(),
+            Arc::clone(&self.module),
+            &self.shell,
+            received,
+            outlet,
+        );
         let ((), served) = tokio::join!(read, serve);
         let written = tokio::time::timeout(self.shell.shutdown_grace, writer).await;
         served?;
@@ -241,7 +252,14 @@ impl Server {
                 let stdout = std::io::BufWriter::new(std::io::stdout().lock());
                 let _ = written.send(drain.write_blocking(stdout));
             })?;
-        let served = server::serve_frames(self.shared.clone(), &self.shell, received, outlet).await;
+        let served = server::serve_frames(
+            self.shared.clone(),
+            Arc::clone(&self.module),
+            &self.shell,
+            received,
+            outlet,
+        )
+        .await;
         let written = tokio::time::timeout(self.shell.shutdown_grace, finished).await;
         served?;
         match written {

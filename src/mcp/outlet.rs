@@ -96,6 +96,28 @@ impl Outlet {
 }
 
 impl Drain {
+    /// The next line, with the notifications that found the queue full before it; `None`
+    /// when the queue closed (every sender gone, or the close mark).
+    pub(crate) async fn next(&mut self) -> Option<Vec<String>> {
+        let line = self.lines.recv().await.filter(|line| !line.is_empty())?;
+        let mut lines = vec![line];
+        lines.extend(self.pending.take());
+        Some(lines)
+    }
+
+    /// The lines queued now, without waiting (the notifications that found the queue full
+    /// included).
+    pub(crate) fn queued(&mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Ok(line) = self.lines.try_recv() {
+            if !line.is_empty() {
+                lines.push(line);
+            }
+        }
+        lines.extend(self.pending.take());
+        lines
+    }
+
     /// Writes every line to `output` until the queue closes (an empty line marks the close),
     /// flushing whenever the queue is empty.
     pub(crate) async fn write_to<W: AsyncWrite + Unpin>(

@@ -90,14 +90,14 @@ impl Default for ShellConfig {
 
 /// Requests running or waiting now, by id, for `notifications/cancelled` and duplicate ids.
 #[derive(Debug, Default)]
-struct InFlight {
+pub(crate) struct InFlight {
     next_serial: AtomicU64,
     requests: Mutex<HashMap<RequestKey, (u64, Cancel)>>,
 }
 
 impl InFlight {
     /// Registers `key`; `None` when a request with that id is already in flight.
-    fn insert(&self, key: RequestKey, cancel: Cancel) -> Option<u64> {
+    pub(crate) fn insert(&self, key: RequestKey, cancel: Cancel) -> Option<u64> {
         let mut requests = self.lock();
         if requests.contains_key(&key) {
             return None;
@@ -111,14 +111,14 @@ impl InFlight {
         self.lock().contains_key(key)
     }
 
-    fn finish(&self, key: &RequestKey, serial: u64) {
+    pub(crate) fn finish(&self, key: &RequestKey, serial: u64) {
         let mut requests = self.lock();
         if requests.get(key).is_some_and(|(s, _)| *s == serial) {
             requests.remove(key);
         }
     }
 
-    fn cancel(&self, key: &RequestKey) -> bool {
+    pub(crate) fn cancel(&self, key: &RequestKey) -> bool {
         match self.lock().remove(key) {
             Some((_, cancel)) => {
                 cancel.cancel();
@@ -128,7 +128,7 @@ impl InFlight {
         }
     }
 
-    fn cancel_all(&self) {
+    pub(crate) fn cancel_all(&self) {
         for (_, (_, cancel)) in self.lock().drain() {
             cancel.cancel();
         }
@@ -139,11 +139,11 @@ impl InFlight {
     }
 }
 
-/// What runs requests: the module and the answer size limit.
+/// What runs requests: the server's one method table and the answer size limit.
 #[derive(Clone)]
-struct Dispatcher {
-    module: Arc<RpcModule<Arc<Connection>>>,
-    max_response_bytes: usize,
+pub(crate) struct Dispatcher {
+    pub(crate) module: Arc<RpcModule<Arc<Shared>>>,
+    pub(crate) max_response_bytes: usize,
 }
 
 /// Work that needs a running slot: one request, or a whole batch.
@@ -190,6 +190,7 @@ struct ConnectionLoop {
 /// a `BrokenPipe` error.
 pub(crate) async fn serve_frames(
     shared: Arc<Shared>,
+    module: Arc<RpcModule<Arc<Shared>>>,
     config: &ShellConfig,
     mut frames: mpsc::Receiver<std::io::Result<Frame>>,
     outlet: Outlet,
@@ -198,7 +199,7 @@ pub(crate) async fn serve_frames(
     shared.attach(&connection);
     let mut served = ConnectionLoop {
         dispatcher: Dispatcher {
-            module: Arc::new(handlers::module(connection.clone())),
+            module,
             max_response_bytes: config.max_response_bytes,
         },
         connection,
@@ -310,7 +311,10 @@ impl ConnectionLoop {
                 .to_string();
         }
         self.dispatcher
-            .run(request, RequestContext::new(Cancel::never()))
+            .run(
+                request,
+                RequestContext::new(&self.connection, Cancel::never()),
+            )
             .await
     }
 
@@ -400,12 +404,15 @@ impl ConnectionLoop {
                     // so a client can always tell the server is alive.
                     let answer = self
                         .dispatcher
-                        .run(request, RequestContext::new(Cancel::never()))
+                        .run(
+                            request,
+                            RequestContext::new(&self.connection, Cancel::never()),
+                        )
                         .await;
                     self.connection.outlet.send(answer).await;
                     return;
                 }
-                let mut context = RequestContext::new(Cancel::new());
+                let mut context = RequestContext::new(&self.connection, Cancel::new());
                 context.log_level = self.connection.log_threshold();
                 (request, context)
             }
@@ -457,7 +464,7 @@ impl ConnectionLoop {
         let offer = self.connection.shared.offer();
         match ModernMethod::of(&request.method, offer) {
             ModernMethod::Shared { ttl_ms } => {
-                let mut context = RequestContext::new(Cancel::new());
+                let mut context = RequestContext::new(&self.connection, Cancel::new());
                 context.log_level = envelope.log_level;
                 context.modern = Some(ModernAnswer { ttl_ms });
                 Some((request, context))
@@ -584,7 +591,7 @@ impl ConnectionLoop {
             }
             Work::Batch(entries) => {
                 self.tasks.spawn(async move {
-                    let answer = dispatcher.run_batch(entries).await;
+                    let answer = dispatcher.run_batch(&connection, entries).await;
                     connection.outlet.send(answer).await;
                     drop(permit);
                 });
@@ -655,14 +662,14 @@ enum BatchEntry {
 impl Dispatcher {
     /// The answers of a batch as one JSON array line, within the response size limit: members
     /// whose answer would pass it are answered with an error instead.
-    async fn run_batch(&self, entries: Vec<BatchEntry>) -> String {
+    async fn run_batch(&self, connection: &Arc<Connection>, entries: Vec<BatchEntry>) -> String {
         let mut line = String::from("[");
         for entry in entries {
             let (answer, id) = match entry {
                 BatchEntry::Answered(reply) => (reply.to_string(), None),
                 BatchEntry::Run(request) => {
                     let id = request.id.clone();
-                    let context = RequestContext::new(Cancel::never());
+                    let context = RequestContext::new(connection, Cancel::never());
                     (self.run(request, context).await, Some(id))
                 }
             };
@@ -683,7 +690,7 @@ impl Dispatcher {
 
     /// Runs one request through the `RpcModule` and answers with the client's id, verbatim
     /// (jsonrpsee's `Id` cannot hold negative integers). The answer is one JSON line.
-    async fn run(&self, request: Request, context: RequestContext) -> String {
+    pub(crate) async fn run(&self, request: Request, context: RequestContext) -> String {
         let Some(callback) = self.module.method(&request.method) else {
             return RequestError::MethodNotFound {
                 method: request.method.into(),

@@ -166,6 +166,26 @@ impl Connection {
         if let Some(initial) = &shared.initial {
             sessions.name(initial);
         }
+        Connection::with_sessions(shared, outlet, sessions)
+    }
+
+    /// A 2025 client's MCP session over HTTP: like [`Connection::new`], but completion never
+    /// offers its handles (over HTTP a handle is a bearer token).
+    pub(crate) fn over_http(shared: Arc<Shared>, outlet: Outlet) -> Connection {
+        let sessions = ClientSessions::unlisted();
+        if let Some(initial) = &shared.initial {
+            sessions.name(initial);
+        }
+        Connection::with_sessions(shared, outlet, sessions)
+    }
+
+    /// One 2026 request over HTTP: no connection, so no session of its own; only what the
+    /// request names.
+    pub(crate) fn one_request(shared: Arc<Shared>, outlet: Outlet) -> Connection {
+        Connection::with_sessions(shared, outlet, ClientSessions::unlisted())
+    }
+
+    fn with_sessions(shared: Arc<Shared>, outlet: Outlet, sessions: ClientSessions) -> Connection {
         Connection {
             sessions,
             shared,
@@ -248,22 +268,6 @@ impl Connection {
         *self.log_threshold.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
     }
 
-    /// Sends each of `notices` at or above `threshold` as `notifications/message` (nothing
-    /// without a threshold), before the answer of the request they belong to.
-    pub(crate) async fn send_notices(&self, threshold: Option<LogLevel>, notices: &[Notice]) {
-        let Some(threshold) = threshold else { return };
-        for notice in notices {
-            let level = match notice.severity() {
-                Severity::Notice => LogLevel::Notice,
-                Severity::Warning => LogLevel::Warning,
-            };
-            if level >= threshold {
-                let message = era::log_message(level, &notice.to_string());
-                self.outlet.send(message.to_string()).await;
-            }
-        }
-    }
-
     fn listens(&self) -> std::sync::MutexGuard<'_, Vec<Listen>> {
         self.listens.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -317,6 +321,12 @@ pub(crate) struct ModernAnswer {
 /// What the request handlers learn about their request besides its params.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestContext {
+    /// The connection (or, for a 2026 request over HTTP, the request alone) it came on: its
+    /// negotiated version and the binary sessions it opened or named.
+    pub(crate) connection: Arc<Connection>,
+    /// Where messages that belong to this request go before its answer (`notifications/message`
+    /// and the like): the connection's output on stdio, the request's own stream over HTTP.
+    pub(crate) stream: Outlet,
     /// Set when the client cancels the request (or the connection shuts down).
     pub(crate) cancel: Cancel,
     /// The level from which `notifications/message` is sent for this request: the 2025
@@ -327,12 +337,33 @@ pub(crate) struct RequestContext {
 }
 
 impl RequestContext {
-    /// A 2025 request's context without a log threshold.
-    pub(crate) fn new(cancel: Cancel) -> RequestContext {
+    /// A 2025 request's context on `connection`, answered on its output, without a log
+    /// threshold.
+    pub(crate) fn new(connection: &Arc<Connection>, cancel: Cancel) -> RequestContext {
         RequestContext {
+            connection: Arc::clone(connection),
+            stream: connection.outlet.clone(),
             cancel,
             log_level: None,
             modern: None,
+        }
+    }
+
+    /// Sends each of `notices` at or above this request's log level as
+    /// `notifications/message` on its stream (nothing without a level), before its answer.
+    pub(crate) async fn send_notices(&self, notices: &[Notice]) {
+        let Some(threshold) = self.log_level else {
+            return;
+        };
+        for notice in notices {
+            let level = match notice.severity() {
+                Severity::Notice => LogLevel::Notice,
+                Severity::Warning => LogLevel::Warning,
+            };
+            if level >= threshold {
+                let message = era::log_message(level, &notice.to_string());
+                self.stream.send(message.to_string()).await;
+            }
         }
     }
 }

@@ -72,5 +72,6 @@ pub use state::{
 };
 pub use store::{
     ClientSessions, DEFAULT_MAX_SESSIONS, SessionHandle, SessionStore, StoreConfig, StoreError,
+    random_token,
 };
 pub use target::Target;

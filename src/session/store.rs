@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use super::budget::LedgerBudget;
 use super::files::Confinement;
@@ -37,12 +38,7 @@ pub struct SessionHandle(String);
 impl SessionHandle {
     /// A new handle from the operating system's random source.
     pub fn mint() -> Result<SessionHandle, StoreError> {
-        let mut bytes = [0u8; HANDLE_BYTES];
-        getrandom::fill(&mut bytes).map_err(|_| StoreError::NoRandomness)?;
-        Ok(SessionHandle(format!(
-            "{HANDLE_PREFIX}{}",
-            base64url(&bytes)
-        )))
+        random_token(HANDLE_PREFIX).map(SessionHandle)
     }
 
     /// The handle as text.
@@ -66,6 +62,14 @@ impl fmt::Display for SessionHandle {
 }
 
 /// Unpadded base64url (RFC 4648 section 5).
+/// `prefix` and 128 bits from the operating system's random source as 22 base64url
+/// characters: an unguessable token (session handles, HTTP session ids).
+pub fn random_token(prefix: &str) -> Result<String, StoreError> {
+    let mut bytes = [0u8; HANDLE_BYTES];
+    getrandom::fill(&mut bytes).map_err(|_| StoreError::NoRandomness)?;
+    Ok(format!("{prefix}{}", base64url(&bytes)))
+}
+
 fn base64url(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -142,12 +146,19 @@ impl Default for StoreConfig {
 /// ```
 #[derive(Debug)]
 pub struct SessionStore {
-    sessions: Mutex<BTreeMap<SessionHandle, Arc<Session>>>,
+    sessions: Mutex<BTreeMap<SessionHandle, Entry>>,
     max_sessions: usize,
     budget: Arc<LedgerBudget>,
     confinement: Mutex<Confinement>,
     /// Providers every new session declares beside the one that opens a file.
     companions: Mutex<Option<Arc<dyn Companions>>>,
+}
+
+/// An open session and when a request last named or used it (for the idle time-out).
+#[derive(Debug)]
+struct Entry {
+    session: Arc<Session>,
+    used: Instant,
 }
 
 impl SessionStore {
@@ -179,7 +190,7 @@ impl SessionStore {
             .clone()
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<SessionHandle, Arc<Session>>> {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<SessionHandle, Entry>> {
         // Every update is one map operation, so a poisoned lock still guards a whole map.
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -213,7 +224,13 @@ impl SessionStore {
                 limit: self.max_sessions,
             });
         }
-        sessions.insert(handle.clone(), session);
+        sessions.insert(
+            handle.clone(),
+            Entry {
+                session,
+                used: Instant::now(),
+            },
+        );
         Ok(handle)
     }
 
@@ -229,15 +246,34 @@ impl SessionStore {
         self.lock().len() < self.max_sessions
     }
 
-    /// The open session named `handle`.
+    /// The open session named `handle` (which counts as using it).
     pub fn get(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
         self.lock()
-            .iter()
+            .iter_mut()
             .find(|(open, _)| open.as_str() == handle)
-            .map(|(_, session)| Arc::clone(session))
+            .map(|(_, entry)| {
+                entry.used = Instant::now();
+                Arc::clone(&entry.session)
+            })
             .ok_or_else(|| StoreError::Unknown {
                 handle: handle.into(),
             })
+    }
+
+    /// Ends every session no request has used for `idle` or longer (the idle time-out of
+    /// sessions served over HTTP) and returns their handles.
+    pub fn end_idle(&self, idle: Duration) -> Vec<SessionHandle> {
+        let now = Instant::now();
+        let mut sessions = self.lock();
+        let expired: Vec<SessionHandle> = sessions
+            .iter()
+            .filter(|(_, entry)| now.saturating_duration_since(entry.used) >= idle)
+            .map(|(handle, _)| handle.clone())
+            .collect();
+        for handle in &expired {
+            sessions.remove(handle);
+        }
+        expired
     }
 
     /// The handle of the open session `handle` names, if it is open.
@@ -251,7 +287,7 @@ impl SessionStore {
     /// Ends the session `handle` (it is no longer open; its memory goes when the last call
     /// using it finishes). Returns it when it was open.
     pub fn end(&self, handle: &SessionHandle) -> Option<Arc<Session>> {
-        self.lock().remove(handle)
+        self.lock().remove(handle).map(|entry| entry.session)
     }
 
     /// How many sessions are open.
@@ -266,7 +302,11 @@ impl SessionStore {
 
     /// Confines every open session, and every later one, to `confinement`.
     pub fn set_confinement(&self, confinement: Confinement) {
-        let sessions: Vec<Arc<Session>> = self.lock().values().cloned().collect();
+        let sessions: Vec<Arc<Session>> = self
+            .lock()
+            .values()
+            .map(|entry| Arc::clone(&entry.session))
+            .collect();
         *self
             .confinement
             .lock()
@@ -290,6 +330,9 @@ impl SessionStore {
 #[derive(Debug, Default)]
 pub struct ClientSessions {
     state: Mutex<ClientState>,
+    /// Whether completion may offer the handles (stdio: one client per process); over HTTP a
+    /// handle is a bearer token and is never listed.
+    unlisted: bool,
 }
 
 #[derive(Debug, Default)]
@@ -302,6 +345,20 @@ impl ClientSessions {
     /// A client that knows no session yet.
     pub fn new() -> ClientSessions {
         ClientSessions::default()
+    }
+
+    /// A client whose handles completion never offers (a client over HTTP, where a handle is
+    /// a bearer token).
+    pub fn unlisted() -> ClientSessions {
+        ClientSessions {
+            unlisted: true,
+            ..ClientSessions::default()
+        }
+    }
+
+    /// The handles this client knows, open or not, in the order it first named them.
+    pub fn known(&self) -> Vec<SessionHandle> {
+        self.lock().known.clone()
     }
 
     fn lock(&self) -> MutexGuard<'_, ClientState> {
@@ -334,6 +391,9 @@ impl ClientSessions {
     /// The handles this client knows that are still open in `store`, in the order it first
     /// named them: what completion of a `session` argument offers.
     pub fn open_handles(&self, store: &SessionStore) -> Vec<String> {
+        if self.unlisted {
+            return Vec::new();
+        }
         let known = self.lock().known.clone();
         known
             .iter()

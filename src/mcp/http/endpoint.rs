@@ -1,0 +1,751 @@
+//! The `/mcp` endpoint: POST, GET and DELETE for both eras, through the server's one method
+//! table.
+//!
+//! A POST body is one line of the stdio protocol and is classified the same way, body first:
+//! `initialize` is 2025; a request whose `_meta` claims a version, or that comes with
+//! `MCP-Protocol-Version: 2026-07-28`, is 2026; anything else is 2025 and must carry the
+//! `Mcp-Session-Id` that `initialize` returned. A request's answer is JSON, or an SSE stream
+//! when messages that belong to the request (`notifications/message`) come before it. When
+//! the client closes the response, the request is cancelled.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
+
+use super::super::era::{self, Envelope, Era, ListenFilter, ModernMethod};
+use super::super::error::RequestError;
+use super::super::handlers::INSTRUCTIONS;
+use super::super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
+use super::super::outlet::{self, Drain};
+use super::super::protocol::{MODERN_VERSION, ProtocolVersion};
+use super::super::server::Dispatcher;
+use super::super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
+use super::headers::{self, MCP_SESSION_ID, PROTOCOL_VERSION};
+use super::sessions::{McpSession, McpSessions};
+use crate::session::{Cancel, random_token};
+
+/// What the endpoint serves with: the server's state and method table, the MCP sessions of
+/// 2025 clients, and the process-wide cap on requests in flight.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) dispatcher: Dispatcher,
+    pub(crate) sessions: McpSessions,
+    /// Slots for requests in flight, for the whole process; none free: 503.
+    pub(crate) slots: Arc<Semaphore>,
+    pub(crate) max_in_flight: usize,
+    /// Lines one response stream holds before the request producing them waits.
+    pub(crate) stream_queue: usize,
+    /// How often an idle SSE stream sends a comment.
+    pub(crate) keep_alive: Duration,
+}
+
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("max_response_bytes", &self.max_response_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A JSON-RPC answer (or error) as an HTTP response.
+fn json_response(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response()
+}
+
+fn error_response(status: StatusCode, error: &RequestError, id: &Value) -> Response {
+    json_response(status, error.to_response(id).to_string())
+}
+
+/// A refusal that is about HTTP rather than a JSON-RPC request: a JSON-RPC error without id.
+pub(crate) fn refusal(status: StatusCode, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": -32600, "message": message },
+    });
+    json_response(status, body.to_string())
+}
+
+/// `POST /mcp`.
+pub(crate) async fn post(
+    State(endpoint): State<Arc<Endpoint>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !headers::is_json(&headers) {
+        return refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported media type: a POST to /mcp carries one JSON-RPC message as Content-Type: application/json",
+        );
+    }
+    if !headers::accepts(&headers, "application/json")
+        && !headers::accepts(&headers, "text/event-stream")
+    {
+        return refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not acceptable: the client must accept application/json and text/event-stream",
+        );
+    }
+    match classify_line(&body) {
+        Line::Unparsable { id, error } => error_response(StatusCode::BAD_REQUEST, &error, &id),
+        Line::Batch(messages) => endpoint.batch(&headers, messages).await,
+        Line::Single(message) => endpoint.message(&headers, message).await,
+    }
+}
+
+impl Endpoint {
+    async fn message(self: &Arc<Self>, headers: &HeaderMap, message: Message) -> Response {
+        match message {
+            Message::Request(request) => {
+                if http_era(headers, &request) == Era::Modern {
+                    self.modern(headers, request).await
+                } else if request.method == "initialize" {
+                    self.initialize(request).await
+                } else {
+                    self.legacy(headers, request).await
+                }
+            }
+            Message::Notification(notification) => self.notification(headers, notification).await,
+            Message::ClientResponse(response) => match self.session_of(headers, &Value::Null) {
+                Ok(session) => {
+                    session.connection.take_roots(&response);
+                    StatusCode::ACCEPTED.into_response()
+                }
+                Err(refused) => *refused,
+            },
+            Message::MalformedResponse { reason } => {
+                tracing::warn!(reason, "dropped a malformed response from an HTTP client");
+                StatusCode::ACCEPTED.into_response()
+            }
+            Message::Invalid { id, error } => error_response(StatusCode::BAD_REQUEST, &error, &id),
+        }
+    }
+
+    /// The live MCP session the request's `Mcp-Session-Id` names: 400 without the header,
+    /// 404 when it names none.
+    fn session_of(
+        &self,
+        headers: &HeaderMap,
+        id: &Value,
+    ) -> Result<Arc<McpSession>, Box<Response>> {
+        let Some(session_id) = headers::text(headers, MCP_SESSION_ID) else {
+            let error = RequestError::McpSessionRequired {
+                method: "this request".into(),
+            };
+            return Err(Box::new(error_response(
+                StatusCode::BAD_REQUEST,
+                &error,
+                id,
+            )));
+        };
+        self.sessions.get(session_id).ok_or_else(|| {
+            let error = RequestError::UnknownMcpSession {
+                session: session_id.into(),
+            };
+            Box::new(error_response(StatusCode::NOT_FOUND, &error, id))
+        })
+    }
+
+    /// A 2025 `initialize`: a new MCP session, whose id the answer carries.
+    async fn initialize(self: &Arc<Self>, request: Request) -> Response {
+        let Ok(session_id) = random_token("mcp_") else {
+            return error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &RequestError::NoWorker,
+                &request.id,
+            );
+        };
+        let (outlet, drain) = outlet::outlet(self.stream_queue);
+        let connection = Arc::new(Connection::over_http(Arc::clone(&self.shared), outlet));
+        let id = request.id.clone();
+        let context = RequestContext::new(&connection, Cancel::never());
+        let answer = self.dispatcher.run(request, context).await;
+        if connection.version().is_none() {
+            // The params were refused: no session starts.
+            return json_response(StatusCode::OK, answer);
+        }
+        let session = Arc::new(McpSession::new(session_id.clone(), connection, drain));
+        if let Err(session) = self.sessions.insert(session) {
+            drop(session);
+            return self.busy(&id);
+        }
+        if let Some(session) = self.sessions.get(&session_id) {
+            self.shared.attach(&session.connection);
+        }
+        let mut response = json_response(StatusCode::OK, answer);
+        if let Ok(value) = HeaderValue::from_str(&session_id) {
+            response.headers_mut().insert(MCP_SESSION_ID, value);
+        }
+        response
+    }
+
+    /// A 2025 request after `initialize`.
+    async fn legacy(self: &Arc<Self>, headers: &HeaderMap, request: Request) -> Response {
+        let session = match self.session_of(headers, &request.id) {
+            Ok(session) => session,
+            Err(refused) => return *refused,
+        };
+        if let Some(version) = headers::text(headers, PROTOCOL_VERSION)
+            && ProtocolVersion::parse(version).is_none()
+        {
+            let error = RequestError::ProtocolVersionHeader {
+                version: version.into(),
+            };
+            return error_response(StatusCode::BAD_REQUEST, &error, &request.id);
+        }
+        let cancel = Cancel::new();
+        let Some(serial) = session
+            .in_flight
+            .insert(request.key.clone(), cancel.clone())
+        else {
+            let error = RequestError::DuplicateId {
+                id: request.id.clone(),
+            };
+            return error_response(StatusCode::OK, &error, &request.id);
+        };
+        let mut context = RequestContext::new(&session.connection, cancel);
+        context.log_level = session.connection.log_threshold();
+        let key = request.key.clone();
+        let tracked = Arc::clone(&session);
+        let finish = move || tracked.in_flight.finish(&key, serial);
+        self.respond(request, context, Era::Legacy, Box::new(finish))
+            .await
+    }
+
+    /// A 2026 request: its headers and envelope checked, then served without any state of a
+    /// connection.
+    async fn modern(self: &Arc<Self>, headers: &HeaderMap, request: Request) -> Response {
+        if let Err(error) = headers::check_modern(headers, &request) {
+            return error_response(StatusCode::BAD_REQUEST, &error, &request.id);
+        }
+        let envelope = match Envelope::check(request.params.as_ref()) {
+            Ok(envelope) => envelope,
+            Err(error) => return error_response(StatusCode::BAD_REQUEST, &error, &request.id),
+        };
+        let offer = self.shared.offer();
+        match ModernMethod::of(&request.method, offer) {
+            ModernMethod::Shared { ttl_ms } => {
+                let (stream, drain) = outlet::outlet(self.stream_queue);
+                let connection = Arc::new(Connection::one_request(
+                    Arc::clone(&self.shared),
+                    stream.clone(),
+                ));
+                let mut context = RequestContext::new(&connection, Cancel::new());
+                context.stream = stream;
+                context.log_level = envelope.log_level;
+                context.modern = Some(ModernAnswer { ttl_ms });
+                self.respond_on(request, context, drain, Era::Modern, Box::new(|| {}))
+                    .await
+            }
+            ModernMethod::Discover => {
+                let result = era::discover_result(offer, INSTRUCTIONS);
+                let answer =
+                    serde_json::json!({ "jsonrpc": "2.0", "id": request.id, "result": result });
+                json_response(StatusCode::OK, answer.to_string())
+            }
+            ModernMethod::Listen => self.listen(request, offer),
+            ModernMethod::Removed => {
+                let error = RequestError::RemovedIn2026 {
+                    method: request.method.as_str().into(),
+                };
+                error_response(StatusCode::NOT_FOUND, &error, &request.id)
+            }
+            ModernMethod::Unknown => {
+                let error = RequestError::MethodNotFound {
+                    method: request.method.as_str().into(),
+                };
+                error_response(StatusCode::NOT_FOUND, &error, &request.id)
+            }
+        }
+    }
+
+    fn busy(&self, id: &Value) -> Response {
+        let error = RequestError::Busy {
+            in_flight: self.max_in_flight,
+            waiting: 0,
+        };
+        let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, &error, id);
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+    }
+
+    /// Runs a 2025 request; what belongs to it before its answer goes on its own stream.
+    async fn respond(
+        self: &Arc<Self>,
+        request: Request,
+        mut context: RequestContext,
+        era: Era,
+        finish: Box<dyn FnOnce() + Send>,
+    ) -> Response {
+        let (stream, drain) = outlet::outlet(self.stream_queue);
+        context.stream = stream;
+        self.respond_on(request, context, drain, era, finish).await
+    }
+
+    /// Runs `request` in a slot of its own (503 without one) and answers with JSON, or with
+    /// an SSE stream when `drain` yields messages before the answer. Dropping the response
+    /// before the answer (the client closed it) cancels the request.
+    async fn respond_on(
+        self: &Arc<Self>,
+        request: Request,
+        context: RequestContext,
+        mut drain: Drain,
+        era: Era,
+        finish: Box<dyn FnOnce() + Send>,
+    ) -> Response {
+        let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
+            finish();
+            return self.busy(&request.id);
+        };
+        let id = request.id.clone();
+        let guard = CancelOnDrop::new(context.cancel.clone());
+        let mut task = self.spawn(request, context, slot, finish);
+        tokio::select! {
+            biased;
+            answer = &mut task => {
+                let answer = answered(answer, &id);
+                let early = drain.queued();
+                if early.is_empty() {
+                    guard.disarm();
+                    return json_response(answer_status(era, &answer), answer);
+                }
+                let mut lines = VecDeque::from(early);
+                lines.push_back(answer);
+                guard.disarm();
+                self.sse(Streaming { lines, drain, task: None, id, guard: None })
+            }
+            first = drain.next() => {
+                let lines = VecDeque::from(first.unwrap_or_default());
+                self.sse(Streaming { lines, drain, task: Some(task), id, guard: Some(guard) })
+            }
+        }
+    }
+
+    fn spawn(
+        &self,
+        request: Request,
+        context: RequestContext,
+        slot: OwnedSemaphorePermit,
+        finish: Box<dyn FnOnce() + Send>,
+    ) -> JoinHandle<String> {
+        let dispatcher = self.dispatcher.clone();
+        tokio::spawn(async move {
+            let answer = dispatcher.run(request, context).await;
+            finish();
+            // The slot is held until the work has really stopped.
+            drop(slot);
+            answer
+        })
+    }
+
+    fn sse(&self, streaming: Streaming) -> Response {
+        let events = futures_util::stream::unfold(streaming, Streaming::next_event);
+        event_stream(events, self.keep_alive)
+    }
+
+    /// A 2026 `subscriptions/listen`: the acknowledgement, then the change notifications it
+    /// asked for, on one SSE stream that ends when the client closes it.
+    fn listen(&self, request: Request, offer: super::super::protocol::Offer) -> Response {
+        let filter = match ListenFilter::requested(request.params.as_ref(), offer) {
+            Ok(filter) => filter,
+            Err(error) => return error_response(StatusCode::BAD_REQUEST, &error, &request.id),
+        };
+        if !self.shared.reserve_listen() {
+            let error = RequestError::TooManyListens {
+                limit: era::MAX_LISTENS,
+            };
+            let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, &error, &request.id);
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
+        }
+        let (outlet, drain) = outlet::outlet(self.stream_queue);
+        let connection = Arc::new(Connection::one_request(Arc::clone(&self.shared), outlet));
+        let acknowledgement = filter.acknowledgement(&request.id).to_string();
+        connection.add_listen(Listen {
+            id: request.id,
+            key: request.key,
+            filter,
+        });
+        self.shared.attach(&connection);
+        let listening = Listening {
+            lines: VecDeque::from([acknowledgement]),
+            drain,
+            connection,
+        };
+        let events = futures_util::stream::unfold(listening, Listening::next_event);
+        event_stream(events, self.keep_alive)
+    }
+
+    /// A notification: 202 once handled. 2025 ones act on the MCP session they name.
+    async fn notification(&self, headers: &HeaderMap, notification: Notification) -> Response {
+        if era::classify(notification.params.as_ref()) == Era::Modern
+            || headers::text(headers, PROTOCOL_VERSION) == Some(MODERN_VERSION)
+        {
+            // A 2026 client cancels by closing the response stream; nothing else is sent.
+            return StatusCode::ACCEPTED.into_response();
+        }
+        let session = match self.session_of(headers, &Value::Null) {
+            Ok(session) => session,
+            Err(refused) => return *refused,
+        };
+        let connection = &session.connection;
+        match notification.method.as_str() {
+            "notifications/initialized" => {
+                connection.mark_ready();
+                ask_for_roots(connection).await;
+            }
+            "notifications/roots/list_changed" => ask_for_roots(connection).await,
+            "notifications/cancelled" => {
+                let key = notification
+                    .params
+                    .as_ref()
+                    .and_then(|params| params.get("requestId"))
+                    .and_then(RequestKey::of);
+                if let Some(key) = key
+                    && session.in_flight.cancel(&key)
+                {
+                    tracing::debug!(?key, "cancelled an HTTP request");
+                }
+            }
+            other => tracing::debug!(method = other, "ignored notification"),
+        }
+        StatusCode::ACCEPTED.into_response()
+    }
+
+    /// A batch: only in an MCP session that negotiated 2025-03-26; its requests run one
+    /// after another and are answered together.
+    async fn batch(self: &Arc<Self>, headers: &HeaderMap, messages: Vec<Message>) -> Response {
+        let session = match self.session_of(headers, &Value::Null) {
+            Ok(session) => session,
+            Err(refused) => return *refused,
+        };
+        if !session
+            .connection
+            .version()
+            .is_some_and(ProtocolVersion::accepts_batches)
+        {
+            let error = RequestError::BatchNotAccepted;
+            return error_response(StatusCode::BAD_REQUEST, &error, &Value::Null);
+        }
+        let Ok(_slot) = Arc::clone(&self.slots).try_acquire_owned() else {
+            return self.busy(&Value::Null);
+        };
+        let mut answers = Vec::new();
+        for message in messages {
+            match message {
+                Message::Request(request) if request.method == "initialize" => {
+                    answers.push(RequestError::InitializeInBatch.to_response(&request.id));
+                }
+                Message::Request(request) => {
+                    let id = request.id.clone();
+                    let context = RequestContext::new(&session.connection, Cancel::never());
+                    let answer = self.dispatcher.run(request, context).await;
+                    answers.push(
+                        serde_json::from_str(&answer)
+                            .unwrap_or_else(|_| RequestError::Unencodable.to_response(&id)),
+                    );
+                }
+                Message::Invalid { id, error } => answers.push(error.to_response(&id)),
+                Message::Notification(notification) => {
+                    let _ = self.notification(headers, notification).await;
+                }
+                Message::ClientResponse(response) => session.connection.take_roots(&response),
+                Message::MalformedResponse { reason } => {
+                    tracing::warn!(reason, "dropped a malformed response from an HTTP client");
+                }
+            }
+        }
+        if answers.is_empty() {
+            return StatusCode::ACCEPTED.into_response();
+        }
+        json_response(StatusCode::OK, Value::Array(answers).to_string())
+    }
+
+    /// Ends an MCP session: its requests are cancelled, its GET stream closes, and the binary
+    /// sessions it opened or named end unless another live MCP session named them too.
+    pub(crate) async fn end_session(&self, session: &McpSession) {
+        session.in_flight.cancel_all();
+        self.shared.detach(&session.connection);
+        session
+            .connection
+            .outlet
+            .close(Duration::from_millis(10))
+            .await;
+        for handle in session.connection.sessions.known() {
+            let initial = self.shared.initial.as_ref() == Some(&handle);
+            if !initial && !self.sessions.another_knows(&handle, &session.id) {
+                self.shared.store.end(&handle);
+            }
+        }
+    }
+}
+
+/// The era of an HTTP request: as on stdio, plus a 2026 `MCP-Protocol-Version` header (a
+/// 2026 request whose `_meta` lacks the version is then refused for that, with `-32602`).
+fn http_era(headers: &HeaderMap, request: &Request) -> Era {
+    let claimed = era::classify(request.params.as_ref());
+    if claimed == Era::Modern || headers::text(headers, PROTOCOL_VERSION) == Some(MODERN_VERSION) {
+        Era::Modern
+    } else {
+        Era::Legacy
+    }
+}
+
+/// Asks a 2025 client for its roots on its GET stream, without waiting long for room there
+/// (a client without a GET stream never reads it).
+async fn ask_for_roots(connection: &Connection) {
+    let asked = tokio::time::timeout(Duration::from_millis(100), connection.ask_for_roots());
+    if asked.await.is_err() {
+        tracing::debug!("the roots/list request waits for room on the GET stream");
+    }
+}
+
+/// The answer a request task gave, or an internal error when it panicked.
+fn answered(joined: Result<String, tokio::task::JoinError>, id: &Value) -> String {
+    joined.unwrap_or_else(|_| RequestError::NoWorker.to_response(id).to_string())
+}
+
+/// The HTTP status of a JSON answer: a 2026 request for a method that does not exist is a
+/// 404; every other answer, error or not, is a 200.
+fn answer_status(era: Era, answer: &str) -> StatusCode {
+    if era == Era::Modern && error_code(answer) == Some(-32601) {
+        StatusCode::NOT_FOUND
+    } else {
+        StatusCode::OK
+    }
+}
+
+/// The error code of a JSON-RPC answer, if it is an error.
+fn error_code(answer: &str) -> Option<i64> {
+    // Results are long and errors are short: only a text that may be an error is parsed.
+    if answer.len() > 64 * 1024 || !answer.contains("\"error\"") {
+        return None;
+    }
+    let value: Value = serde_json::from_str(answer).ok()?;
+    if value.get("result").is_some() {
+        return None;
+    }
+    value.get("error")?.get("code")?.as_i64()
+}
+
+/// An SSE response: `X-Accel-Buffering: no` so proxies pass events at once, and a comment
+/// every `keep_alive` while idle.
+fn event_stream<S>(events: S, keep_alive: Duration) -> Response
+where
+    S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
+{
+    let mut response = Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(keep_alive))
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    headers.insert("cache-control", HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// Cancels a request when dropped armed: the response (or its stream) went away before the
+/// answer was sent.
+struct CancelOnDrop {
+    cancel: Option<Cancel>,
+}
+
+impl CancelOnDrop {
+    fn new(cancel: Cancel) -> CancelOnDrop {
+        CancelOnDrop {
+            cancel: Some(cancel),
+        }
+    }
+
+    fn disarm(mut self) {
+        self.cancel = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            tracing::debug!("an HTTP client closed its response stream: request cancelled");
+            cancel.cancel();
+        }
+    }
+}
+
+/// One request's SSE stream: the messages that belong to it, then its answer.
+struct Streaming {
+    lines: VecDeque<String>,
+    drain: Drain,
+    task: Option<JoinHandle<String>>,
+    id: Value,
+    guard: Option<CancelOnDrop>,
+}
+
+impl Streaming {
+    async fn next_event(mut self) -> Option<(Result<Event, Infallible>, Streaming)> {
+        loop {
+            if let Some(line) = self.lines.pop_front() {
+                return Some((Ok(Event::default().data(line)), self));
+            }
+            let task = self.task.as_mut()?;
+            tokio::select! {
+                biased;
+                answer = &mut *task => {
+                    let answer = answered(answer, &self.id);
+                    self.finish(answer);
+                }
+                lines = self.drain.next() => match lines {
+                    Some(lines) => self.lines.extend(lines),
+                    None => {
+                        let answer = match self.task.as_mut() {
+                            Some(task) => answered(task.await, &self.id),
+                            None => return None,
+                        };
+                        self.finish(answer);
+                    }
+                },
+            }
+        }
+    }
+
+    fn finish(&mut self, answer: String) {
+        self.task = None;
+        self.lines.extend(self.drain.queued());
+        self.lines.push_back(answer);
+        if let Some(guard) = self.guard.take() {
+            guard.disarm();
+        }
+    }
+}
+
+/// A listen stream: its acknowledgement, then what its connection is sent; its place and its
+/// listen end when the client closes it (the stream is dropped).
+struct Listening {
+    lines: VecDeque<String>,
+    drain: Drain,
+    connection: Arc<Connection>,
+}
+
+impl Listening {
+    async fn next_event(mut self) -> Option<(Result<Event, Infallible>, Listening)> {
+        if self.lines.is_empty() {
+            let lines = self.drain.next().await?;
+            self.lines.extend(lines);
+        }
+        let line = self.lines.pop_front()?;
+        Some((Ok(Event::default().data(line)), self))
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.connection.take_listens();
+        self.connection.shared.detach(&self.connection);
+    }
+}
+
+/// `GET /mcp`: a 2025 MCP session's stream of unsolicited messages.
+pub(crate) async fn get(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMap) -> Response {
+    if headers::text(&headers, PROTOCOL_VERSION) == Some(MODERN_VERSION)
+        || headers::text(&headers, MCP_SESSION_ID).is_none()
+    {
+        return method_not_allowed();
+    }
+    let session = match endpoint.session_of(&headers, &Value::Null) {
+        Ok(session) => session,
+        Err(refused) => return *refused,
+    };
+    if !headers::accepts(&headers, "text/event-stream") {
+        return refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not acceptable: the GET stream is text/event-stream",
+        );
+    }
+    let Some(drain) = session.take_stream() else {
+        return refusal(
+            StatusCode::CONFLICT,
+            "Conflict: this MCP session's GET stream is already open",
+        );
+    };
+    let open = OpenStream {
+        drain: Some(drain),
+        session,
+        lines: VecDeque::new(),
+    };
+    let events = futures_util::stream::unfold(open, OpenStream::next_event);
+    event_stream(events, endpoint.keep_alive)
+}
+
+/// A GET stream; its queue goes back to the session when the client closes it.
+struct OpenStream {
+    drain: Option<Drain>,
+    session: Arc<McpSession>,
+    lines: VecDeque<String>,
+}
+
+impl OpenStream {
+    async fn next_event(mut self) -> Option<(Result<Event, Infallible>, OpenStream)> {
+        if self.lines.is_empty() {
+            let lines = self.drain.as_mut()?.next().await?;
+            self.lines.extend(lines);
+        }
+        let line = self.lines.pop_front()?;
+        Some((Ok(Event::default().data(line)), self))
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        if let Some(drain) = self.drain.take() {
+            self.session.return_stream(drain);
+        }
+    }
+}
+
+/// `DELETE /mcp`: ends a 2025 MCP session.
+pub(crate) async fn delete(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMap) -> Response {
+    if headers::text(&headers, PROTOCOL_VERSION) == Some(MODERN_VERSION)
+        || headers::text(&headers, MCP_SESSION_ID).is_none()
+    {
+        return method_not_allowed();
+    }
+    let session = match endpoint.session_of(&headers, &Value::Null) {
+        Ok(session) => session,
+        Err(refused) => return *refused,
+    };
+    if let Some(session) = endpoint.sessions.remove(&session.id) {
+        endpoint.end_session(&session).await;
+    }
+    StatusCode::OK.into_response()
+}
+
+fn method_not_allowed() -> Response {
+    let mut response = refusal(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "Method not allowed: without an MCP session (a 2026-07-28 client, or before initialize) /mcp takes POST only",
+    );
+    response
+        .headers_mut()
+        .insert("allow", HeaderValue::from_static("POST"));
+    response
+}

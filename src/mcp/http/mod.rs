@@ -1,0 +1,232 @@
+//! Streamable HTTP: the endpoint `/mcp` beside stdio, through the same method table.
+//!
+//! - 2025 clients (`initialize` first): POST per message, an `Mcp-Session-Id` minted by
+//!   `initialize` and required afterwards (400 without, 404 once ended), a GET stream for
+//!   unsolicited notifications, DELETE to end the session.
+//! - 2026-07-28 clients: POST only (GET and DELETE are 405), no session; the
+//!   `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree with the body
+//!   (`-32020`, 400); envelope errors are 400, unknown methods 404, notifications 202.
+//! - Before any work, every request passes the Host and Origin allow-lists (403) and, when
+//!   set, the bearer token (401); bodies over the line limit are 413.
+//! - Bounds for the process: at most [`HttpConfig::max_connections`] connections (more wait
+//!   in the listen backlog), at most [`HttpConfig::max_in_flight`] requests running (more are
+//!   answered 503 with `Retry-After`), a header time-out against slow requests; each response
+//!   stream has its own bounded queue, so a slow reader holds only its own stream.
+
+mod endpoint;
+mod guard;
+mod headers;
+mod sessions;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::post;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+pub use guard::{BearerToken, Guard, MIN_TOKEN_CHARS, Refusal, TokenError};
+
+use self::endpoint::Endpoint;
+use self::sessions::McpSessions;
+use super::Server;
+use super::server::Dispatcher;
+
+/// Configuration of `rea serve --http`.
+#[derive(Clone, Debug)]
+pub struct HttpConfig {
+    /// The Host and Origin allow-lists and the bearer token.
+    pub guard: Guard,
+    /// Most connections open at once; more wait to be accepted.
+    pub max_connections: usize,
+    /// Most requests running at once in the process; more are answered 503.
+    pub max_in_flight: usize,
+    /// Most 2025 MCP sessions live at once; an `initialize` beyond them is answered 503.
+    pub max_mcp_sessions: usize,
+    /// A 2025 MCP session, and a binary session, that no request used for this long ends.
+    pub session_idle: Duration,
+    /// How long a client may take to send a request's headers.
+    pub header_timeout: Duration,
+    /// How often an idle SSE stream sends a keep-alive comment.
+    pub keep_alive: Duration,
+}
+
+impl HttpConfig {
+    /// Default [`HttpConfig::max_connections`].
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+    /// Default [`HttpConfig::max_in_flight`].
+    pub const DEFAULT_MAX_IN_FLIGHT: usize = 128;
+    /// Default [`HttpConfig::session_idle`]: one hour.
+    pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(3600);
+}
+
+impl Default for HttpConfig {
+    fn default() -> HttpConfig {
+        HttpConfig {
+            guard: Guard::default(),
+            max_connections: HttpConfig::DEFAULT_MAX_CONNECTIONS,
+            max_in_flight: HttpConfig::DEFAULT_MAX_IN_FLIGHT,
+            max_mcp_sessions: HttpConfig::DEFAULT_MAX_CONNECTIONS,
+            session_idle: HttpConfig::DEFAULT_SESSION_IDLE,
+            header_timeout: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Why `rea serve --http` cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// A non-loopback address without a bearer token.
+    #[error(
+        "refusing to serve {addr} without a bearer token: a non-loopback address needs --token-file"
+    )]
+    TokenRequired {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The address cannot be bound.
+    #[error("cannot listen on {addr}: {error}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+/// Binds `addr` for [`Server::serve_http`], refusing a non-loopback address without a token.
+pub async fn bind(addr: SocketAddr, config: &HttpConfig) -> Result<TcpListener, HttpError> {
+    if !addr.ip().is_loopback() && config.guard.token.is_none() {
+        return Err(HttpError::TokenRequired { addr });
+    }
+    TcpListener::bind(addr)
+        .await
+        .map_err(|error| HttpError::Bind { addr, error })
+}
+
+impl Server {
+    /// Serves MCP over Streamable HTTP at `/mcp` on `listener` (see [`bind`]) until the
+    /// listener fails. Connections are served on the current runtime; the fixed thread
+    /// pools of tool calls and completion are the same as on stdio.
+    pub async fn serve_http(
+        &self,
+        listener: TcpListener,
+        config: HttpConfig,
+    ) -> std::io::Result<()> {
+        let endpoint = Arc::new(Endpoint {
+            shared: Arc::clone(&self.shared),
+            dispatcher: Dispatcher {
+                module: Arc::clone(&self.module),
+                max_response_bytes: self.shell.max_response_bytes,
+            },
+            sessions: McpSessions::new(config.max_mcp_sessions),
+            slots: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            max_in_flight: config.max_in_flight.max(1),
+            stream_queue: self.shell.output_queue,
+            keep_alive: config.keep_alive,
+        });
+        tokio::spawn(sweep(Arc::downgrade(&endpoint), config.session_idle));
+        let guard = Arc::new(config.guard.clone());
+        let router = Router::new()
+            .route(
+                "/mcp",
+                post(endpoint::post)
+                    .get(endpoint::get)
+                    .delete(endpoint::delete),
+            )
+            .fallback(not_found)
+            .with_state(endpoint)
+            .layer(DefaultBodyLimit::max(self.shell.max_line_bytes))
+            .layer(middleware::from_fn_with_state(guard, check_guard));
+        let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        loop {
+            let Ok(permit) = Arc::clone(&connections).acquire_owned().await else {
+                return Ok(());
+            };
+            let (stream, peer) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of descriptors and the like: wait a little rather than spin.
+                    tracing::warn!(%error, "accepting an HTTP connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            // Without it, an answer on a reused connection waits for the client's delayed
+            // acknowledgement (about 40 ms).
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "TCP_NODELAY could not be set");
+            }
+            let service = TowerToHyperService::new(router.clone());
+            let header_timeout = config.header_timeout;
+            tokio::spawn(async move {
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(header_timeout)
+                    .serve_connection(TokioIo::new(stream), service);
+                if let Err(error) = connection.await {
+                    tracing::debug!(%peer, %error, "HTTP connection ended with an error");
+                }
+                drop(permit);
+            });
+        }
+    }
+}
+
+/// The Host and Origin allow-lists and the token, before any other work.
+async fn check_guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    match guard.check(request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => {
+            let status = match refused {
+                Refusal::Token => StatusCode::UNAUTHORIZED,
+                Refusal::Host | Refusal::Origin => StatusCode::FORBIDDEN,
+            };
+            let mut response = endpoint::refusal(status, refused.message());
+            if refused == Refusal::Token {
+                response.headers_mut().insert(
+                    axum::http::header::WWW_AUTHENTICATE,
+                    axum::http::HeaderValue::from_static("Bearer"),
+                );
+            }
+            response
+        }
+    }
+}
+
+async fn not_found() -> Response {
+    endpoint::refusal(StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp")
+}
+
+/// Ends idle MCP sessions and idle binary sessions, every quarter of the idle time-out (at
+/// most every minute), until the endpoint is gone.
+async fn sweep(endpoint: std::sync::Weak<Endpoint>, idle: Duration) {
+    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(endpoint) = endpoint.upgrade() else {
+            return;
+        };
+        for session in endpoint.sessions.remove_idle(idle) {
+            tracing::info!("an idle MCP session ended");
+            endpoint.end_session(&session).await;
+        }
+        // The session every connection starts with (`--open`) is the operator's: kept.
+        if let Some(initial) = &endpoint.shared.initial {
+            let _ = endpoint.shared.store.get(initial.as_str());
+        }
+        let ended = endpoint.shared.store.end_idle(idle);
+        if !ended.is_empty() {
+            tracing::info!(count = ended.len(), "idle binary sessions ended");
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The MCP sessions of 2025 clients over HTTP, by `Mcp-Session-Id`: each is a connection (its
+//! negotiated version, log threshold, its binary sessions) plus its requests in flight and the
+//! queue its GET stream drains.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::super::outlet::Drain;
+use super::super::server::InFlight;
+use super::super::state::Connection;
+
+/// One 2025 client's MCP session.
+#[derive(Debug)]
+pub(crate) struct McpSession {
+    /// Its id (`Mcp-Session-Id`).
+    pub(crate) id: String,
+    pub(crate) connection: Arc<Connection>,
+    /// Its requests in flight, for `notifications/cancelled` and duplicate ids.
+    pub(crate) in_flight: InFlight,
+    /// What its GET stream sends (unsolicited notifications, `roots/list`); taken while a GET
+    /// stream is open.
+    stream: Mutex<Option<Drain>>,
+    used: Mutex<Instant>,
+}
+
+impl McpSession {
+    pub(crate) fn new(id: String, connection: Arc<Connection>, stream: Drain) -> McpSession {
+        McpSession {
+            id,
+            connection,
+            in_flight: InFlight::default(),
+            stream: Mutex::new(Some(stream)),
+            used: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// The GET stream's queue, unless a GET stream already holds it.
+    pub(crate) fn take_stream(&self) -> Option<Drain> {
+        lock(&self.stream).take()
+    }
+
+    /// Gives the queue back when a GET stream ends.
+    pub(crate) fn return_stream(&self, drain: Drain) {
+        *lock(&self.stream) = Some(drain);
+    }
+
+    fn touch(&self) {
+        *lock(&self.used) = Instant::now();
+    }
+
+    fn idle_for(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(*lock(&self.used))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every update is one assignment, so a poisoned lock still guards a whole value.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The live MCP sessions, at most `max` at once.
+#[derive(Debug)]
+pub(crate) struct McpSessions {
+    sessions: Mutex<HashMap<String, Arc<McpSession>>>,
+    max: usize,
+}
+
+impl McpSessions {
+    pub(crate) fn new(max: usize) -> McpSessions {
+        McpSessions {
+            sessions: Mutex::new(HashMap::new()),
+            max: max.max(1),
+        }
+    }
+
+    /// Adds `session`; gives it back when `max` sessions are live.
+    pub(crate) fn insert(&self, session: Arc<McpSession>) -> Result<(), Arc<McpSession>> {
+        let mut sessions = lock(&self.sessions);
+        if sessions.len() >= self.max {
+            return Err(session);
+        }
+        sessions.insert(session.id.clone(), session);
+        Ok(())
+    }
+
+    /// The live session `id` (which counts as using it).
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<McpSession>> {
+        let session = lock(&self.sessions).get(id).cloned()?;
+        session.touch();
+        Some(session)
+    }
+
+    /// Ends session `id`; returns it when it was live.
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<McpSession>> {
+        lock(&self.sessions).remove(id)
+    }
+
+    /// Ends every session idle for `idle` or longer and returns them.
+    pub(crate) fn remove_idle(&self, idle: Duration) -> Vec<Arc<McpSession>> {
+        let now = Instant::now();
+        let mut sessions = lock(&self.sessions);
+        let expired: Vec<String> = sessions
+            .values()
+            .filter(|session| session.idle_for(now) >= idle)
+            .map(|session| session.id.clone())
+            .collect();
+        expired
+            .iter()
+            .filter_map(|id| sessions.remove(id))
+            .collect()
+    }
+
+    /// Whether a live session other than `except` knows the binary session `handle`.
+    pub(crate) fn another_knows(
+        &self,
+        handle: &crate::session::SessionHandle,
+        except: &str,
+    ) -> bool {
+        lock(&self.sessions)
+            .values()
+            .filter(|session| session.id != except)
+            .any(|session| session.connection.sessions.known().contains(handle))
+    }
+}
