@@ -15,6 +15,7 @@
 //! The checks outside [`core`] panic when an invariant breaks.
 
 pub mod core;
+pub mod http;
 pub mod mcp;
 pub mod prompts;
 pub mod providers;

@@ -126,6 +126,7 @@ mod mcp {
     mod eight_sessions;
     mod era;
     mod execution;
+    mod http;
     mod logging;
     mod prompts;
     mod protocol_edges;
@@ -143,6 +144,7 @@ mod mcp {
 mod fuzz_replay {
     mod capture;
     mod core;
+    mod http;
     mod inventory;
     mod mcp;
     mod prompt;

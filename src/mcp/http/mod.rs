@@ -122,31 +122,7 @@ impl Server {
         listener: TcpListener,
         config: HttpConfig,
     ) -> std::io::Result<()> {
-        let endpoint = Arc::new(Endpoint {
-            shared: Arc::clone(&self.shared),
-            dispatcher: Dispatcher {
-                module: Arc::clone(&self.module),
-                max_response_bytes: self.shell.max_response_bytes,
-            },
-            sessions: McpSessions::new(config.max_mcp_sessions),
-            slots: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
-            max_in_flight: config.max_in_flight.max(1),
-            stream_queue: self.shell.output_queue,
-            keep_alive: config.keep_alive,
-        });
-        tokio::spawn(sweep(Arc::downgrade(&endpoint), config.session_idle));
-        let guard = Arc::new(config.guard.clone());
-        let router = Router::new()
-            .route(
-                "/mcp",
-                post(endpoint::post)
-                    .get(endpoint::get)
-                    .delete(endpoint::delete),
-            )
-            .fallback(not_found)
-            .with_state(endpoint)
-            .layer(DefaultBodyLimit::max(self.shell.max_line_bytes))
-            .layer(middleware::from_fn_with_state(guard, check_guard));
+        let router = self.http_router(&config);
         let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
         loop {
             let Ok(permit) = Arc::clone(&connections).acquire_owned().await else {
@@ -179,6 +155,39 @@ impl Server {
                 drop(permit);
             });
         }
+    }
+}
+
+impl Server {
+    /// The `/mcp` endpoint as a tower service, without a listener: what
+    /// [`Server::serve_http`] serves on each connection. Starts the idle-session sweeper on
+    /// the current runtime; it stops when the router is dropped.
+    pub fn http_router(&self, config: &HttpConfig) -> Router {
+        let endpoint = Arc::new(Endpoint {
+            shared: Arc::clone(&self.shared),
+            dispatcher: Dispatcher {
+                module: Arc::clone(&self.module),
+                max_response_bytes: self.shell.max_response_bytes,
+            },
+            sessions: McpSessions::new(config.max_mcp_sessions),
+            slots: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            max_in_flight: config.max_in_flight.max(1),
+            stream_queue: self.shell.output_queue,
+            keep_alive: config.keep_alive,
+        });
+        tokio::spawn(sweep(Arc::downgrade(&endpoint), config.session_idle));
+        let guard = Arc::new(config.guard.clone());
+        Router::new()
+            .route(
+                "/mcp",
+                post(endpoint::post)
+                    .get(endpoint::get)
+                    .delete(endpoint::delete),
+            )
+            .fallback(not_found)
+            .with_state(endpoint)
+            .layer(DefaultBodyLimit::max(self.shell.max_line_bytes))
+            .layer(middleware::from_fn_with_state(guard, check_guard))
     }
 }
 
