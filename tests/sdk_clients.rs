@@ -60,7 +60,10 @@ fn with_server_env(command: &mut Command) -> &mut Command {
     command
         .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
         .env("REA_CATALOG", clients().join("fixtures/notes-catalog.json"))
-        .env("REA_CAPTURE", clients().join("fixtures/process-capture.json"))
+        .env(
+            "REA_CAPTURE",
+            clients().join("fixtures/process-capture.json"),
+        )
         .env("REA_LS", ls)
         .env("REA_LIBC", libc)
 }
