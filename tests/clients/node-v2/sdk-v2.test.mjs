@@ -123,7 +123,7 @@ for (const negotiation of MODES) {
   test(`v2 (${negotiation.name}): two binary sessions at once, one closed`, async () => {
     const client = await connected(negotiation);
     try {
-      await twoSessions(client);
+      await twoSessions(client, { http: false });
     } finally {
       await client.close();
     }
@@ -132,7 +132,7 @@ for (const negotiation of MODES) {
   test(`v2 (${negotiation.name}): resource templates complete and every kind reads`, async () => {
     const client = await connected(negotiation);
     try {
-      await resources(client, UriTemplate, negotiation.era);
+      await resources(client, UriTemplate, { era: negotiation.era, http: false });
     } finally {
       await client.close();
     }
