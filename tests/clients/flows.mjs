@@ -148,6 +148,7 @@ export async function twoSessions(client, { http }) {
     client.getPrompt({ name: "trace_crash", arguments: { symptom: "x", session: ls.session } }),
     (error) => error.code === -32602 && error.message.includes(ls.session),
   );
+  await call(client, "close_binary", { session: libc.session });
 }
 
 /**
@@ -248,4 +249,5 @@ export async function resources(client, UriTemplate, { era, http }) {
       uri,
     );
   }
+  await call(client, "close_binary", { session });
 }

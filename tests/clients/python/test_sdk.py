@@ -7,6 +7,9 @@ handshake). On 2026-07-28 prompt-list changes arrive on a `subscriptions/listen`
 2025-11-25 through the message handler. In each mode three servers are driven: one with the
 catalog fixture and a prompt file, one holding two binary sessions (REA_LS and REA_LIBC) of
 which one is closed, and one whose resources are listed, completed and read.
+
+With a URL after the mode, the last two flows run against that Streamable HTTP server (the
+SDK's streamable HTTP client transport), where no session handle is ever completed.
 """
 
 import asyncio
@@ -165,6 +168,7 @@ async def two_sessions(mode: str, url: str | None) -> None:
             assert error.code == -32602 and ls["session"] in error.message, error
         else:
             raise AssertionError("a prompt rendered for a closed session")
+        await call(client, "close_binary", {"session": libc["session"]})
 
 
 async def resources(mode: str, url: str | None) -> None:
@@ -269,6 +273,7 @@ async def resources(mode: str, url: str | None) -> None:
                 assert error.code == era_code and part in error.message, (uri, error.code, error.message)
             else:
                 raise AssertionError(f"{uri} read")
+        await call(client, "close_binary", {"session": session})
 
 
 async def run(mode: str) -> None:
@@ -339,5 +344,17 @@ async def run(mode: str) -> None:
     print(f"python sdk ({mode}): ok")
 
 
+async def run_http(mode: str, url: str) -> None:
+    """The two-session and resources flows against the Streamable HTTP server at `url`."""
+    await two_sessions(mode, url)
+    await resources(mode, url)
+    print(f"python sdk over HTTP ({mode}): ok")
+
+
 if __name__ == "__main__":
-    asyncio.run(run(sys.argv[1] if len(sys.argv) > 1 else "auto"))
+    # `test_sdk.py MODE` drives servers of its own over stdio; `test_sdk.py MODE URL` the
+    # Streamable HTTP server at URL.
+    if len(sys.argv) > 2:
+        asyncio.run(run_http(sys.argv[1], sys.argv[2]))
+    else:
+        asyncio.run(run(sys.argv[1] if len(sys.argv) > 1 else "auto"))
