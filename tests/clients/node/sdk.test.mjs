@@ -1,5 +1,6 @@
-// Drives the built `rea serve` with the official MCP TypeScript SDK client over stdio.
-// REA_BIN (the binary) and REA_CATALOG (a catalog fixture) come from tests/sdk_clients.rs.
+// Drives the built `rea serve` with the official MCP TypeScript SDK client (v1,
+// `@modelcontextprotocol/sdk`, 2025-11-25) over stdio. REA_BIN (the binary), REA_CATALOG (a
+// catalog fixture), REA_LS, REA_LIBC and REA_CAPTURE come from tests/sdk_clients.rs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -8,6 +9,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError, PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
+import { resources, twoSessions } from "../flows.mjs";
 
 const BIN = process.env.REA_BIN;
 const CATALOG = process.env.REA_CATALOG;
@@ -149,6 +152,32 @@ test("the TypeScript SDK client follows a string to its procedure, callers and c
       assert.equal(record.id, id);
     }
     assert.equal(cited.size, 4);
+  } finally {
+    await client.close();
+  }
+});
+
+async function served() {
+  const transport = new StdioClientTransport({ command: BIN, args: ["serve"], stderr: "inherit" });
+  const client = new Client({ name: "rea-node-sdk-sessions", version: "1.0.0" });
+  await client.connect(transport);
+  assert.equal(client.getServerVersion().name, "rea");
+  return client;
+}
+
+test("the TypeScript SDK client keeps two binary sessions and closes one", async () => {
+  const client = await served();
+  try {
+    await twoSessions(client, { http: false });
+  } finally {
+    await client.close();
+  }
+});
+
+test("the TypeScript SDK client completes every resource template and reads every kind", async () => {
+  const client = await served();
+  try {
+    await resources(client, UriTemplate, { era: "legacy", http: false });
   } finally {
     await client.close();
   }
