@@ -226,8 +226,16 @@ impl Endpoint {
         let key = request.key.clone();
         let tracked = Arc::clone(&session);
         let finish = move || tracked.in_flight.finish(&key, serial);
-        self.respond(request, context, Era::Legacy, Box::new(finish))
-            .await
+        let key = request.key.clone();
+        // Like notifications/cancelled: the id is free again at once.
+        let cancelled = move || {
+            session.in_flight.cancel(&key);
+        };
+        let hooks = Hooks {
+            finish: Box::new(finish),
+            cancelled: Box::new(cancelled),
+        };
+        self.respond(request, context, Era::Legacy, hooks).await
     }
 
     /// A 2026 request: its headers and envelope checked, then served without any state of a
@@ -252,7 +260,12 @@ impl Endpoint {
                 context.stream = stream;
                 context.log_level = envelope.log_level;
                 context.modern = Some(ModernAnswer { ttl_ms });
-                self.respond_on(request, context, drain, Era::Modern, Box::new(|| {}))
+                let cancel = context.cancel.clone();
+                let hooks = Hooks {
+                    finish: Box::new(|| {}),
+                    cancelled: Box::new(move || cancel.cancel()),
+                };
+                self.respond_on(request, context, drain, Era::Modern, hooks)
                     .await
             }
             ModernMethod::Discover => {
@@ -295,11 +308,11 @@ impl Endpoint {
         request: Request,
         mut context: RequestContext,
         era: Era,
-        finish: Box<dyn FnOnce() + Send>,
+        hooks: Hooks,
     ) -> Response {
         let (stream, drain) = outlet::outlet(self.stream_queue);
         context.stream = stream;
-        self.respond_on(request, context, drain, era, finish).await
+        self.respond_on(request, context, drain, era, hooks).await
     }
 
     /// Runs `request` in a slot of its own (503 without one) and answers with JSON, or with
@@ -311,15 +324,15 @@ impl Endpoint {
         context: RequestContext,
         mut drain: Drain,
         era: Era,
-        finish: Box<dyn FnOnce() + Send>,
+        hooks: Hooks,
     ) -> Response {
         let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
-            finish();
+            (hooks.finish)();
             return self.busy(&request.id);
         };
         let id = request.id.clone();
-        let guard = CancelOnDrop::new(context.cancel.clone());
-        let mut task = self.spawn(request, context, slot, finish);
+        let guard = CancelOnDrop::new(hooks.cancelled);
+        let mut task = self.spawn(request, context, slot, hooks.finish);
         tokio::select! {
             biased;
             answer = &mut task => {
@@ -565,14 +578,21 @@ where
     response
 }
 
+/// What happens around a request's run: `finish` once its work stopped, `cancelled` when
+/// the client closed its response first.
+struct Hooks {
+    finish: Box<dyn FnOnce() + Send>,
+    cancelled: Box<dyn FnOnce() + Send>,
+}
+
 /// Cancels a request when dropped armed: the response (or its stream) went away before the
 /// answer was sent.
 struct CancelOnDrop {
-    cancel: Option<Cancel>,
+    cancel: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl CancelOnDrop {
-    fn new(cancel: Cancel) -> CancelOnDrop {
+    fn new(cancel: Box<dyn FnOnce() + Send>) -> CancelOnDrop {
         CancelOnDrop {
             cancel: Some(cancel),
         }
@@ -587,7 +607,7 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(cancel) = self.cancel.take() {
             tracing::debug!("an HTTP client closed its response stream: request cancelled");
-            cancel.cancel();
+            cancel();
         }
     }
 }

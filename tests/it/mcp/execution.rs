@@ -1,104 +1,22 @@
 //! The bounded execution model: in-flight cap with backpressure, duplicate ids, batch and
 //! answer size caps, hung providers, cancellation that never commits.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use rea::core::{ProcedureEntry, ProcedurePage};
 use rea::mcp::{Server, ServerConfig, ShellConfig};
-use rea::session::{
-    Cancel, DocumentInfo, Operation, Provider, ProviderError, Session, SourceConfig,
-};
+use rea::session::{Cancel, Provider, Session, SourceConfig};
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
 
 use crate::support::Client;
+use crate::support::gated::GatedProvider;
 
 fn snapshot(name: &str, value: &Value) {
     crate::support::snapshots::settings().bind(|| {
         insta::assert_json_snapshot!(format!("mcp_execution__{name}"), value);
     });
-}
-
-/// A gate that holds every caller until it is opened.
-#[derive(Default)]
-struct Gate {
-    open: Mutex<bool>,
-    opened: Condvar,
-}
-
-impl Gate {
-    fn wait(&self) {
-        let mut open = self.open.lock().unwrap();
-        while !*open {
-            open = self.opened.wait(open).unwrap();
-        }
-    }
-
-    fn open(&self) {
-        *self.open.lock().unwrap() = true;
-        self.opened.notify_all();
-    }
-}
-
-/// A provider whose `list_documents` calls wait at the gate (all of them, or only the first),
-/// counting calls and the most calls running at once.
-struct GatedProvider {
-    gate: Gate,
-    only_first: bool,
-    calls: AtomicUsize,
-    running: AtomicUsize,
-    most_running: AtomicUsize,
-}
-
-impl GatedProvider {
-    fn new(only_first: bool) -> Arc<GatedProvider> {
-        Arc::new(GatedProvider {
-            gate: Gate::default(),
-            only_first,
-            calls: AtomicUsize::new(0),
-            running: AtomicUsize::new(0),
-            most_running: AtomicUsize::new(0),
-        })
-    }
-}
-
-impl Provider for GatedProvider {
-    fn id(&self) -> &str {
-        "gated"
-    }
-
-    fn supports(&self, operation: Operation) -> bool {
-        matches!(
-            operation,
-            Operation::ListDocuments | Operation::ListProcedures
-        )
-    }
-
-    fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
-        let call = self.calls.fetch_add(1, Ordering::SeqCst);
-        let running = self.running.fetch_add(1, Ordering::SeqCst) + 1;
-        self.most_running.fetch_max(running, Ordering::SeqCst);
-        // The session lists documents once when it opens the provider: never gate that call.
-        if call > 0 && !(self.only_first && call > 1) {
-            self.gate.wait();
-        }
-        self.running.fetch_sub(1, Ordering::SeqCst);
-        Ok(vec![DocumentInfo::named("app")])
-    }
-
-    fn list_procedures(
-        &self,
-        _document: &str,
-        _cursor: Option<&str>,
-        _limit: usize,
-    ) -> Result<ProcedurePage, ProviderError> {
-        Ok(ProcedurePage {
-            entries: vec![ProcedureEntry::new("0x1000", Some("main"))],
-            next_cursor: None,
-        })
-    }
 }
 
 fn server_over(provider: &Arc<GatedProvider>, shell: ShellConfig, timeout: Duration) -> Server {

@@ -656,3 +656,96 @@ async fn sixty_four_clients_of_both_eras_each_see_only_their_own_session() {
     ids.dedup();
     assert_eq!(ids.len(), all, "no Evidence ID is seen by two clients");
 }
+
+#[tokio::test]
+async fn closing_the_response_cancels_the_request_and_it_never_commits() {
+    use crate::support::gated::GatedProvider;
+    use std::sync::atomic::Ordering;
+    use tokio::io::AsyncWriteExt;
+
+    let provider = GatedProvider::new(false);
+    let session = Arc::new(Session::new());
+    let declared: Arc<dyn Provider> = provider.clone();
+    session.open_providers("gated", vec![declared]).unwrap();
+    // One slot: a 503 says the cancelled work still runs; its end frees the slot.
+    let http = HttpServer::start(
+        Server::with_session(ServerConfig::default(), Arc::clone(&session)),
+        HttpConfig {
+            max_in_flight: 1,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let mcp_session = http.initialize().await;
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "list_documents", "arguments": {}}});
+    let raw = crate::support::http::raw_request(
+        "POST",
+        &http.host(),
+        &[
+            ("Content-Type", "application/json"),
+            ("Mcp-Session-Id", &mcp_session),
+        ],
+        call.to_string().as_bytes(),
+    );
+    let mut stream = tokio::net::TcpStream::connect(http.addr).await.unwrap();
+    stream.write_all(&raw).await.unwrap();
+    // The call is in flight once the provider holds it at the gate.
+    while provider.running.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(stream);
+    // The id is free again once the server has seen the close (as after
+    // notifications/cancelled): the same id no longer collides, and finds the slot held by
+    // the cancelled work (503) until that work stops.
+    let same_id = json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"});
+    let mut freed = false;
+    for _ in 0..500 {
+        let reply = http.legacy(&mcp_session, &same_id).await;
+        if reply.status == 503 {
+            freed = true;
+            break;
+        }
+        assert_eq!(
+            error_code(&reply),
+            -32600,
+            "a duplicate until then: {reply:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(freed, "closing the response cancelled the request");
+    provider.gate.open();
+    let mut answered = None;
+    for id in 10..510 {
+        let reply = http
+            .legacy(
+                &mcp_session,
+                &json!({"jsonrpc": "2.0", "id": id, "method": "prompts/list"}),
+            )
+            .await;
+        if reply.status == 200 {
+            answered = Some(reply.json());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        answered.expect("the slot is free once the work stopped")["result"]["prompts"].is_array()
+    );
+    // The work stopped without recording its observation; the same call not cancelled does.
+    assert!(
+        session.evidence_ids().is_empty(),
+        "{:?}",
+        session.evidence_ids()
+    );
+    let listed = http
+        .call(
+            &mcp_session,
+            600,
+            "tools/call",
+            json!({"name": "list_documents", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+    assert_eq!(session.evidence_ids().len(), 1);
+}

@@ -11,6 +11,7 @@ pub mod code;
 pub mod core;
 pub mod fixtures;
 pub mod fuzz_checks;
+pub mod gated;
 pub mod http;
 pub mod inventory;
 pub mod prompt_contract;
