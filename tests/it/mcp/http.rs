@@ -749,3 +749,57 @@ async fn closing_the_response_cancels_the_request_and_it_never_commits() {
     assert_eq!(listed["result"]["isError"], false, "{listed}");
     assert_eq!(session.evidence_ids().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_real_server_serves_sixty_four_clients_inside_its_caps() {
+    use std::io::BufRead;
+    // The stated bounds (crate docs, "Execution model"), as for eight sessions over stdio.
+    const MAX_THREADS: u64 = 16;
+    const MAX_FDS: usize = 64;
+    const MAX_PEAK_KB: u64 = 512 * 1024;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rea"))
+        .args(["serve", "--http", "127.0.0.1:0", "--max-sessions", "64"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rea serve --http starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap_or_else(|_| panic!("an address in {line:?}"));
+    let http = Arc::new(HttpServer::at(addr));
+    let binaries = small_binaries();
+    let mut clients = tokio::task::JoinSet::new();
+    for index in 0..64 {
+        let binary = binaries[index % binaries.len()].clone();
+        clients.spawn(client_round(Arc::clone(&http), index, binary));
+    }
+    while let Some(done) = clients.join_next().await {
+        done.expect("a client finished");
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in /proc status"))
+    };
+    let (threads, peak) = (field("Threads:"), field("VmHWM:"));
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
+        .unwrap()
+        .count();
+    eprintln!("64 HTTP clients: {threads} threads, {fds} descriptors, peak {peak} kB");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(threads <= MAX_THREADS, "{threads} threads");
+    assert!(fds <= MAX_FDS, "{fds} descriptors");
+    assert!(peak <= MAX_PEAK_KB, "peak {peak} kB");
+}

@@ -22,16 +22,24 @@ pub fn envelope() -> Value {
 /// A server serving HTTP on a free loopback port until dropped.
 pub struct HttpServer {
     pub addr: SocketAddr,
-    task: tokio::task::JoinHandle<()>,
+    /// The in-process server's task; `None` for a server in another process.
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 
 impl HttpServer {
+    /// A server already listening at `addr` (the real `rea serve --http`).
+    pub fn at(addr: SocketAddr) -> HttpServer {
+        HttpServer { addr, task: None }
+    }
+
     pub async fn start(server: Server, config: HttpConfig) -> HttpServer {
         let listener = bind("127.0.0.1:0".parse().unwrap(), &config)
             .await
@@ -40,7 +48,10 @@ impl HttpServer {
         let task = tokio::spawn(async move {
             let _ = server.serve_http(listener, config).await;
         });
-        HttpServer { addr, task }
+        HttpServer {
+            addr,
+            task: Some(task),
+        }
     }
 
     /// The `Host` value of this server.
