@@ -1,5 +1,6 @@
-//! The MCP shell: stdio framing, JSON-RPC classification, dispatch through a jsonrpsee
-//! `RpcModule`, one writer for the output.
+//! The MCP shell: JSON-RPC classification, dispatch through one jsonrpsee `RpcModule` per
+//! server (each request carries its own context: its connection, its era, where its messages
+//! go), and two transports: stdio (framing, one writer for the output) and [`http`].
 //!
 //! The shell holds no business logic: prompts come from [`crate::prompts`], completion from
 //! [`crate::session`], tools from [`crate::tools`].
