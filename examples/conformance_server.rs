@@ -28,7 +28,7 @@ const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 
 /// The suite's fixtures.
 #[derive(Debug)]
-struct Fixtures;
+pub(crate) struct Fixtures;
 
 fn text(text: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": text }] })
