@@ -144,7 +144,7 @@ pub fn open(sealed: &str, method: &str, target: &str) -> Result<Value, StateErro
         return Err(StateError::OtherRequest {
             issued: format!("{issued_method} {issued_target}"),
             method: method.to_owned(),
-            target: target.to_owned(),
+            target: crate::text::cut(target),
         });
     }
     let issued = opened["i"].as_u64().ok_or(StateError::Malformed)?;
