@@ -457,10 +457,13 @@ pub(crate) async fn answer(
 }
 
 /// The `inputResponses` and the opened `requestState` of a 2026 retry.
+type RetryMembers = (Option<Map<String, Value>>, Option<Value>);
+
+/// The `inputResponses` and the opened `requestState` of a 2026 retry.
 fn retry_members(
     params: &Map<String, Value>,
     target: &Target<'_>,
-) -> Result<(Option<Map<String, Value>>, Option<Value>), RequestError> {
+) -> Result<RetryMembers, RequestError> {
     let input_responses = match params.get("inputResponses") {
         None | Some(Value::Null) => None,
         Some(Value::Object(responses)) => Some(responses.clone()),
