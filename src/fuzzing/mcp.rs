@@ -98,7 +98,13 @@ fn check_era(request: &Request) {
         .any(|key| meta.contains_key(*key))
     });
     assert_eq!(era == Era::Modern, claims, "era of {request:?}");
-    let _ = ModernMethod::of(&request.method, crate::mcp::protocol::Offer { tools: true });
+    let _ = ModernMethod::of(
+        &request.method,
+        crate::mcp::protocol::Offer {
+            tools: true,
+            subscribe: false,
+        },
+    );
     if era == Era::Legacy {
         return;
     }

@@ -290,6 +290,23 @@ pub fn decorate_result(result: &str, ttl_ms: Option<u64>) -> Option<String> {
     Some(decorated)
 }
 
+/// `result` (an `input_required` result's text, as a handler answered it) with
+/// `resultType: "input_required"` and the result `_meta` put first; never cacheable.
+pub fn decorate_input_required(result: &str) -> Option<String> {
+    let rest = result.strip_prefix('{')?;
+    let mut members = Map::new();
+    members.insert("resultType".into(), json!("input_required"));
+    members.insert("_meta".into(), result_meta(Map::new()));
+    let members = Value::Object(members).to_string();
+    let mut decorated = String::with_capacity(result.len() + members.len());
+    decorated.push_str(&members[..members.len() - 1]);
+    if !rest.trim_start().starts_with('}') {
+        decorated.push(',');
+    }
+    decorated.push_str(rest);
+    Some(decorated)
+}
+
 /// The `server/discover` result.
 pub fn discover_result(offer: Offer, instructions: &str) -> Value {
     json!({

@@ -8,6 +8,7 @@
 
 use serde_json::{Value, json};
 
+use super::extension::ExtensionError;
 use crate::core::MAX_VALUE_CHARS;
 use crate::prompts::{InvalidCursor, PromptError};
 use crate::resources::ResourceError;
@@ -39,6 +40,9 @@ pub enum ErrorCode {
     /// `-32020`: over HTTP, a 2026 request's headers (`MCP-Protocol-Version`, `Mcp-Method`,
     /// `Mcp-Name`) are missing or disagree with its body.
     HeaderMismatch = -32020,
+    /// `-32021`: answering needs a client capability the request did not declare; `data`
+    /// names it under `requiredCapabilities`.
+    MissingClientCapability = -32021,
 }
 
 impl ErrorCode {
@@ -408,6 +412,26 @@ pub enum RequestError {
         /// The limit (64, the most listen streams of one process).
         limit: usize,
     },
+    /// A 2026 retry's `requestState` was refused.
+    #[error("Invalid params: params.requestState was refused: {reason}")]
+    RequestState {
+        /// Why.
+        reason: super::sealed::StateError,
+    },
+    /// An extension handler's error (its code follows its kind).
+    #[error("{0}")]
+    Extension(super::extension::ExtensionError),
+    /// The operating system's random source failed (no `requestState` can be sealed).
+    #[error("Internal error: the random source failed")]
+    NoRandom,
+    /// A 2025 client holds as many resource subscriptions as one connection may.
+    #[error(
+        "Server busy: this connection holds {limit} resource subscriptions, the limit; resources/unsubscribe one first"
+    )]
+    TooManySubscriptions {
+        /// The limit.
+        limit: usize,
+    },
     /// No worker thread could run the request, or its handler panicked.
     #[error("Internal error: no worker thread is available")]
     NoWorker,
@@ -469,7 +493,9 @@ impl RequestError {
             | ProtocolVersionHeader { .. }
             | NotInitialized { .. } => ErrorCode::InvalidRequest,
             HeaderMismatch { .. } => ErrorCode::HeaderMismatch,
-            Busy { .. } | TooManyListens { .. } => ErrorCode::ServerBusy,
+            Busy { .. } | TooManyListens { .. } | TooManySubscriptions { .. } => {
+                ErrorCode::ServerBusy
+            }
             MethodNotFound { .. } | RemovedIn2026 { .. } => ErrorCode::MethodNotFound,
             UnsupportedProtocolVersion { .. } => ErrorCode::UnsupportedProtocolVersion,
             ParamsNotObject { .. }
@@ -491,7 +517,13 @@ impl RequestError {
             | MissingEnvelopeKey { .. }
             | EnvelopeKeyType { .. }
             | InvalidLogLevel { .. }
+            | RequestState { .. }
+            | Extension(ExtensionError::InvalidParams(_))
             | ResourceUnresolved(_) => ErrorCode::InvalidParams,
+            Extension(ExtensionError::MissingClientCapability(_)) => {
+                ErrorCode::MissingClientCapability
+            }
+            Extension(_) | NoRandom => ErrorCode::InternalError,
             ResourceNotFound(_) => ErrorCode::ResourceNotFound,
             NoWorker | NoRequestContext | Subscription | Unencodable | ResponseTooLarge { .. } => {
                 ErrorCode::InternalError
@@ -500,7 +532,7 @@ impl RequestError {
     }
 
     /// The error object on the wire: `{"code", "message"}`, and `data` for the variants that
-    /// carry it (only [`RequestError::UnsupportedProtocolVersion`]).
+    /// carry it ([`RequestError::UnsupportedProtocolVersion`], and a missing client capability).
     pub fn to_object(&self) -> Value {
         let mut object = json!({ "code": self.code().code(), "message": self.to_string() });
         if let Some(data) = self.data() {
@@ -518,6 +550,11 @@ impl RequestError {
                 "supported": super::protocol::supported_versions(),
                 "requested": requested.to_string(),
             })),
+            RequestError::Extension(ExtensionError::MissingClientCapability(capability)) => {
+                let mut required = serde_json::Map::new();
+                required.insert(capability.clone(), json!({}));
+                Some(json!({ "requiredCapabilities": required }))
+            }
             _ => None,
         }
     }

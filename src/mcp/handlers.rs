@@ -11,6 +11,7 @@ use jsonrpsee::types::Params;
 use serde_json::{Value, json};
 
 use super::error::RequestError;
+use super::extension::{self, Target};
 use super::params;
 use super::pool::WorkerPool;
 use super::protocol::{ProtocolVersion, initialize_result};
@@ -72,7 +73,8 @@ fn context(extensions: &jsonrpsee::Extensions) -> Result<&RequestContext, Reques
 /// requests through it, each with its own [`RequestContext`].
 pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     // Tools methods exist only when the catalog has tools (the capability is advertised then).
-    let has_tools = !shared.tools.definitions().is_empty();
+    let offer = shared.offer();
+    let has_tools = offer.tools;
     let mut module = RpcModule::new(shared);
     let registered = [
         module
@@ -87,8 +89,21 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
             .register_method("prompts/list", |p, s, _| list_prompts(&p, s))
             .is_ok(),
         module
-            .register_method("prompts/get", |p, _, e| {
-                get_prompt(&p, &context(e)?.connection)
+            .register_async_method("prompts/get", |p, s, extensions| async move {
+                let context = context(&extensions)?;
+                let object = params::object(&p, "prompts/get")?;
+                let name = params::required_str(&object, "params", "name")?;
+                let arguments = params::optional_object(&object, "params", "arguments")?
+                    .cloned()
+                    .unwrap_or_default();
+                let target = Target::Prompt {
+                    name,
+                    arguments: &arguments,
+                };
+                if let Some(answer) = extension::answer(&s, &object, target, context).await {
+                    return answer;
+                }
+                get_prompt(&p, &context.connection)
             })
             .is_ok(),
         // Completion answers at once when its candidates are at hand; when it must wait on
@@ -97,6 +112,9 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
         module
             .register_async_method("completion/complete", |p, s, extensions| async move {
                 let context = context(&extensions)?.clone();
+                if let Some(answer) = extension_completion(&p, &s)? {
+                    return Ok(answer);
+                }
                 let request = CompletionRequest::parse(&p, &s)?;
                 let client = &context.connection.sessions;
                 if let Some(answer) = request.answer_at_hand(&s, client) {
@@ -114,19 +132,31 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
             })
             .is_ok(),
         module
-            .register_method("resources/list", |p, _, _| {
-                list_only(&p, "resources/list", resources::list())
+            .register_method("resources/list", |p, s, _| {
+                let mut page = resources::list();
+                append(&mut page, "resources", s.extension().map(|e| e.resources()));
+                list_only(&p, "resources/list", page)
             })
             .is_ok(),
         module
-            .register_method("resources/templates/list", |p, _, _| {
-                list_only(&p, "resources/templates/list", resources::templates_list())
+            .register_method("resources/templates/list", |p, s, _| {
+                let mut page = resources::templates_list();
+                let templates = s.extension().map(|e| e.resource_templates());
+                append(&mut page, "resourceTemplates", templates);
+                list_only(&p, "resources/templates/list", page)
             })
             .is_ok(),
         // The dossier runs tools: reads go to the tool pool like tool calls.
         module
             .register_async_method("resources/read", |p, s, extensions| async move {
-                let modern = context(&extensions)?.modern.is_some();
+                let context = context(&extensions)?;
+                let object = params::object(&p, "resources/read")?;
+                let uri = params::required_str(&object, "params", "uri")?;
+                let target = Target::Resource { uri };
+                if let Some(answer) = extension::answer(&s, &object, target, context).await {
+                    return answer;
+                }
+                let modern = context.modern.is_some();
                 run_on(tool_pool(), move || read_resource(&p, &s, modern)).await
             })
             .is_ok(),
@@ -136,6 +166,22 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
             })
             .is_ok(),
     ];
+    let subscribe_registered = !offer.subscribe
+        || [
+            module
+                .register_method("resources/subscribe", |p, _, e| {
+                    subscription(&p, &context(e)?.connection, true)
+                })
+                .is_ok(),
+            module
+                .register_method("resources/unsubscribe", |p, _, e| {
+                    subscription(&p, &context(e)?.connection, false)
+                })
+                .is_ok(),
+        ]
+        .iter()
+        .all(|ok| *ok);
+    debug_assert!(subscribe_registered, "method names are unique");
     let tools_registered = !has_tools
         || [
             module
@@ -143,8 +189,20 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 .is_ok(),
             // Tools read files and call providers: they run on the tool pool.
             module
-                .register_async_method("tools/call", |p, _, extensions| async move {
+                .register_async_method("tools/call", |p, s, extensions| async move {
                     let context = context(&extensions)?.clone();
+                    let object = params::object(&p, "tools/call")?;
+                    let name = params::required_str(&object, "params", "name")?;
+                    let arguments = params::optional_object(&object, "params", "arguments")?
+                        .cloned()
+                        .unwrap_or_default();
+                    let target = Target::Tool {
+                        name,
+                        arguments: &arguments,
+                    };
+                    if let Some(answer) = extension::answer(&s, &object, target, &context).await {
+                        return answer;
+                    }
                     let connection = Arc::clone(&context.connection);
                     let cancel = context.cancel.clone();
                     let modern = context.modern.is_some();
@@ -164,6 +222,53 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     debug_assert!(tools_registered, "method names are unique");
     debug_assert!(registered.iter().all(|ok| *ok), "method names are unique");
     module
+}
+
+/// Appends an extension's `entries` to the list `key` of a one-page list result.
+fn append(page: &mut Value, key: &str, entries: Option<Vec<Value>>) {
+    if let (Some(list), Some(entries)) = (page[key].as_array_mut(), entries) {
+        list.extend(entries);
+    }
+}
+
+/// `resources/subscribe` (`subscribe`) or `resources/unsubscribe` (2025 era, offered by an
+/// extension): the connection's subscriptions.
+fn subscription(params: &Params<'_>, connection: &Connection, subscribe: bool) -> MethodResult {
+    let method = if subscribe {
+        "resources/subscribe"
+    } else {
+        "resources/unsubscribe"
+    };
+    let params = params::object(params, method)?;
+    let uri = params::required_str(&params, "params", "uri")?;
+    if !subscribe {
+        connection.unsubscribe(uri);
+    } else if !connection.subscribe(uri) {
+        return Err(RequestError::TooManySubscriptions {
+            limit: super::state::MAX_SUBSCRIPTIONS,
+        });
+    }
+    Ok(json!({}))
+}
+
+/// The extension's completion of a `completion/complete` request, if it answers its
+/// reference.
+fn extension_completion(
+    params: &Params<'_>,
+    shared: &Shared,
+) -> Result<Option<Value>, RequestError> {
+    let Some(extension) = shared.extension() else {
+        return Ok(None);
+    };
+    let params = params::object(params, "completion/complete")?;
+    let reference = params::required_object(&params, "params", "ref")?;
+    let argument = params::required_object(&params, "params", "argument")?;
+    let name = params::required_str(argument, "params.argument", "name")?;
+    let value = params::required_str(argument, "params.argument", "value")?;
+    Ok(extension.complete(reference, name, value).map(|values| {
+        let total = values.len();
+        json!({ "completion": { "values": values, "total": total, "hasMore": false } })
+    }))
 }
 
 /// `logging/setLevel` (2025 era): this connection's threshold for `notifications/message`.
@@ -186,12 +291,15 @@ fn list_tools(params: &Params<'_>, shared: &Shared) -> MethodResult {
             cursor: cursor.into(),
         });
     }
-    let tools: Vec<Value> = shared
+    let mut tools: Vec<Value> = shared
         .tools
         .definitions()
         .iter()
         .map(|d| d.to_value())
         .collect();
+    if let Some(extension) = shared.extension() {
+        tools.extend(extension.tools());
+    }
     Ok(json!({ "tools": tools }))
 }
 
@@ -269,6 +377,9 @@ fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
     if !connection.settle_version(version) {
         return Err(RequestError::AlreadyInitialized);
     }
+    if let Some(capabilities) = params.get("capabilities").filter(|c| c.is_object()) {
+        connection.set_client_capabilities(capabilities.clone());
+    }
     let declares_roots = params
         .get("capabilities")
         .and_then(|capabilities| capabilities.get("roots"))
@@ -295,8 +406,14 @@ fn list_prompts(params: &Params<'_>, shared: &Shared) -> MethodResult {
     let registry = shared.registry();
     let page = registry.page(cursor, DEFAULT_PAGE_SIZE)?;
     let mut result = json!({ "prompts": page.prompts });
-    if let Some(next) = page.next_cursor {
-        result["nextCursor"] = json!(next);
+    match page.next_cursor {
+        Some(next) => result["nextCursor"] = json!(next),
+        // The extension's prompts follow the built-in ones on the last page.
+        None => append(
+            &mut result,
+            "prompts",
+            shared.extension().map(|e| e.prompts()),
+        ),
     }
     Ok(result)
 }

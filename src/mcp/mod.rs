@@ -7,6 +7,7 @@
 
 pub(crate) mod era;
 mod error;
+pub mod extension;
 mod framing;
 mod handlers;
 pub mod http;
@@ -17,6 +18,7 @@ mod pool;
 pub mod prompt_file;
 pub(crate) mod protocol;
 mod roots;
+pub mod sealed;
 mod server;
 mod state;
 
@@ -29,6 +31,9 @@ use self::framing::{BlockingLineReader, Frame, LineReader};
 
 pub use era::{Era, LogLevel};
 pub use error::{ErrorCode, RequestError};
+pub use extension::{
+    AskError, Extension, ExtensionContext, ExtensionError, Handled, ListKind, Reply,
+};
 pub use framing::DEFAULT_MAX_LINE_BYTES;
 pub use handlers::{COMPLETION_THREADS, TOOL_THREADS};
 pub use protocol::{MODERN_VERSION, ProtocolVersion};
@@ -93,6 +98,15 @@ impl Server {
             shared,
             shell: config.shell,
         }
+    }
+
+    /// This server with `extension`'s tools, prompts and resources served beside the
+    /// built-in ones (see [`extension`]); it replaces any extension set before.
+    pub fn with_extension(mut self, extension: Arc<dyn Extension>) -> Server {
+        self.shared.set_extension(extension);
+        // The method table depends on the catalog (tools methods exist only with tools).
+        self.module = Arc::new(handlers::module(Arc::clone(&self.shared)));
+        self
     }
 
     /// The session connections start with, while it is open.

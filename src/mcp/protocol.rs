@@ -69,6 +69,8 @@ impl ProtocolVersion {
 pub struct Offer {
     /// Whether the tool catalog is non-empty (the `tools` capability is advertised only then).
     pub tools: bool,
+    /// Whether 2025 clients may subscribe to resources (an extension offers it).
+    pub subscribe: bool,
 }
 
 /// The server's name and version as `version` describes it (`title` since 2025-06-18):
@@ -110,6 +112,6 @@ pub fn capabilities(offer: Offer, version: Option<ProtocolVersion>) -> Value {
     if offer.tools {
         capabilities["tools"] = json!({ "listChanged": false });
     }
-    capabilities["resources"] = json!({ "subscribe": false, "listChanged": false });
+    capabilities["resources"] = json!({ "subscribe": offer.subscribe, "listChanged": false });
     capabilities
 }

@@ -322,7 +322,7 @@ impl ConnectionLoop {
         match message {
             Message::Request(request) => self.start_request(request, bytes).await,
             Message::Notification(notification) => self.handle_notification(notification).await,
-            Message::ClientResponse(response) => self.connection.take_roots(&response),
+            Message::ClientResponse(response) => self.connection.take_response(&response),
             Message::MalformedResponse { reason } => {
                 tracing::warn!(reason, "dropped a malformed response from the client");
             }
@@ -628,7 +628,7 @@ impl ConnectionLoop {
                 Message::Notification(notification) => {
                     self.handle_notification(notification).await;
                 }
-                Message::ClientResponse(response) => self.connection.take_roots(&response),
+                Message::ClientResponse(response) => self.connection.take_response(&response),
                 Message::MalformedResponse { reason } => {
                     tracing::warn!(reason, "dropped a malformed response from the client");
                 }
@@ -701,6 +701,7 @@ impl Dispatcher {
         let params_text = request.params.as_ref().map(Value::to_string);
         let params = Params::new(params_text.as_deref());
         let modern = context.modern;
+        let input_required = Arc::clone(&context.input_required);
         let mut extensions = Extensions::new();
         extensions.insert(context);
         let internal_id = jsonrpsee::types::Id::Number(0);
@@ -723,10 +724,12 @@ impl Dispatcher {
             }
         };
         let raw = response.into_json();
-        let answer = match modern.and_then(|modern| decorated(raw.get(), modern.ttl_ms)) {
-            Some(decorated) => with_client_id(&decorated, &request.id),
-            None => with_client_id(raw.get(), &request.id),
-        };
+        let input_required = input_required.load(Ordering::Acquire);
+        let answer =
+            match modern.and_then(|modern| decorated(raw.get(), modern.ttl_ms, input_required)) {
+                Some(decorated) => with_client_id(&decorated, &request.id),
+                None => with_client_id(raw.get(), &request.id),
+            };
         if answer.len() > self.max_response_bytes {
             return self.too_large(answer.len(), &request.id);
         }
@@ -745,10 +748,14 @@ impl Dispatcher {
 
 /// jsonrpsee's answer to internal id 0 with the members of a 2026 result put first in its
 /// result ([`era::decorate_result`]); `None` for an error answer.
-fn decorated(raw: &str, ttl_ms: Option<u64>) -> Option<String> {
+fn decorated(raw: &str, ttl_ms: Option<u64>, input_required: bool) -> Option<String> {
     const HEAD: &str = r#"{"jsonrpc":"2.0","id":0,"result":"#;
     let result = raw.strip_prefix(HEAD)?.strip_suffix('}')?;
-    let result = era::decorate_result(result, ttl_ms)?;
+    let result = if input_required {
+        era::decorate_input_required(result)?
+    } else {
+        era::decorate_result(result, ttl_ms)?
+    };
     let mut line = String::with_capacity(HEAD.len() + result.len() + 1);
     line.push_str(HEAD);
     line.push_str(&result);

@@ -1,12 +1,15 @@
 //! The state handlers and the connection loop share: the server-wide [`Shared`] and the
 //! per-connection [`Connection`], and what a request learns besides its params.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
 
 use super::era::{self, ListenFilter, LogLevel};
+use super::extension::{AskError, Extension, MAX_PENDING_ASKS};
 use super::message::RequestKey;
 use super::outlet::Outlet;
 use super::protocol::{Offer, ProtocolVersion};
@@ -16,6 +19,12 @@ use crate::session::files::Confinement;
 use crate::session::notices::{Notice, Severity};
 use crate::session::{Cancel, ClientSessions, Session, SessionHandle, SessionStore, SourceConfig};
 use crate::tools::ToolBox;
+
+/// The id prefix of the requests extension handlers send to the client.
+const ASK_ID_PREFIX: &str = "rea-ask-";
+
+/// Most resource subscriptions one connection holds.
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 256;
 
 /// State shared by every connection of one server.
 #[derive(Debug)]
@@ -32,6 +41,8 @@ pub(crate) struct Shared {
     connections: Mutex<Vec<Weak<Connection>>>,
     /// `subscriptions/listen` streams open in the process (at most [`era::MAX_LISTENS`]).
     listens: AtomicUsize,
+    /// The integrator's tools, prompts and resources, if any.
+    extension: RwLock<Option<Arc<dyn Extension>>>,
 }
 
 impl Shared {
@@ -49,7 +60,21 @@ impl Shared {
             sources,
             connections: Mutex::new(Vec::new()),
             listens: AtomicUsize::new(0),
+            extension: RwLock::new(None),
         }
+    }
+
+    /// The server's extension, if it has one.
+    pub(crate) fn extension(&self) -> Option<Arc<dyn Extension>> {
+        self.extension
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Sets the server's extension (replacing any earlier one).
+    pub(crate) fn set_extension(&self, extension: Arc<dyn Extension>) {
+        *self.extension.write().unwrap_or_else(|e| e.into_inner()) = Some(extension);
     }
 
     pub(crate) fn attach(&self, connection: &Arc<Connection>) {
@@ -122,8 +147,11 @@ impl Shared {
     }
 
     pub(crate) fn offer(&self) -> Offer {
+        let extension = self.extension();
         Offer {
-            tools: !self.tools.definitions().is_empty(),
+            tools: !self.tools.definitions().is_empty()
+                || extension.as_ref().is_some_and(|e| !e.tools().is_empty()),
+            subscribe: extension.as_ref().is_some_and(|e| e.subscribe()),
         }
     }
 }
@@ -146,6 +174,14 @@ pub(crate) struct Connection {
     log_threshold: Mutex<Option<LogLevel>>,
     /// The open `subscriptions/listen` streams of this connection (2026 era).
     listens: Mutex<Vec<Listen>>,
+    /// The capabilities the client declared at `initialize` (2025 era).
+    client_capabilities: Mutex<Value>,
+    /// Requests to the client waiting for their answers, by id.
+    asks: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    /// Serial of the latest request to the client.
+    ask_serial: AtomicU64,
+    /// The resource URIs the client subscribed to (2025 era).
+    subscriptions: Mutex<HashSet<String>>,
 }
 
 /// One open `subscriptions/listen` stream.
@@ -196,6 +232,10 @@ impl Connection {
             outlet,
             log_threshold: Mutex::new(None),
             listens: Mutex::new(Vec::new()),
+            client_capabilities: Mutex::new(Value::Object(Map::new())),
+            asks: Mutex::new(HashMap::new()),
+            ask_serial: AtomicU64::new(0),
+            subscriptions: Mutex::new(HashSet::new()),
         }
     }
 
@@ -229,6 +269,81 @@ impl Connection {
             let serial = self.roots_serial.fetch_add(1, Ordering::AcqRel) + 1;
             self.outlet.send(roots::roots_request(serial)).await;
         }
+    }
+
+    /// Notes the capabilities the client declared at `initialize`.
+    pub(crate) fn set_client_capabilities(&self, capabilities: Value) {
+        *self
+            .client_capabilities
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = capabilities;
+    }
+
+    /// The capabilities the client declared at `initialize` (an empty object before).
+    pub(crate) fn client_capabilities(&self) -> Value {
+        self.client_capabilities
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A new request to the client: its id and where its answer arrives; refused when
+    /// [`MAX_PENDING_ASKS`] already wait.
+    pub(crate) fn register_ask(&self) -> Result<(String, oneshot::Receiver<Value>), AskError> {
+        let mut asks = self.asks.lock().unwrap_or_else(|e| e.into_inner());
+        if asks.len() >= MAX_PENDING_ASKS {
+            return Err(AskError::TooManyPending {
+                limit: MAX_PENDING_ASKS,
+            });
+        }
+        let serial = self.ask_serial.fetch_add(1, Ordering::AcqRel) + 1;
+        let id = format!("{ASK_ID_PREFIX}{serial}");
+        let (sender, receiver) = oneshot::channel();
+        asks.insert(id.clone(), sender);
+        Ok((id, receiver))
+    }
+
+    /// Forgets the request to the client `id` (answered, timed out or cancelled).
+    pub(crate) fn forget_ask(&self, id: &str) {
+        self.asks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    /// Routes a response the client sent: to the request to the client waiting for it, else
+    /// to `roots/list` handling.
+    pub(crate) fn take_response(&self, response: &Value) {
+        let waiting = response["id"].as_str().and_then(|id| {
+            self.asks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(id)
+        });
+        match waiting {
+            Some(sender) => {
+                let _ = sender.send(response.clone());
+            }
+            None => self.take_roots(response),
+        }
+    }
+
+    /// Subscribes to `uri` (2025 era); `false` when [`MAX_SUBSCRIPTIONS`] are held.
+    pub(crate) fn subscribe(&self, uri: &str) -> bool {
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+        if subscriptions.len() >= MAX_SUBSCRIPTIONS && !subscriptions.contains(uri) {
+            return false;
+        }
+        subscriptions.insert(uri.to_owned());
+        true
+    }
+
+    /// Ends the subscription to `uri`, if any.
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(uri);
     }
 
     /// Takes the client's answer to the latest `roots/list` as the confinement (within the
@@ -334,6 +449,8 @@ pub(crate) struct RequestContext {
     pub(crate) log_level: Option<LogLevel>,
     /// Set for a 2026 request.
     pub(crate) modern: Option<ModernAnswer>,
+    /// Set by the handler when it answered an `input_required` result (2026 era).
+    pub(crate) input_required: Arc<AtomicBool>,
 }
 
 impl RequestContext {
@@ -346,6 +463,7 @@ impl RequestContext {
             cancel,
             log_level: None,
             modern: None,
+            input_required: Arc::new(AtomicBool::new(false)),
         }
     }
 

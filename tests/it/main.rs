@@ -126,6 +126,7 @@ mod mcp {
     mod eight_sessions;
     mod era;
     mod execution;
+    mod extension;
     mod http;
     mod logging;
     mod prompts;

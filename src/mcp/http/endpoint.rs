@@ -126,7 +126,7 @@ impl Endpoint {
             Message::Notification(notification) => self.notification(headers, notification).await,
             Message::ClientResponse(response) => match self.session_of(headers, &Value::Null) {
                 Ok(session) => {
-                    session.connection.take_roots(&response);
+                    session.connection.take_response(&response);
                     StatusCode::ACCEPTED.into_response()
                 }
                 Err(refused) => *refused,
@@ -484,7 +484,7 @@ impl Endpoint {
                 Message::Notification(notification) => {
                     let _ = self.notification(headers, notification).await;
                 }
-                Message::ClientResponse(response) => session.connection.take_roots(&response),
+                Message::ClientResponse(response) => session.connection.take_response(&response),
                 Message::MalformedResponse { reason } => {
                     tracing::warn!(reason, "dropped a malformed response from an HTTP client");
                 }
@@ -541,12 +541,14 @@ fn answered(joined: Result<String, tokio::task::JoinError>, id: &Value) -> Strin
 }
 
 /// The HTTP status of a JSON answer: a 2026 request for a method that does not exist is a
-/// 404; every other answer, error or not, is a 200.
+/// 404, one that needs a client capability it did not declare a 400; every other answer,
+/// error or not, is a 200.
 fn answer_status(era: Era, answer: &str) -> StatusCode {
-    if era == Era::Modern && error_code(answer) == Some(-32601) {
-        StatusCode::NOT_FOUND
-    } else {
-        StatusCode::OK
+    match (era, error_code(answer)) {
+        (Era::Modern, Some(-32601)) => StatusCode::NOT_FOUND,
+        // A missing client capability is a 400 over HTTP.
+        (Era::Modern, Some(-32021)) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
     }
 }
 

@@ -198,7 +198,13 @@ pub fn check_message(sent: &Sent<'_>, message: &Value) {
     }
     assert_schema_valid(version, "JSONRPCResponse", message);
     if version == MODERN {
-        assert_eq!(message["result"]["resultType"], "complete", "{message}");
+        // `input_required` only with its input requests (an extension's handler asked).
+        let result_type = if message["result"]["inputRequests"].is_object() {
+            "input_required"
+        } else {
+            "complete"
+        };
+        assert_eq!(message["result"]["resultType"], result_type, "{message}");
         assert_eq!(
             message["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "rea",
             "{message}"
@@ -206,7 +212,9 @@ pub fn check_message(sent: &Sent<'_>, message: &Value) {
     } else {
         assert!(message["result"].get("resultType").is_none(), "{message}");
     }
-    if let Some(definition) = sent_as.and_then(|(method, _)| result_definition(method)) {
+    if message["result"]["resultType"] == "input_required" {
+        assert_schema_valid(version, "InputRequiredResult", &message["result"]);
+    } else if let Some(definition) = sent_as.and_then(|(method, _)| result_definition(method)) {
         assert_schema_valid(version, definition, &message["result"]);
     }
 }

@@ -1,0 +1,515 @@
+//! The extension point: an integrator's own tools, prompts and resources, served through the
+//! same shell as the built-in ones (both eras, stdio and HTTP).
+//!
+//! An [`Extension`] lists its definitions (as MCP JSON) and answers the requests that name
+//! them; the built-in catalog answers the rest. Its handlers get an [`ExtensionContext`] that
+//! belongs to the one request:
+//!
+//! - [`ExtensionContext::progress`] and [`ExtensionContext::log`] send `notifications/progress`
+//!   and `notifications/message` on the request's own stream (the connection's output on
+//!   stdio, the request's SSE response over HTTP), before its answer;
+//! - [`ExtensionContext::ask`] (2025 era) sends a request to the client
+//!   (`sampling/createMessage`, `elicitation/create`, `roots/list`) on that stream and waits
+//!   for its answer, which the client sends back as a line (stdio) or a POST (HTTP); at most
+//!   [`MAX_PENDING_ASKS`] wait per connection, each at most [`ASK_TIMEOUT`];
+//! - in the 2026 era a handler asks instead by answering [`Reply::InputRequired`]: the client
+//!   retries with `inputResponses` ([`ExtensionContext::input_responses`]) and the state the
+//!   handler kept ([`ExtensionContext::state`]), which travels sealed (see
+//!   [`super::sealed`]) so a client cannot forge or move it to another request.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use rea::mcp::{Extension, ExtensionContext, Handled, Reply, Server, ServerConfig};
+//! use serde_json::{Map, Value, json};
+//!
+//! #[derive(Debug)]
+//! struct Hello;
+//!
+//! impl Extension for Hello {
+//!     fn tools(&self) -> Vec<Value> {
+//!         vec![json!({"name": "hello", "description": "Says hello",
+//!                     "inputSchema": {"type": "object"}})]
+//!     }
+//!     fn call_tool<'a>(&'a self, name: &'a str, _: &'a Map<String, Value>,
+//!                      _: &'a ExtensionContext) -> Handled<'a> {
+//!         Box::pin(async move {
+//!             (name == "hello").then(|| Ok(Reply::Complete(
+//!                 json!({"content": [{"type": "text", "text": "hello"}]}))))
+//!         })
+//!     }
+//! }
+//!
+//! let server = Server::new(ServerConfig::default()).with_extension(Arc::new(Hello));
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::era::{CLIENT_CAPABILITIES_KEY, Era, LogLevel};
+use super::error::RequestError;
+use super::sealed::{self, StateError};
+use super::state::{RequestContext, Shared};
+use crate::session::Cancel;
+
+/// How long [`ExtensionContext::ask`] waits for the client's answer.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Most requests to the client waiting for an answer at once, per connection.
+pub const MAX_PENDING_ASKS: usize = 16;
+
+/// What an extension handler's future yields: `None` when the name is not the extension's
+/// (the built-in catalog answers then), else its reply or error.
+pub type Handled<'a> =
+    Pin<Box<dyn Future<Output = Option<Result<Reply, ExtensionError>>> + Send + 'a>>;
+
+/// An integrator's tools, prompts and resources (see the [module](self) documentation).
+/// Every method has a default that offers nothing.
+pub trait Extension: Send + Sync + std::fmt::Debug + 'static {
+    /// Tool definitions (`name`, `description`, `inputSchema`, ...), listed after the
+    /// built-in tools.
+    fn tools(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// Prompt definitions (`name`, `description`, `arguments`), listed after the built-in
+    /// prompts.
+    fn prompts(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// Direct resources (`uri`, `name`, ...), listed after the built-in ones.
+    fn resources(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// Resource templates (`uriTemplate`, `name`, ...), listed after the built-in ones.
+    fn resource_templates(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// Whether 2025 clients may `resources/subscribe` (the `resources.subscribe`
+    /// capability); the shell keeps each connection's subscriptions.
+    fn subscribe(&self) -> bool {
+        false
+    }
+
+    /// Answers `tools/call` for `name`; `None`: not one of this extension's tools.
+    fn call_tool<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Map<String, Value>,
+        context: &'a ExtensionContext,
+    ) -> Handled<'a> {
+        let _ = (name, arguments, context);
+        Box::pin(async { None })
+    }
+
+    /// Answers `prompts/get` for `name`; `None`: not one of this extension's prompts.
+    fn get_prompt<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Map<String, Value>,
+        context: &'a ExtensionContext,
+    ) -> Handled<'a> {
+        let _ = (name, arguments, context);
+        Box::pin(async { None })
+    }
+
+    /// Answers `resources/read` for `uri`; `None`: not one of this extension's resources.
+    fn read_resource<'a>(&'a self, uri: &'a str, context: &'a ExtensionContext) -> Handled<'a> {
+        let _ = (uri, context);
+        Box::pin(async { None })
+    }
+
+    /// Completion values for `argument` (typed so far: `value`) of the prompt or template
+    /// `reference` (`{"type": "ref/prompt", "name"}` or `{"type": "ref/resource", "uri"}`);
+    /// `None`: not one of this extension's.
+    fn complete(
+        &self,
+        reference: &Map<String, Value>,
+        argument: &str,
+        value: &str,
+    ) -> Option<Vec<String>> {
+        let _ = (reference, argument, value);
+        None
+    }
+}
+
+/// What an extension handler answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// The complete result (a `CallToolResult`, `GetPromptResult` or `ReadResourceResult`).
+    Complete(Value),
+    /// 2026 era only: the client must first answer `requests` (keys of the handler's
+    /// choosing, each `{"method", "params"}`), then retry with `inputResponses` under the same
+    /// keys; `state`, if any, comes back sealed as the retry's `requestState`.
+    InputRequired {
+        /// The input requests, by key.
+        requests: Map<String, Value>,
+        /// What the handler needs to know on the retry.
+        state: Option<Value>,
+    },
+}
+
+/// Why a request to the client ([`ExtensionContext::ask`]) gave no result.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AskError {
+    /// A 2026 request cannot be answered by a request to the client; answer
+    /// [`Reply::InputRequired`] instead.
+    #[error("a 2026 request asks the client through an input_required result, not a request")]
+    Modern,
+    /// [`MAX_PENDING_ASKS`] requests to the client already wait on this connection.
+    #[error("{limit} requests to the client already wait for their answers")]
+    TooManyPending {
+        /// The limit ([`MAX_PENDING_ASKS`]).
+        limit: usize,
+    },
+    /// The client did not answer within [`ASK_TIMEOUT`].
+    #[error("the client did not answer {method} within {} seconds", ASK_TIMEOUT.as_secs())]
+    TimedOut {
+        /// The method asked.
+        method: String,
+    },
+    /// The request was cancelled, or the connection closed, before the client answered.
+    #[error("the request ended before the client answered {method}")]
+    Ended {
+        /// The method asked.
+        method: String,
+    },
+    /// The client answered with an error.
+    #[error("the client answered {method} with error {code}: {}", crate::text::cut(.message))]
+    Refused {
+        /// The method asked.
+        method: String,
+        /// The client's error code.
+        code: i64,
+        /// The client's error message.
+        message: String,
+    },
+}
+
+/// An extension handler's error, answered as a JSON-RPC error.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExtensionError {
+    /// `-32602`: the request's arguments are wrong; the text says which and how.
+    #[error("Invalid params: {0}")]
+    InvalidParams(String),
+    /// `-32021`: answering needs a client capability (`sampling`, `elicitation`, `roots`)
+    /// the client did not declare; `data.requiredCapabilities` names it.
+    #[error(
+        "Missing required client capability: this request needs the client capability {0:?}, which the client did not declare"
+    )]
+    MissingClientCapability(String),
+    /// `-32603`: a request to the client failed.
+    #[error("Internal error: {0}")]
+    Ask(#[from] AskError),
+    /// `-32603`: the handler failed; the text says why.
+    #[error("Internal error: {0}")]
+    Failed(String),
+}
+
+/// The lists whose change [`ExtensionContext::list_changed`] announces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListKind {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+    /// `notifications/resources/list_changed`.
+    Resources,
+}
+
+/// What an extension handler knows about its request, and what it can send on its stream.
+#[derive(Debug)]
+pub struct ExtensionContext {
+    request: RequestContext,
+    era: Era,
+    client_capabilities: Value,
+    progress_token: Option<Value>,
+    input_responses: Option<Map<String, Value>>,
+    state: Option<Value>,
+}
+
+impl ExtensionContext {
+    /// The era of the request.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// The client's capabilities: declared at `initialize` (2025 era) or in the request's
+    /// `_meta` (2026 era).
+    pub fn client_capabilities(&self) -> &Value {
+        &self.client_capabilities
+    }
+
+    /// Whether the client declared the capability `name` (`sampling`, `elicitation`,
+    /// `roots`, ...).
+    pub fn has_client_capability(&self, name: &str) -> bool {
+        self.client_capabilities
+            .get(name)
+            .is_some_and(Value::is_object)
+    }
+
+    /// The client's answers to an earlier [`Reply::InputRequired`] (2026 era), by key, as
+    /// sent (each still to be checked).
+    pub fn input_responses(&self) -> Option<&Map<String, Value>> {
+        self.input_responses.as_ref()
+    }
+
+    /// The state an earlier [`Reply::InputRequired`] kept, once its seal was checked.
+    pub fn state(&self) -> Option<&Value> {
+        self.state.as_ref()
+    }
+
+    /// Whether the client cancelled the request.
+    pub fn is_cancelled(&self) -> bool {
+        self.request.cancel.is_cancelled()
+    }
+
+    /// Sends `notifications/progress` on the request's stream when the request carried a
+    /// `_meta.progressToken` (nothing otherwise).
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        let line =
+            json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": params });
+        self.request.stream.send(line.to_string()).await;
+    }
+
+    /// Sends `notifications/message` with `data` on the request's stream when `level` is at
+    /// or above the request's log level (the 2025 connection's `logging/setLevel`, the 2026
+    /// request's `_meta` level); nothing without one.
+    pub async fn log(&self, level: LogLevel, data: Value) {
+        if self
+            .request
+            .log_level
+            .is_some_and(|threshold| level >= threshold)
+        {
+            let line = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": { "level": level.as_str(), "data": data },
+            });
+            self.request.stream.send(line.to_string()).await;
+        }
+    }
+
+    /// Announces that a list changed to every connected client and listen stream that asked
+    /// for it.
+    pub fn list_changed(&self, list: ListKind) {
+        self.request.connection.shared.broadcast(match list {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+        });
+    }
+
+    /// Sends `method` with `params` to the client as a request on this request's stream
+    /// (2025 era) and waits for its result.
+    pub async fn ask(&self, method: &str, params: Value) -> Result<Value, AskError> {
+        if self.era == Era::Modern {
+            return Err(AskError::Modern);
+        }
+        let connection = &self.request.connection;
+        let (id, answer) = connection.register_ask()?;
+        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.request.stream.send(line.to_string()).await;
+        let cancel = self.request.cancel.clone();
+        let waited = tokio::select! {
+            answer = tokio::time::timeout(ASK_TIMEOUT, answer) => match answer {
+                Err(_) => Waited::TimedOut,
+                Ok(Err(_)) => Waited::Ended,
+                Ok(Ok(response)) => Waited::Answer(response),
+            },
+            () = cancelled(cancel) => Waited::Ended,
+        };
+        connection.forget_ask(&id);
+        let method = method.to_owned();
+        match waited {
+            Waited::TimedOut => Err(AskError::TimedOut { method }),
+            Waited::Ended => Err(AskError::Ended { method }),
+            Waited::Answer(mut response) => {
+                if let Some(error) = response.get("error") {
+                    return Err(AskError::Refused {
+                        code: error["code"].as_i64().unwrap_or_default(),
+                        message: error["message"].as_str().unwrap_or_default().to_owned(),
+                        method,
+                    });
+                }
+                match response.get_mut("result") {
+                    Some(result) => Ok(result.take()),
+                    None => Err(AskError::Ended { method }),
+                }
+            }
+        }
+    }
+}
+
+/// How a request to the client ended.
+enum Waited {
+    Answer(Value),
+    TimedOut,
+    Ended,
+}
+
+/// Resolves when `cancel` is set (polled: cancellation is rare and the wait is long).
+async fn cancelled(cancel: Cancel) {
+    while !cancel.is_cancelled() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Which request an extension is asked to answer.
+pub(crate) enum Target<'a> {
+    Tool {
+        name: &'a str,
+        arguments: &'a Map<String, Value>,
+    },
+    Prompt {
+        name: &'a str,
+        arguments: &'a Map<String, Value>,
+    },
+    Resource {
+        uri: &'a str,
+    },
+}
+
+impl Target<'_> {
+    fn method(&self) -> &'static str {
+        match self {
+            Target::Tool { .. } => "tools/call",
+            Target::Prompt { .. } => "prompts/get",
+            Target::Resource { .. } => "resources/read",
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Target::Tool { name, .. } | Target::Prompt { name, .. } => name,
+            Target::Resource { uri } => uri,
+        }
+    }
+}
+
+/// Offers `target` of a request with `params` to the server's extension: `None` when there
+/// is none or it does not answer that name (the built-in catalog answers then).
+pub(crate) async fn answer(
+    shared: &Shared,
+    params: &Map<String, Value>,
+    target: Target<'_>,
+    request: &RequestContext,
+) -> Option<Result<Value, RequestError>> {
+    let extension = shared.extension()?;
+    let era = if request.modern.is_some() {
+        Era::Modern
+    } else {
+        Era::Legacy
+    };
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let client_capabilities = match era {
+        Era::Modern => meta
+            .and_then(|meta| meta.get(CLIENT_CAPABILITIES_KEY))
+            .cloned()
+            .unwrap_or_else(|| json!({})),
+        Era::Legacy => request.connection.client_capabilities(),
+    };
+    let (input_responses, state) = match era {
+        Era::Modern => match retry_members(params, &target) {
+            Ok(members) => members,
+            Err(error) => return Some(Err(error)),
+        },
+        Era::Legacy => (None, None),
+    };
+    let context = ExtensionContext {
+        request: request.clone(),
+        era,
+        client_capabilities,
+        progress_token: meta.and_then(|meta| meta.get("progressToken")).cloned(),
+        input_responses,
+        state,
+    };
+    let replied = match target {
+        Target::Tool { name, arguments } => extension.call_tool(name, arguments, &context).await,
+        Target::Prompt { name, arguments } => extension.get_prompt(name, arguments, &context).await,
+        Target::Resource { uri } => extension.read_resource(uri, &context).await,
+    }?;
+    Some(match replied {
+        Ok(Reply::Complete(result)) => Ok(result),
+        Ok(Reply::InputRequired { requests, state }) => {
+            input_required(&target, request, era, requests, state.as_ref())
+        }
+        Err(error) => Err(RequestError::Extension(error)),
+    })
+}
+
+/// The `inputResponses` and the opened `requestState` of a 2026 retry.
+type RetryMembers = (Option<Map<String, Value>>, Option<Value>);
+
+/// The `inputResponses` and the opened `requestState` of a 2026 retry.
+fn retry_members(
+    params: &Map<String, Value>,
+    target: &Target<'_>,
+) -> Result<RetryMembers, RequestError> {
+    let input_responses = match params.get("inputResponses") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(responses)) => Some(responses.clone()),
+        Some(_) => {
+            return Err(RequestError::NotAnObjectField {
+                path: "params",
+                field: "inputResponses",
+            });
+        }
+    };
+    let state = match params.get("requestState") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(sealed)) => Some(
+            sealed::open(sealed, target.method(), target.name())
+                .map_err(|reason| RequestError::RequestState { reason })?,
+        ),
+        Some(_) => {
+            return Err(RequestError::RequestState {
+                reason: StateError::Malformed,
+            });
+        }
+    };
+    Ok((input_responses, state))
+}
+
+/// The `input_required` result of a 2026 request (its `resultType` is set by the shell).
+fn input_required(
+    target: &Target<'_>,
+    request: &RequestContext,
+    era: Era,
+    requests: Map<String, Value>,
+    state: Option<&Value>,
+) -> Result<Value, RequestError> {
+    if era == Era::Legacy {
+        return Err(RequestError::Extension(ExtensionError::Failed(format!(
+            "{} {} answered input_required, which only 2026 requests can receive",
+            target.method(),
+            crate::text::cut(target.name())
+        ))));
+    }
+    let mut result = json!({ "inputRequests": requests });
+    if let Some(state) = state {
+        let sealed =
+            sealed::seal(target.method(), target.name(), state).ok_or(RequestError::NoRandom)?;
+        result["requestState"] = json!(sealed);
+    }
+    request.input_required.store(true, Ordering::Release);
+    Ok(result)
+}
