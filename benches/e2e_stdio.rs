@@ -13,10 +13,19 @@
 //! - `procedures_50k`: the same on a generated ELF of 50,000 functions (bounded discovery).
 //! - `evidence`: the `evidence` argument of `verify_reconstruction` with 10,000 retained records.
 //! - `prompts_get`: `investigate_feature` with all its arguments.
+//! - `documents, 2026-07-28 era`: the same requests with no `initialize`, each carrying the
+//!   2026-07-28 `_meta` envelope (protocol version and client capabilities), as a client of
+//!   that revision sends them.
 //! - `floor`: the document requests answered by the floor peer (`benches/peers/floor/`), a
 //!   tiny Rust program that parses each request and answers a canned 100-value completion:
-//!   the least any server over these pipes can cost. The bench builds it on demand with
-//!   `cargo build --release` into `target/tmp/` (ignored); it is not part of the crate.
+//!   the least any server over these pipes can cost.
+//! - `rmcp`: the document requests answered by the rmcp peer (`benches/peers/rmcp/`), the
+//!   official Rust SDK over the same catalog with its matching keys precomputed.
+//!
+//! The bench builds the peers on demand with `cargo build --release` into `target/tmp/`
+//! (ignored); they are not part of the crate. A peer that does not build is reported and its
+//! scenario skipped. After the table, the bench compares the medians: rea's Document p50 and
+//! throughput against each peer's, and the 2026-07-28 run against the 2025-11-25 one.
 //!
 //! Run with `cargo bench --bench e2e_stdio`. `REA_BIN=/path/to/rea` measures another build of
 //! the server (for before/after comparisons); `REA_BENCH_ONLY=<text>` runs only the scenarios
@@ -46,13 +55,22 @@ struct Peer {
 }
 
 impl Peer {
-    fn start(server: &Path, kind: Server, open: Option<&Path>) -> Peer {
+    fn start(server: &Path, kind: Server, era: Era, open: Option<&Path>) -> Peer {
         let mut command = Command::new(server);
-        if kind == Server::Rea {
-            command.arg("serve");
-            if let Some(path) = open {
-                command.arg("--open").arg(path);
+        match kind {
+            Server::Rea => {
+                command.arg("serve");
+                if let Some(path) = open {
+                    command.arg("--open").arg(path);
+                }
             }
+            Server::Rmcp => {
+                command.arg("--stdio");
+                if let Some(path) = open {
+                    command.arg("--catalog").arg(path);
+                }
+            }
+            Server::Floor => {}
         }
         let mut child = command
             .stdin(Stdio::piped())
@@ -66,6 +84,10 @@ impl Peer {
             child,
             line: String::new(),
         };
+        if era == Era::Y2026 {
+            // A 2026-07-28 client has no handshake: every request carries its envelope.
+            return peer;
+        }
         peer.send(
             &json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize",
             "params": { "protocolVersion": "2025-11-25", "capabilities": {},
@@ -115,26 +137,61 @@ enum Server {
     Rea,
     /// The floor peer of `benches/peers/floor/`.
     Floor,
+    /// The rmcp peer of `benches/peers/rmcp/`, started with `--stdio --catalog`.
+    Rmcp,
 }
 
-/// Builds the floor peer (release) into the bench's temporary folder and returns its path.
-fn build_floor(target: &Path) -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/floor/Cargo.toml");
+impl Server {
+    /// The peer's folder under `benches/peers/` and its executable's name.
+    fn peer(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Server::Rea => None,
+            Server::Floor => Some(("floor", "rea-floor-peer")),
+            Server::Rmcp => Some(("rmcp", "rea-rmcp-peer")),
+        }
+    }
+}
+
+/// Which protocol revision the client of a scenario speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Era {
+    /// 2025-11-25: `initialize` first, then plain requests.
+    Y2025,
+    /// 2026-07-28: no handshake, the `_meta` envelope on every request.
+    Y2026,
+}
+
+/// Builds a bench-only peer (release) into the bench's temporary folder and returns its path,
+/// or `None` (after saying why) when it does not build.
+fn build_peer(target: &Path, folder: &str, executable: &str) -> Option<PathBuf> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/peers")
+        .join(folder)
+        .join("Cargo.toml");
     let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .args(["build", "--release", "--quiet", "--manifest-path"])
         .arg(&manifest)
         .arg("--target-dir")
         .arg(target)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "the floor peer builds");
-    target.join("release/rea-floor-peer")
+        .status();
+    match status {
+        Ok(status) if status.success() => Some(target.join("release").join(executable)),
+        Ok(status) => {
+            println!("the {folder} peer did not build ({status}); its scenario is skipped");
+            None
+        }
+        Err(error) => {
+            println!("cargo did not run for the {folder} peer ({error}); its scenario is skipped");
+            None
+        }
+    }
 }
 
 /// One scenario: how to start the server and which request to send for the `i`th round trip.
 struct Scenario {
     name: &'static str,
     server: Server,
+    era: Era,
     open: Option<PathBuf>,
     prepare: fn(&mut Peer),
     request: fn(usize, &Value) -> Value,
@@ -153,7 +210,12 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn run(binary: &Path, scenario: &Scenario) -> Measured {
-    let mut peer = Peer::start(binary, scenario.server, scenario.open.as_deref());
+    let mut peer = Peer::start(
+        binary,
+        scenario.server,
+        scenario.era,
+        scenario.open.as_deref(),
+    );
     (scenario.prepare)(&mut peer);
     for i in 0..500 {
         peer.send(&(scenario.request)(i, &json!(format!("warm-{i}"))));
@@ -201,6 +263,17 @@ fn is_completion(answer: &Value) {
         answer["result"]["completion"]["values"].is_array(),
         "{answer}"
     );
+}
+
+/// The `i`th Document completion request of a 2026-07-28 client: the same request with the
+/// `_meta` envelope every request of that revision carries.
+fn document_request_2026(i: usize, id: &Value) -> Value {
+    let mut request = document_request(i, id);
+    request["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    request
 }
 
 /// The 10,000 document names: 90% ASCII identifiers, 10% other scripts.
@@ -305,7 +378,8 @@ fn main() {
     let mut scenarios = vec![
         Scenario {
             server: Server::Rea,
-            name: "documents (10,000-document catalog)",
+            era: Era::Y2025,
+            name: DOCUMENTS,
             open: Some(catalog.clone()),
             prepare: no_preparation,
             request: document_request,
@@ -313,6 +387,7 @@ fn main() {
         },
         Scenario {
             server: Server::Rea,
+            era: Era::Y2025,
             name: "procedures (generated 50,000-function ELF)",
             open: Some(large),
             prepare: no_preparation,
@@ -321,6 +396,7 @@ fn main() {
         },
         Scenario {
             server: Server::Rea,
+            era: Era::Y2025,
             name: "evidence (10,000 records)",
             open: Some(
                 Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -340,8 +416,9 @@ fn main() {
         },
         Scenario {
             server: Server::Rea,
+            era: Era::Y2025,
             name: "prompts/get (all arguments)",
-            open: Some(catalog),
+            open: Some(catalog.clone()),
             prepare: no_preparation,
             request: |_, id| {
                 json!({ "jsonrpc": "2.0", "id": id, "method": "prompts/get",
@@ -352,10 +429,32 @@ fn main() {
             check: |answer| assert!(answer["result"]["messages"].is_array(), "{answer}"),
         },
     ];
+    scenarios.insert(
+        1,
+        Scenario {
+            server: Server::Rea,
+            era: Era::Y2026,
+            name: DOCUMENTS_2026,
+            open: Some(catalog.clone()),
+            prepare: no_preparation,
+            request: document_request_2026,
+            check: is_completion,
+        },
+    );
     scenarios.push(Scenario {
         server: Server::Floor,
-        name: "floor peer (the document requests)",
+        era: Era::Y2025,
+        name: FLOOR,
         open: None,
+        prepare: no_preparation,
+        request: document_request,
+        check: is_completion,
+    });
+    scenarios.push(Scenario {
+        server: Server::Rmcp,
+        era: Era::Y2025,
+        name: RMCP,
+        open: Some(catalog.clone()),
         prepare: no_preparation,
         request: document_request,
         check: is_completion,
@@ -365,6 +464,7 @@ fn main() {
             1,
             Scenario {
                 server: Server::Rea,
+                era: Era::Y2025,
                 name: "procedures (system libc)",
                 open: Some(PathBuf::from(LIBC)),
                 prepare: no_preparation,
@@ -380,46 +480,120 @@ fn main() {
     if let Ok(only) = std::env::var("REA_BENCH_ONLY") {
         scenarios.retain(|scenario| scenario.name.contains(only.as_str()));
     }
+    // Each peer is built once, before the table; one that does not build drops its scenarios.
+    let mut executables: Vec<(Server, PathBuf)> = vec![(Server::Rea, binary.clone())];
+    for server in [Server::Floor, Server::Rmcp] {
+        let wanted = scenarios.iter().any(|scenario| scenario.server == server);
+        if let (true, Some((folder, executable))) = (wanted, server.peer()) {
+            match build_peer(&data.join("peers"), folder, executable) {
+                Some(path) => executables.push((server, path)),
+                None => scenarios.retain(|scenario| scenario.server != server),
+            }
+        }
+    }
+    let executable = |server: Server| {
+        executables
+            .iter()
+            .find(|(kind, _)| *kind == server)
+            .map(|(_, path)| path.clone())
+            .expect("every remaining scenario's server is built")
+    };
     println!("rea serve over pipes: {}", binary.display());
-    println!(
-        "load average at start: {}",
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .trim()
-    );
+    println!("load average at start: {}", load_average());
+    // Rounds: every scenario once per round, so a change in the machine's load during the run
+    // reaches all of them alike instead of one scenario's runs.
+    let mut measured: Vec<Vec<Measured>> = scenarios.iter().map(|_| Vec::new()).collect();
+    for _ in 0..runs.max(1) {
+        for (scenario, runs) in scenarios.iter().zip(&mut measured) {
+            runs.push(run(&executable(scenario.server), scenario));
+        }
+    }
     println!("| scenario | p50 | p99 | req/s, {IN_FLIGHT} in flight | peak memory |");
     println!("|---|---|---|---|---|");
-    let floor = scenarios
+    let medians: Vec<(&str, Median)> = scenarios
         .iter()
-        .any(|scenario| scenario.server == Server::Floor)
-        .then(|| build_floor(&data.join("peers")));
-    for scenario in &scenarios {
-        let server = match (scenario.server, &floor) {
-            (Server::Floor, Some(floor)) => floor,
-            _ => &binary,
-        };
-        let mut measured: Vec<Measured> = (0..runs.max(1)).map(|_| run(server, scenario)).collect();
-        let median = measured.len() / 2;
-        measured.sort_by_key(|m| m.p50);
-        let p50 = measured[median].p50;
-        measured.sort_by_key(|m| m.p99);
-        let p99 = measured[median].p99;
-        measured.sort_by(|a, b| a.throughput.total_cmp(&b.throughput));
-        let throughput = measured[median].throughput;
-        let peak = measured.iter().map(|m| m.peak_kb).max().unwrap_or(0);
+        .zip(measured)
+        .map(|(scenario, runs)| (scenario.name, Median::of(runs)))
+        .collect();
+    for (name, median) in &medians {
         println!(
-            "| {} | {:.0} µs | {:.0} µs | {:.0} | {:.1} MB |",
-            scenario.name,
-            p50.as_secs_f64() * 1e6,
-            p99.as_secs_f64() * 1e6,
-            throughput,
-            peak as f64 / 1024.0
+            "| {name} | {:.0} µs | {:.0} µs | {:.0} | {:.1} MB |",
+            median.p50.as_secs_f64() * 1e6,
+            median.p99.as_secs_f64() * 1e6,
+            median.throughput,
+            median.peak_kb as f64 / 1024.0
         );
     }
-    println!(
-        "load average at end: {}",
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .trim()
-    );
+    println!("load average at end: {}", load_average());
+    let find = |wanted: &str| {
+        medians
+            .iter()
+            .find(|(name, _)| *name == wanted)
+            .map(|(_, median)| median)
+    };
+    if let Some(rea) = find(DOCUMENTS) {
+        for (peer, label) in [(FLOOR, "floor"), (RMCP, "rmcp")] {
+            if let Some(peer) = find(peer) {
+                println!(
+                    "documents against the {label} peer: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x",
+                    rea.p50.as_secs_f64() / peer.p50.as_secs_f64(),
+                    rea.p99.as_secs_f64() / peer.p99.as_secs_f64(),
+                    rea.throughput / peer.throughput
+                );
+            }
+        }
+        if let Some(modern) = find(DOCUMENTS_2026) {
+            println!(
+                "documents, 2026-07-28 against 2025-11-25: p50 {:+.1}%, p99 {:+.1}%, throughput {:+.1}%",
+                percent(modern.p50.as_secs_f64(), rea.p50.as_secs_f64()),
+                percent(modern.p99.as_secs_f64(), rea.p99.as_secs_f64()),
+                percent(modern.throughput, rea.throughput)
+            );
+        }
+    }
+}
+
+/// The scenario names the comparisons after the table look up.
+const DOCUMENTS: &str = "documents (10,000-document catalog)";
+const DOCUMENTS_2026: &str = "documents, 2026-07-28 era (10,000-document catalog)";
+const FLOOR: &str = "floor peer (the document requests)";
+const RMCP: &str = "rmcp peer, stdio (the document requests)";
+
+/// The medians of one scenario's runs, each figure taken on its own, and the highest peak.
+struct Median {
+    p50: Duration,
+    p99: Duration,
+    throughput: f64,
+    peak_kb: u64,
+}
+
+impl Median {
+    fn of(mut runs: Vec<Measured>) -> Median {
+        let middle = runs.len() / 2;
+        runs.sort_by_key(|m| m.p50);
+        let p50 = runs[middle].p50;
+        runs.sort_by_key(|m| m.p99);
+        let p99 = runs[middle].p99;
+        runs.sort_by(|a, b| a.throughput.total_cmp(&b.throughput));
+        let throughput = runs[middle].throughput;
+        let peak_kb = runs.iter().map(|m| m.peak_kb).max().unwrap_or(0);
+        Median {
+            p50,
+            p99,
+            throughput,
+            peak_kb,
+        }
+    }
+}
+
+/// How much `value` differs from `base`, in percent of `base`.
+fn percent(value: f64, base: f64) -> f64 {
+    (value / base - 1.0) * 100.0
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
 }
