@@ -35,12 +35,21 @@
 #[allow(dead_code)]
 mod fixtures;
 
+#[path = "support/e2e.rs"]
+#[allow(dead_code)]
+mod e2e;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
+
+use e2e::{
+    Measured, Median, build_peer, completion, document_request, document_request_2026,
+    is_completion, load_average, percentile,
+};
 
 const SEQUENTIAL: usize = 3_000;
 const PIPELINED: usize = 6_000;
@@ -114,14 +123,7 @@ impl Peer {
 
     /// Peak resident memory of the server in kB.
     fn peak_kb(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|value| value.parse().ok())
-            .unwrap_or(0)
+        e2e::peak_kb(self.child.id())
     }
 
     fn stop(mut self) {
@@ -161,32 +163,6 @@ enum Era {
     Y2026,
 }
 
-/// Builds a bench-only peer (release) into the bench's temporary folder and returns its path,
-/// or `None` (after saying why) when it does not build.
-fn build_peer(target: &Path, folder: &str, executable: &str) -> Option<PathBuf> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("benches/peers")
-        .join(folder)
-        .join("Cargo.toml");
-    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["build", "--release", "--quiet", "--manifest-path"])
-        .arg(&manifest)
-        .arg("--target-dir")
-        .arg(target)
-        .status();
-    match status {
-        Ok(status) if status.success() => Some(target.join("release").join(executable)),
-        Ok(status) => {
-            println!("the {folder} peer did not build ({status}); its scenario is skipped");
-            None
-        }
-        Err(error) => {
-            println!("cargo did not run for the {folder} peer ({error}); its scenario is skipped");
-            None
-        }
-    }
-}
-
 /// One scenario: how to start the server and which request to send for the `i`th round trip.
 struct Scenario {
     name: &'static str,
@@ -196,17 +172,6 @@ struct Scenario {
     prepare: fn(&mut Peer),
     request: fn(usize, &Value) -> Value,
     check: fn(&Value),
-}
-
-struct Measured {
-    p50: Duration,
-    p99: Duration,
-    throughput: f64,
-    peak_kb: u64,
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 fn run(binary: &Path, scenario: &Scenario) -> Measured {
@@ -252,89 +217,6 @@ fn run(binary: &Path, scenario: &Scenario) -> Measured {
     }
 }
 
-fn completion(id: &Value, prompt: &str, argument: &str, value: &str) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "method": "completion/complete",
-            "params": { "ref": { "type": "ref/prompt", "name": prompt },
-                        "argument": { "name": argument, "value": value } } })
-}
-
-fn is_completion(answer: &Value) {
-    assert!(
-        answer["result"]["completion"]["values"].is_array(),
-        "{answer}"
-    );
-}
-
-/// The `i`th Document completion request of a 2026-07-28 client: the same request with the
-/// `_meta` envelope every request of that revision carries.
-fn document_request_2026(i: usize, id: &Value) -> Value {
-    let mut request = document_request(i, id);
-    request["params"]["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    request
-}
-
-/// The 10,000 document names: 90% ASCII identifiers, 10% other scripts.
-fn document_names() -> Vec<String> {
-    let others = [
-        "Αρχείο",
-        "σημείωση",
-        "文档",
-        "検索",
-        "Café",
-        "Ångström",
-        "ＦＵＬＬ",
-        "naïve",
-        "Ελλάδα",
-        "数据",
-    ];
-    let words = [
-        "notes", "search", "index", "render", "sync", "cache", "parser", "Store", "view", "Model",
-        "query", "export",
-    ];
-    (0..10_000)
-        .map(|i| {
-            if i % 10 == 9 {
-                format!("{}_{i}", others[i % others.len()])
-            } else {
-                format!(
-                    "{}{}_{i}",
-                    words[i % words.len()],
-                    words[(i / 12) % words.len()]
-                )
-            }
-        })
-        .collect()
-}
-
-const DOCUMENT_PREFIXES: [&str; 12] = [
-    "", "n", "se", "ind", "Re", "SYNC", "cache9", "Αρ", "文", "cafe", "ｆｕ", "q",
-];
-
-/// The `i`th Document completion request, rotating through [`DOCUMENT_PREFIXES`].
-fn document_request(i: usize, id: &Value) -> Value {
-    completion(
-        id,
-        "investigate_feature",
-        "document",
-        DOCUMENT_PREFIXES[i % 12],
-    )
-}
-
-fn catalog_of(names: &[String], path: &Path) {
-    let documents: Vec<Value> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            json!({ "name": name, "procedures": [{ "address": format!("{:#x}", 0x1000 + i * 16), "name": "main" }] })
-        })
-        .collect();
-    let catalog = json!({ "schema": "rea.catalog", "version": 1, "documents": documents });
-    std::fs::write(path, catalog.to_string()).expect("catalog written");
-}
-
 const PROCEDURE_PREFIXES: [&str; 12] = [
     "", "m", "str", "pthread_", "0x2", "mem", "__", "f", "get", "0x1", "_IO", "sig",
 ];
@@ -365,9 +247,7 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(3);
     let data = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-bench");
-    std::fs::create_dir_all(&data).expect("bench data folder");
-    let catalog = data.join("documents-10000.json");
-    catalog_of(&document_names(), &catalog);
+    let catalog = e2e::document_catalog(&data);
     let large = data.join("functions-50000.elf");
     std::fs::write(
         &large,
@@ -383,6 +263,15 @@ fn main() {
             open: Some(catalog.clone()),
             prepare: no_preparation,
             request: document_request,
+            check: is_completion,
+        },
+        Scenario {
+            server: Server::Rea,
+            era: Era::Y2026,
+            name: DOCUMENTS_2026,
+            open: Some(catalog.clone()),
+            prepare: no_preparation,
+            request: document_request_2026,
             check: is_completion,
         },
         Scenario {
@@ -429,18 +318,6 @@ fn main() {
             check: |answer| assert!(answer["result"]["messages"].is_array(), "{answer}"),
         },
     ];
-    scenarios.insert(
-        1,
-        Scenario {
-            server: Server::Rea,
-            era: Era::Y2026,
-            name: DOCUMENTS_2026,
-            open: Some(catalog.clone()),
-            prepare: no_preparation,
-            request: document_request_2026,
-            check: is_completion,
-        },
-    );
     scenarios.push(Scenario {
         server: Server::Floor,
         era: Era::Y2025,
@@ -461,7 +338,7 @@ fn main() {
     });
     if Path::new(LIBC).exists() {
         scenarios.insert(
-            1,
+            2,
             Scenario {
                 server: Server::Rea,
                 era: Era::Y2025,
@@ -516,13 +393,7 @@ fn main() {
         .map(|(scenario, runs)| (scenario.name, Median::of(runs)))
         .collect();
     for (name, median) in &medians {
-        println!(
-            "| {name} | {:.0} µs | {:.0} µs | {:.0} | {:.1} MB |",
-            median.p50.as_secs_f64() * 1e6,
-            median.p99.as_secs_f64() * 1e6,
-            median.throughput,
-            median.peak_kb as f64 / 1024.0
-        );
+        println!("{}", median.row(name));
     }
     println!("load average at end: {}", load_average());
     let find = |wanted: &str| {
@@ -534,20 +405,13 @@ fn main() {
     if let Some(rea) = find(DOCUMENTS) {
         for (peer, label) in [(FLOOR, "floor"), (RMCP, "rmcp")] {
             if let Some(peer) = find(peer) {
-                println!(
-                    "documents against the {label} peer: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x",
-                    rea.p50.as_secs_f64() / peer.p50.as_secs_f64(),
-                    rea.p99.as_secs_f64() / peer.p99.as_secs_f64(),
-                    rea.throughput / peer.throughput
-                );
+                println!("documents against the {label} peer: {}", rea.against(peer));
             }
         }
         if let Some(modern) = find(DOCUMENTS_2026) {
             println!(
-                "documents, 2026-07-28 against 2025-11-25: p50 {:+.1}%, p99 {:+.1}%, throughput {:+.1}%",
-                percent(modern.p50.as_secs_f64(), rea.p50.as_secs_f64()),
-                percent(modern.p99.as_secs_f64(), rea.p99.as_secs_f64()),
-                percent(modern.throughput, rea.throughput)
+                "documents, 2026-07-28 against 2025-11-25: {}",
+                modern.change_from(rea)
             );
         }
     }
@@ -558,42 +422,3 @@ const DOCUMENTS: &str = "documents (10,000-document catalog)";
 const DOCUMENTS_2026: &str = "documents, 2026-07-28 era (10,000-document catalog)";
 const FLOOR: &str = "floor peer (the document requests)";
 const RMCP: &str = "rmcp peer, stdio (the document requests)";
-
-/// The medians of one scenario's runs, each figure taken on its own, and the highest peak.
-struct Median {
-    p50: Duration,
-    p99: Duration,
-    throughput: f64,
-    peak_kb: u64,
-}
-
-impl Median {
-    fn of(mut runs: Vec<Measured>) -> Median {
-        let middle = runs.len() / 2;
-        runs.sort_by_key(|m| m.p50);
-        let p50 = runs[middle].p50;
-        runs.sort_by_key(|m| m.p99);
-        let p99 = runs[middle].p99;
-        runs.sort_by(|a, b| a.throughput.total_cmp(&b.throughput));
-        let throughput = runs[middle].throughput;
-        let peak_kb = runs.iter().map(|m| m.peak_kb).max().unwrap_or(0);
-        Median {
-            p50,
-            p99,
-            throughput,
-            peak_kb,
-        }
-    }
-}
-
-/// How much `value` differs from `base`, in percent of `base`.
-fn percent(value: f64, base: f64) -> f64 {
-    (value / base - 1.0) * 100.0
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .trim()
-        .to_owned()
-}

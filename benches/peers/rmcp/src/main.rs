@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use axum::serve::{Listener, ListenerExt};
+use axum::serve::ListenerExt;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, Implementation, InitializeResult,
     Reference, ServerCapabilities,
@@ -180,10 +180,6 @@ async fn main() {
                 .tap_io(|stream| {
                     let _ = stream.set_nodelay(true);
                 });
-            eprintln!(
-                "rea-rmcp-peer: listening on http://{}/mcp",
-                listener.local_addr().expect("a bound address")
-            );
             axum::serve(listener, router)
                 .await
                 .expect("the server runs");
