@@ -1,6 +1,7 @@
 //! End-to-end benchmark of the Document completion workload over Streamable HTTP: the real
 //! `rea serve --http` binary beside the rmcp peer (`benches/peers/rmcp/`, the official Rust
-//! SDK's `StreamableHttpService` on axum, stateless, JSON responses, keys precomputed).
+//! SDK's `StreamableHttpService` on axum, stateless, JSON responses, keys precomputed; and
+//! once more with SSE responses, rmcp's default, which also exercises the client's SSE path).
 //!
 //! Each scenario starts its server on a free loopback port, then measures sequential round
 //! trips on one keep-alive connection (p50, p99, after a warm-up) and the throughput of
@@ -61,6 +62,8 @@ enum Server {
     Rea,
     /// The rmcp peer, `--http ADDR:PORT --catalog CATALOG`.
     Rmcp,
+    /// The rmcp peer answering with SSE streams (`--sse`), rmcp's default.
+    RmcpSse,
 }
 
 /// Which protocol revision the clients of a scenario speak.
@@ -80,6 +83,7 @@ const REA_2025: &str = "rea, 2025-11-25 era";
 const REA_2026: &str = "rea, 2026-07-28 era";
 const RMCP_2025: &str = "rmcp peer, 2025-11-25 era";
 const RMCP_2026: &str = "rmcp peer, 2026-07-28 era";
+const RMCP_SSE: &str = "rmcp peer, SSE responses, 2025-11-25 era";
 
 /// A server process listening on a loopback port.
 struct Listening {
@@ -97,6 +101,9 @@ impl Listening {
                 .args(["serve", "--http", &address, "--open"])
                 .arg(catalog),
             Server::Rmcp => command.args(["--http", &address, "--catalog"]).arg(catalog),
+            Server::RmcpSse => command
+                .args(["--http", &address, "--sse", "--catalog"])
+                .arg(catalog),
         };
         let mut child = command
             .stdin(Stdio::null())
@@ -517,6 +524,11 @@ fn main() {
             server: Server::Rmcp,
             era: Era::Y2026,
         },
+        Scenario {
+            name: RMCP_SSE,
+            server: Server::RmcpSse,
+            era: Era::Y2025,
+        },
     ];
     if let Ok(only) = std::env::var("REA_BENCH_ONLY") {
         scenarios.retain(|scenario| scenario.name.contains(only.as_str()));
@@ -536,13 +548,14 @@ fn main() {
             scenarios.retain(|scenario| scenario.server != Server::Rea);
         }
     }
-    if scenarios
-        .iter()
-        .any(|scenario| scenario.server == Server::Rmcp)
-    {
+    let peer = |server: Server| matches!(server, Server::Rmcp | Server::RmcpSse);
+    if scenarios.iter().any(|scenario| peer(scenario.server)) {
         match build_peer(&data.join("peers"), "rmcp", "rea-rmcp-peer") {
-            Some(path) => executables.push((Server::Rmcp, path)),
-            None => scenarios.retain(|scenario| scenario.server != Server::Rmcp),
+            Some(path) => {
+                executables.push((Server::Rmcp, path.clone()));
+                executables.push((Server::RmcpSse, path));
+            }
+            None => scenarios.retain(|scenario| !peer(scenario.server)),
         }
     }
     let executable = |server: Server| {

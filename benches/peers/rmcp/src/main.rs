@@ -16,7 +16,8 @@
 //!   `rmcp::transport::stdio_pipes` (the SDK's non-blocking pipe transport).
 //! - `--http ADDR:PORT`: `StreamableHttpService` under `/mcp` on axum 0.8, stateless (no
 //!   `Mcp-Session-Id`; every POST is served on its own, which is rmcp's fastest path) with JSON
-//!   responses (`json_response`), and TCP_NODELAY on every accepted connection.
+//!   responses (`json_response`), and TCP_NODELAY on every accepted connection. With `--sse`
+//!   it answers each POST with an SSE stream instead (rmcp's default), still stateless.
 
 use std::sync::Arc;
 
@@ -129,7 +130,7 @@ fn catalog_names(path: &str) -> Vec<String> {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: rea-rmcp-peer --catalog PATH [--stdio | --http ADDR:PORT]");
+    eprintln!("usage: rea-rmcp-peer --catalog PATH [--stdio | --http ADDR:PORT [--sse]]");
     std::process::exit(2)
 }
 
@@ -137,12 +138,14 @@ fn usage() -> ! {
 async fn main() {
     let mut catalog = None;
     let mut http = None;
+    let mut json_response = true;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--catalog" => catalog = Some(args.next().unwrap_or_else(|| usage())),
             "--http" => http = Some(args.next().unwrap_or_else(|| usage())),
             "--stdio" => http = None,
+            "--sse" => json_response = false,
             _ => usage(),
         }
     }
@@ -164,7 +167,7 @@ async fn main() {
         Some(address) => {
             let config = StreamableHttpServerConfig::default()
                 .with_legacy_session_mode(false)
-                .with_json_response(true);
+                .with_json_response(json_response);
             let service = StreamableHttpService::new(
                 move || Ok(peer.clone()),
                 Arc::new(NeverSessionManager::default()),
