@@ -105,16 +105,23 @@ impl Listening {
                 .args(["--http", &address, "--sse", "--catalog"])
                 .arg(catalog),
         };
+        // The server's log goes to a file, shown when it fails to start (rea announces its
+        // address there on every start, which would only interleave with the table).
+        let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-bench/http-server.log");
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(std::fs::File::create(&log).expect("the server's log file"))
             .spawn()
             .expect("the server starts");
         let started = Instant::now();
         while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {
             if let Some(status) = child.try_wait().expect("the server's status") {
-                panic!("{} exited before listening: {status}", executable.display());
+                panic!(
+                    "{} exited before listening ({status}): {}",
+                    executable.display(),
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
             }
             assert!(
                 started.elapsed() < TIME_OUT,
