@@ -19,7 +19,13 @@
 //!   2025-11-25`), then `notifications/initialized` (202), then the completions.
 //! - 2026-07-28: no handshake; every POST carries `MCP-Protocol-Version: 2026-07-28`,
 //!   `Mcp-Method: completion/complete` and the `_meta` envelope (protocol version and client
-//!   capabilities) in its body.
+//!   capabilities) in its body. Such a client has no connection state for `--open` to fill,
+//!   so against rea it first opens the catalog with `open_binary` and names that binary
+//!   session in every completion's `context.arguments.session` (one handle for all its
+//!   connections).
+//!
+//! The first answer of every scenario (the empty prefix) must hold values, so a server that
+//! answers the workload with empty completions fails the bench instead of looking fast.
 //!
 //! Answers may be JSON (`application/json`) or SSE (`text/event-stream`, the response in a
 //! `data:` event), with a `Content-Length` or chunked; both are read.
@@ -329,9 +335,19 @@ impl Connection {
                 }
             }
             Era::Y2025 => {}
-            Era::Y2026 => request.push_str(&format!(
-                "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n"
-            )),
+            Era::Y2026 => {
+                request.push_str(&format!(
+                    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n"
+                ));
+                let name = match method {
+                    "tools/call" | "prompts/get" => message["params"]["name"].as_str(),
+                    "resources/read" => message["params"]["uri"].as_str(),
+                    _ => None,
+                };
+                if let Some(name) = name {
+                    request.push_str(&format!("Mcp-Name: {name}\r\n"));
+                }
+            }
         }
         request.push_str("\r\n");
         request.push_str(&body);
@@ -412,25 +428,52 @@ fn poll(fds: &mut [libc::pollfd]) {
     }
 }
 
-/// The `i`th request of a scenario's clients.
-fn request(era: Era, i: usize) -> Value {
-    match era {
+/// The `i`th request of a scenario's clients, naming binary session `session` when given.
+fn request(era: Era, i: usize, session: Option<&str>) -> Value {
+    let mut request = match era {
         Era::Y2025 => document_request(i, &json!(i)),
         Era::Y2026 => document_request_2026(i, &json!(i)),
+    };
+    if let Some(session) = session {
+        request["params"]["context"] = json!({ "arguments": { "session": session } });
     }
+    request
+}
+
+/// Opens the catalog with `open_binary` as a 2026-07-28 client and returns the binary
+/// session's handle. Such a client has no connection whose session `--open` could fill: it
+/// names the session it opened on every request.
+fn open_catalog_2026(port: u16, catalog: &Path) -> String {
+    let mut connection = Connection::open(port, Era::Y2026);
+    let mut call = json!({ "jsonrpc": "2.0", "id": "open", "method": "tools/call",
+        "params": { "name": "open_binary", "arguments": { "path": catalog } } });
+    call["params"]["_meta"] = e2e::envelope_2026();
+    connection.send(&call);
+    let answer = connection.receive().message();
+    answer["result"]["structuredContent"]["session"]
+        .as_str()
+        .unwrap_or_else(|| panic!("open_binary answers a session handle: {answer}"))
+        .to_owned()
 }
 
 fn run(executable: &Path, scenario: &Scenario, catalog: &Path) -> Measured {
     let server = Listening::start(scenario.server, executable, catalog);
+    let handle = (scenario.server == Server::Rea && scenario.era == Era::Y2026)
+        .then(|| open_catalog_2026(server.port, catalog));
+    let session = handle.as_deref();
     let mut connection = Connection::open(server.port, scenario.era);
     for i in 0..WARM_UP {
-        connection.send(&request(scenario.era, i));
-        is_completion(&connection.receive().message());
+        connection.send(&request(scenario.era, i, session));
+        let answer = connection.receive().message();
+        is_completion(&answer);
+        if i == 0 {
+            e2e::has_values(&answer);
+        }
     }
     let mut latencies = Vec::with_capacity(SEQUENTIAL);
     for i in 0..SEQUENTIAL {
         let sent = Instant::now();
-        connection.send(&request(scenario.era, i));
+        connection.send(&request(scenario.era, i, session));
         let response = connection.receive();
         latencies.push(sent.elapsed());
         is_completion(&response.message());
@@ -459,7 +502,7 @@ fn run(executable: &Path, scenario: &Scenario, catalog: &Path) -> Measured {
     let mut sent = 0;
     let mut received = 0;
     for connection in &mut connections {
-        connection.send(&request(scenario.era, sent));
+        connection.send(&request(scenario.era, sent, session));
         sent += 1;
     }
     while received < PIPELINED {
@@ -473,7 +516,7 @@ fn run(executable: &Path, scenario: &Scenario, catalog: &Path) -> Measured {
                 is_completion(&response.message());
                 received += 1;
                 if sent < PIPELINED {
-                    connection.send(&request(scenario.era, sent));
+                    connection.send(&request(scenario.era, sent, session));
                     sent += 1;
                 }
             }

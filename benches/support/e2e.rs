@@ -146,6 +146,18 @@ pub fn is_completion(answer: &Value) {
     );
 }
 
+/// Checks that the completion `answer` offers at least one value (the empty prefix of a
+/// workload matches every candidate, so an empty answer there means the server does not see
+/// the workload's data).
+pub fn has_values(answer: &Value) {
+    assert!(
+        answer["result"]["completion"]["values"]
+            .as_array()
+            .is_some_and(|values| !values.is_empty()),
+        "the first request of the workload is answered with values: {answer}"
+    );
+}
+
 /// The 10,000 document names: 90% ASCII identifiers, 10% other scripts.
 pub fn document_names() -> Vec<String> {
     let others = [
