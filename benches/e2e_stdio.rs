@@ -13,10 +13,19 @@
 //! - `procedures_50k`: the same on a generated ELF of 50,000 functions (bounded discovery).
 //! - `evidence`: the `evidence` argument of `verify_reconstruction` with 10,000 retained records.
 //! - `prompts_get`: `investigate_feature` with all its arguments.
+//! - `documents, 2026-07-28 era`: the same requests with no `initialize`, each carrying the
+//!   2026-07-28 `_meta` envelope (protocol version and client capabilities), as a client of
+//!   that revision sends them.
 //! - `floor`: the document requests answered by the floor peer (`benches/peers/floor/`), a
 //!   tiny Rust program that parses each request and answers a canned 100-value completion:
-//!   the least any server over these pipes can cost. The bench builds it on demand with
-//!   `cargo build --release` into `target/tmp/` (ignored); it is not part of the crate.
+//!   the least any server over these pipes can cost.
+//! - `rmcp`: the document requests answered by the rmcp peer (`benches/peers/rmcp/`), the
+//!   official Rust SDK over the same catalog with its matching keys precomputed.
+//!
+//! The bench builds the peers on demand with `cargo build --release` into `target/tmp/`
+//! (ignored); they are not part of the crate. A peer that does not build is reported and its
+//! scenario skipped. After the table, the bench compares the medians: rea's Document p50 and
+//! throughput against each peer's, and the 2026-07-28 run against the 2025-11-25 one.
 //!
 //! Run with `cargo bench --bench e2e_stdio`. `REA_BIN=/path/to/rea` measures another build of
 //! the server (for before/after comparisons); `REA_BENCH_ONLY=<text>` runs only the scenarios
@@ -26,12 +35,21 @@
 #[allow(dead_code)]
 mod fixtures;
 
+#[path = "support/e2e.rs"]
+#[allow(dead_code)]
+mod e2e;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
+
+use e2e::{
+    Measured, Median, build_peer, completion, document_request, document_request_2026,
+    is_completion, load_average, percentile,
+};
 
 const SEQUENTIAL: usize = 3_000;
 const PIPELINED: usize = 6_000;
@@ -46,13 +64,22 @@ struct Peer {
 }
 
 impl Peer {
-    fn start(server: &Path, kind: Server, open: Option<&Path>) -> Peer {
+    fn start(server: &Path, kind: Server, era: Era, open: Option<&Path>) -> Peer {
         let mut command = Command::new(server);
-        if kind == Server::Rea {
-            command.arg("serve");
-            if let Some(path) = open {
-                command.arg("--open").arg(path);
+        match kind {
+            Server::Rea => {
+                command.arg("serve");
+                if let Some(path) = open {
+                    command.arg("--open").arg(path);
+                }
             }
+            Server::Rmcp => {
+                command.arg("--stdio");
+                if let Some(path) = open {
+                    command.arg("--catalog").arg(path);
+                }
+            }
+            Server::Floor => {}
         }
         let mut child = command
             .stdin(Stdio::piped())
@@ -66,6 +93,10 @@ impl Peer {
             child,
             line: String::new(),
         };
+        if era == Era::Y2026 {
+            // A 2026-07-28 client has no handshake: every request carries its envelope.
+            return peer;
+        }
         peer.send(
             &json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize",
             "params": { "protocolVersion": "2025-11-25", "capabilities": {},
@@ -92,14 +123,7 @@ impl Peer {
 
     /// Peak resident memory of the server in kB.
     fn peak_kb(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|value| value.parse().ok())
-            .unwrap_or(0)
+        e2e::peak_kb(self.child.id())
     }
 
     fn stop(mut self) {
@@ -115,49 +139,57 @@ enum Server {
     Rea,
     /// The floor peer of `benches/peers/floor/`.
     Floor,
+    /// The rmcp peer of `benches/peers/rmcp/`, started with `--stdio --catalog`.
+    Rmcp,
 }
 
-/// Builds the floor peer (release) into the bench's temporary folder and returns its path.
-fn build_floor(target: &Path) -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/floor/Cargo.toml");
-    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["build", "--release", "--quiet", "--manifest-path"])
-        .arg(&manifest)
-        .arg("--target-dir")
-        .arg(target)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "the floor peer builds");
-    target.join("release/rea-floor-peer")
+impl Server {
+    /// The peer's folder under `benches/peers/` and its executable's name.
+    fn peer(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Server::Rea => None,
+            Server::Floor => Some(("floor", "rea-floor-peer")),
+            Server::Rmcp => Some(("rmcp", "rea-rmcp-peer")),
+        }
+    }
+}
+
+/// Which protocol revision the client of a scenario speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Era {
+    /// 2025-11-25: `initialize` first, then plain requests.
+    Y2025,
+    /// 2026-07-28: no handshake, the `_meta` envelope on every request.
+    Y2026,
 }
 
 /// One scenario: how to start the server and which request to send for the `i`th round trip.
 struct Scenario {
     name: &'static str,
     server: Server,
+    era: Era,
     open: Option<PathBuf>,
     prepare: fn(&mut Peer),
     request: fn(usize, &Value) -> Value,
     check: fn(&Value),
 }
 
-struct Measured {
-    p50: Duration,
-    p99: Duration,
-    throughput: f64,
-    peak_kb: u64,
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn run(binary: &Path, scenario: &Scenario) -> Measured {
-    let mut peer = Peer::start(binary, scenario.server, scenario.open.as_deref());
+    let mut peer = Peer::start(
+        binary,
+        scenario.server,
+        scenario.era,
+        scenario.open.as_deref(),
+    );
     (scenario.prepare)(&mut peer);
     for i in 0..500 {
         peer.send(&(scenario.request)(i, &json!(format!("warm-{i}"))));
-        (scenario.check)(&peer.recv());
+        let answer = peer.recv();
+        (scenario.check)(&answer);
+        // The first prefix of every completion workload matches candidates.
+        if i == 0 && answer["result"].get("completion").is_some() {
+            e2e::has_values(&answer);
+        }
     }
     let mut latencies = Vec::with_capacity(SEQUENTIAL);
     for i in 0..SEQUENTIAL {
@@ -190,78 +222,6 @@ fn run(binary: &Path, scenario: &Scenario) -> Measured {
     }
 }
 
-fn completion(id: &Value, prompt: &str, argument: &str, value: &str) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "method": "completion/complete",
-            "params": { "ref": { "type": "ref/prompt", "name": prompt },
-                        "argument": { "name": argument, "value": value } } })
-}
-
-fn is_completion(answer: &Value) {
-    assert!(
-        answer["result"]["completion"]["values"].is_array(),
-        "{answer}"
-    );
-}
-
-/// The 10,000 document names: 90% ASCII identifiers, 10% other scripts.
-fn document_names() -> Vec<String> {
-    let others = [
-        "Αρχείο",
-        "σημείωση",
-        "文档",
-        "検索",
-        "Café",
-        "Ångström",
-        "ＦＵＬＬ",
-        "naïve",
-        "Ελλάδα",
-        "数据",
-    ];
-    let words = [
-        "notes", "search", "index", "render", "sync", "cache", "parser", "Store", "view", "Model",
-        "query", "export",
-    ];
-    (0..10_000)
-        .map(|i| {
-            if i % 10 == 9 {
-                format!("{}_{i}", others[i % others.len()])
-            } else {
-                format!(
-                    "{}{}_{i}",
-                    words[i % words.len()],
-                    words[(i / 12) % words.len()]
-                )
-            }
-        })
-        .collect()
-}
-
-const DOCUMENT_PREFIXES: [&str; 12] = [
-    "", "n", "se", "ind", "Re", "SYNC", "cache9", "Αρ", "文", "cafe", "ｆｕ", "q",
-];
-
-/// The `i`th Document completion request, rotating through [`DOCUMENT_PREFIXES`].
-fn document_request(i: usize, id: &Value) -> Value {
-    completion(
-        id,
-        "investigate_feature",
-        "document",
-        DOCUMENT_PREFIXES[i % 12],
-    )
-}
-
-fn catalog_of(names: &[String], path: &Path) {
-    let documents: Vec<Value> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            json!({ "name": name, "procedures": [{ "address": format!("{:#x}", 0x1000 + i * 16), "name": "main" }] })
-        })
-        .collect();
-    let catalog = json!({ "schema": "rea.catalog", "version": 1, "documents": documents });
-    std::fs::write(path, catalog.to_string()).expect("catalog written");
-}
-
 const PROCEDURE_PREFIXES: [&str; 12] = [
     "", "m", "str", "pthread_", "0x2", "mem", "__", "f", "get", "0x1", "_IO", "sig",
 ];
@@ -292,9 +252,7 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(3);
     let data = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-bench");
-    std::fs::create_dir_all(&data).expect("bench data folder");
-    let catalog = data.join("documents-10000.json");
-    catalog_of(&document_names(), &catalog);
+    let catalog = e2e::document_catalog(&data);
     let large = data.join("functions-50000.elf");
     std::fs::write(
         &large,
@@ -305,7 +263,8 @@ fn main() {
     let mut scenarios = vec![
         Scenario {
             server: Server::Rea,
-            name: "documents (10,000-document catalog)",
+            era: Era::Y2025,
+            name: DOCUMENTS,
             open: Some(catalog.clone()),
             prepare: no_preparation,
             request: document_request,
@@ -313,6 +272,16 @@ fn main() {
         },
         Scenario {
             server: Server::Rea,
+            era: Era::Y2026,
+            name: DOCUMENTS_2026,
+            open: Some(catalog.clone()),
+            prepare: no_preparation,
+            request: document_request_2026,
+            check: is_completion,
+        },
+        Scenario {
+            server: Server::Rea,
+            era: Era::Y2025,
             name: "procedures (generated 50,000-function ELF)",
             open: Some(large),
             prepare: no_preparation,
@@ -321,6 +290,7 @@ fn main() {
         },
         Scenario {
             server: Server::Rea,
+            era: Era::Y2025,
             name: "evidence (10,000 records)",
             open: Some(
                 Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -340,8 +310,9 @@ fn main() {
         },
         Scenario {
             server: Server::Rea,
+            era: Era::Y2025,
             name: "prompts/get (all arguments)",
-            open: Some(catalog),
+            open: Some(catalog.clone()),
             prepare: no_preparation,
             request: |_, id| {
                 json!({ "jsonrpc": "2.0", "id": id, "method": "prompts/get",
@@ -354,17 +325,28 @@ fn main() {
     ];
     scenarios.push(Scenario {
         server: Server::Floor,
-        name: "floor peer (the document requests)",
+        era: Era::Y2025,
+        name: FLOOR,
         open: None,
+        prepare: no_preparation,
+        request: document_request,
+        check: is_completion,
+    });
+    scenarios.push(Scenario {
+        server: Server::Rmcp,
+        era: Era::Y2025,
+        name: RMCP,
+        open: Some(catalog.clone()),
         prepare: no_preparation,
         request: document_request,
         check: is_completion,
     });
     if Path::new(LIBC).exists() {
         scenarios.insert(
-            1,
+            2,
             Scenario {
                 server: Server::Rea,
+                era: Era::Y2025,
                 name: "procedures (system libc)",
                 open: Some(PathBuf::from(LIBC)),
                 prepare: no_preparation,
@@ -380,46 +362,68 @@ fn main() {
     if let Ok(only) = std::env::var("REA_BENCH_ONLY") {
         scenarios.retain(|scenario| scenario.name.contains(only.as_str()));
     }
+    // Each peer is built once, before the table; one that does not build drops its scenarios.
+    let mut executables: Vec<(Server, PathBuf)> = vec![(Server::Rea, binary.clone())];
+    for server in [Server::Floor, Server::Rmcp] {
+        let wanted = scenarios.iter().any(|scenario| scenario.server == server);
+        if let (true, Some((folder, executable))) = (wanted, server.peer()) {
+            match build_peer(&data.join("peers"), folder, executable) {
+                Some(path) => executables.push((server, path)),
+                None => scenarios.retain(|scenario| scenario.server != server),
+            }
+        }
+    }
+    let executable = |server: Server| {
+        executables
+            .iter()
+            .find(|(kind, _)| *kind == server)
+            .map(|(_, path)| path.clone())
+            .expect("every remaining scenario's server is built")
+    };
     println!("rea serve over pipes: {}", binary.display());
-    println!(
-        "load average at start: {}",
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .trim()
-    );
+    println!("load average at start: {}", load_average());
+    // Rounds: every scenario once per round, so a change in the machine's load during the run
+    // reaches all of them alike instead of one scenario's runs.
+    let mut measured: Vec<Vec<Measured>> = scenarios.iter().map(|_| Vec::new()).collect();
+    for _ in 0..runs.max(1) {
+        for (scenario, runs) in scenarios.iter().zip(&mut measured) {
+            runs.push(run(&executable(scenario.server), scenario));
+        }
+    }
     println!("| scenario | p50 | p99 | req/s, {IN_FLIGHT} in flight | peak memory |");
     println!("|---|---|---|---|---|");
-    let floor = scenarios
+    let medians: Vec<(&str, Median)> = scenarios
         .iter()
-        .any(|scenario| scenario.server == Server::Floor)
-        .then(|| build_floor(&data.join("peers")));
-    for scenario in &scenarios {
-        let server = match (scenario.server, &floor) {
-            (Server::Floor, Some(floor)) => floor,
-            _ => &binary,
-        };
-        let mut measured: Vec<Measured> = (0..runs.max(1)).map(|_| run(server, scenario)).collect();
-        let median = measured.len() / 2;
-        measured.sort_by_key(|m| m.p50);
-        let p50 = measured[median].p50;
-        measured.sort_by_key(|m| m.p99);
-        let p99 = measured[median].p99;
-        measured.sort_by(|a, b| a.throughput.total_cmp(&b.throughput));
-        let throughput = measured[median].throughput;
-        let peak = measured.iter().map(|m| m.peak_kb).max().unwrap_or(0);
-        println!(
-            "| {} | {:.0} µs | {:.0} µs | {:.0} | {:.1} MB |",
-            scenario.name,
-            p50.as_secs_f64() * 1e6,
-            p99.as_secs_f64() * 1e6,
-            throughput,
-            peak as f64 / 1024.0
-        );
+        .zip(measured)
+        .map(|(scenario, runs)| (scenario.name, Median::of(runs)))
+        .collect();
+    for (name, median) in &medians {
+        println!("{}", median.row(name));
     }
-    println!(
-        "load average at end: {}",
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .trim()
-    );
+    println!("load average at end: {}", load_average());
+    let find = |wanted: &str| {
+        medians
+            .iter()
+            .find(|(name, _)| *name == wanted)
+            .map(|(_, median)| median)
+    };
+    if let Some(rea) = find(DOCUMENTS) {
+        for (peer, label) in [(FLOOR, "floor"), (RMCP, "rmcp")] {
+            if let Some(peer) = find(peer) {
+                println!("documents against the {label} peer: {}", rea.against(peer));
+            }
+        }
+        if let Some(modern) = find(DOCUMENTS_2026) {
+            println!(
+                "documents, 2026-07-28 against 2025-11-25: {}",
+                modern.change_from(rea)
+            );
+        }
+    }
 }
+
+/// The scenario names the comparisons after the table look up.
+const DOCUMENTS: &str = "documents (10,000-document catalog)";
+const DOCUMENTS_2026: &str = "documents, 2026-07-28 era (10,000-document catalog)";
+const FLOOR: &str = "floor peer (the document requests)";
+const RMCP: &str = "rmcp peer, stdio (the document requests)";
