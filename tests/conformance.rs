@@ -100,6 +100,38 @@ fn scored(set: &str) -> Vec<String> {
         .collect()
 }
 
+/// The scenario of a result folder `server-<scenario>-<ISO time>`: the name before the first
+/// `-YYYY-MM-DDT` (a minute or second of the time may itself read `-20`).
+fn scenario_of(folder_name: &str) -> Option<String> {
+    let rest = folder_name.strip_prefix("server-")?;
+    let bytes = rest.as_bytes();
+    let is_date = |at: usize| {
+        let date = &bytes[at + 1..];
+        date.len() >= 11
+            && date[..4].iter().all(u8::is_ascii_digit)
+            && date[4] == b'-'
+            && date[5..7].iter().all(u8::is_ascii_digit)
+            && date[7] == b'-'
+            && date[8..10].iter().all(u8::is_ascii_digit)
+            && date[10] == b'T'
+    };
+    let cut = (0..bytes.len()).find(|&at| bytes[at] == b'-' && is_date(at))?;
+    Some(rest[..cut].to_owned())
+}
+
+#[test]
+fn result_folders_name_their_scenario_whatever_the_time() {
+    assert_eq!(
+        scenario_of("server-elicitation-sep1330-enums-2026-12-01T18-20-05-123Z").as_deref(),
+        Some("elicitation-sep1330-enums")
+    );
+    assert_eq!(
+        scenario_of("server-ping-2026-01-20T20-20-20Z").as_deref(),
+        Some("ping")
+    );
+    assert_eq!(scenario_of("client-ping-2026-01-20T20-20-20Z"), None);
+}
+
 /// Runs requirement set `set` against `url`; the failed checks of each scenario, by name.
 fn run_set(url: &str, set: &str) -> std::collections::BTreeMap<String, Vec<String>> {
     let output_dir = tempfile::tempdir().expect("a temporary folder");
@@ -117,14 +149,9 @@ fn run_set(url: &str, set: &str) -> std::collections::BTreeMap<String, Vec<Strin
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        // `server-<scenario>-<ISO time>`: the time starts at the year.
-        let Some(rest) = folder_name.strip_prefix("server-") else {
+        let Some(scenario) = scenario_of(folder_name) else {
             continue;
         };
-        let Some(cut) = rest.rfind("-20") else {
-            continue;
-        };
-        let scenario = rest[..cut].to_owned();
         let checks: serde_json::Value = std::fs::read_to_string(path.join("checks.json"))
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok())

@@ -80,24 +80,45 @@ fn post(headers: &[(&str, &str)], body: Vec<u8>) -> Request<Body> {
     request.body(Body::from(body)).expect("a valid request")
 }
 
-/// The request an input describes: its first byte picks the method, the lines up to the first
-/// empty one are `name: value` headers (those that are not valid header text are dropped),
-/// and the rest is the body.
-fn request_of(bytes: &[u8], session: &str) -> Request<Body> {
+/// What an input describes: its first byte picks the method, the lines up to the first empty
+/// one are `name: value` headers, and the rest is the body.
+struct Parts<'a> {
+    method: &'static str,
+    headers: Vec<&'a [u8]>,
+    body: &'a [u8],
+}
+
+fn parts(bytes: &[u8]) -> Parts<'_> {
     let (method, rest) = match bytes.split_first() {
         Some((first, rest)) => (METHODS[usize::from(*first) % METHODS.len()], rest),
         None => ("POST", bytes),
     };
-    let mut builder = Request::builder().method(method).uri("/mcp");
-    let mut body_at = rest.len();
-    let mut offset = 0;
-    for line in rest.split(|b| *b == b'\n') {
-        let end = offset + line.len();
+    let mut headers = Vec::new();
+    let mut body = &rest[rest.len()..];
+    let mut remaining = rest;
+    while !remaining.is_empty() {
+        let (line, after) = match remaining.iter().position(|b| *b == b'\n') {
+            Some(at) => (&remaining[..at], &remaining[at + 1..]),
+            None => (remaining, &remaining[remaining.len()..]),
+        };
         if line.is_empty() {
-            body_at = (end + 1).min(rest.len());
+            body = after;
             break;
         }
-        offset = end + 1;
+        headers.push(line);
+        remaining = after;
+    }
+    Parts {
+        method,
+        headers,
+        body,
+    }
+}
+
+/// The request `parts` describe; header lines that are not valid header text are dropped.
+fn request_of(parts: &Parts<'_>, session: &str) -> Request<Body> {
+    let mut builder = Request::builder().method(parts.method).uri("/mcp");
+    for line in &parts.headers {
         let Some(colon) = line.iter().position(|b| *b == b':') else {
             continue;
         };
@@ -108,13 +129,9 @@ fn request_of(bytes: &[u8], session: &str) -> Request<Body> {
         if let (Ok(name), Ok(value)) = (name, HeaderValue::from_str(&text)) {
             builder = builder.header(name, value);
         }
-        if offset >= rest.len() {
-            break;
-        }
     }
-    let body = rest.get(body_at..).unwrap_or_default().to_vec();
     builder
-        .body(Body::from(body))
+        .body(Body::from(parts.body.to_vec()))
         .unwrap_or_else(|_| post(&[], Vec::new()))
 }
 
@@ -122,14 +139,9 @@ fn request_of(bytes: &[u8], session: &str) -> Request<Body> {
 /// answers are well formed.
 pub fn check_request(bytes: &[u8]) {
     let harness = harness();
-    let request = request_of(bytes, &harness.session);
-    let sent_id = {
-        let body_start = bytes
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |at| at + 1);
-        readable_id(&bytes[body_start..])
-    };
+    let parts = parts(bytes);
+    let request = request_of(&parts, &harness.session);
+    let sent_id = readable_id(parts.body);
     let method = request.method().clone();
     harness.runtime.block_on(async {
         let response = harness
