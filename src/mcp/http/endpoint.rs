@@ -412,11 +412,8 @@ impl Endpoint {
         };
         let connection = &session.connection;
         match notification.method.as_str() {
-            "notifications/initialized" => {
-                connection.mark_ready();
-                ask_for_roots(connection).await;
-            }
-            "notifications/roots/list_changed" => ask_for_roots(connection).await,
+            // No client is asked for its roots over HTTP (`Connection::over_http`).
+            "notifications/initialized" => connection.mark_ready(),
             "notifications/cancelled" => {
                 let key = notification
                     .params
@@ -510,15 +507,6 @@ fn http_era(headers: &HeaderMap, request: &Request) -> Era {
         Era::Modern
     } else {
         Era::Legacy
-    }
-}
-
-/// Asks a 2025 client for its roots on its GET stream, without waiting long for room there
-/// (a client without a GET stream never reads it).
-async fn ask_for_roots(connection: &Connection) {
-    let asked = tokio::time::timeout(Duration::from_millis(100), connection.ask_for_roots());
-    if asked.await.is_err() {
-        tracing::debug!("the roots/list request waits for room on the GET stream");
     }
 }
 
