@@ -408,6 +408,14 @@ pub enum RequestError {
         /// The limit (64, the most listen streams of one process).
         limit: usize,
     },
+    /// Over HTTP, an `initialize` while the most MCP sessions the server keeps are live.
+    #[error(
+        "Server busy: {limit} MCP sessions are live, the most this server keeps (--max-http-connections); end one with DELETE, or wait until one has been idle for --session-idle-secs, then send initialize again"
+    )]
+    TooManyMcpSessions {
+        /// The limit (`--max-http-connections`).
+        limit: usize,
+    },
     /// No worker thread could run the request, or its handler panicked.
     #[error("Internal error: no worker thread is available")]
     NoWorker,
@@ -469,7 +477,9 @@ impl RequestError {
             | ProtocolVersionHeader { .. }
             | NotInitialized { .. } => ErrorCode::InvalidRequest,
             HeaderMismatch { .. } => ErrorCode::HeaderMismatch,
-            Busy { .. } | TooManyListens { .. } => ErrorCode::ServerBusy,
+            Busy { .. } | TooManyListens { .. } | TooManyMcpSessions { .. } => {
+                ErrorCode::ServerBusy
+            }
             MethodNotFound { .. } | RemovedIn2026 { .. } => ErrorCode::MethodNotFound,
             UnsupportedProtocolVersion { .. } => ErrorCode::UnsupportedProtocolVersion,
             ParamsNotObject { .. }

@@ -185,7 +185,8 @@ impl Endpoint {
         let session = Arc::new(McpSession::new(session_id.clone(), connection, drain));
         if let Err(session) = self.sessions.insert(session) {
             drop(session);
-            return self.busy(&id);
+            let limit = self.sessions.limit();
+            return busy(&RequestError::TooManyMcpSessions { limit }, &id);
         }
         if let Some(session) = self.sessions.get(&session_id) {
             self.shared.attach(&session.connection);
@@ -282,11 +283,7 @@ impl Endpoint {
             in_flight: self.max_in_flight,
             waiting: 0,
         };
-        let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, &error, id);
-        response
-            .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-        response
+        busy(&error, id)
     }
 
     /// Runs a 2025 request; what belongs to it before its answer goes on its own stream.
@@ -508,6 +505,15 @@ fn http_era(headers: &HeaderMap, request: &Request) -> Era {
     } else {
         Era::Legacy
     }
+}
+
+/// `error` (a server-busy one) with 503 and `Retry-After`.
+fn busy(error: &RequestError, id: &Value) -> Response {
+    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, error, id);
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// The answer a request task gave, or an internal error when it panicked.

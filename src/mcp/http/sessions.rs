@@ -74,6 +74,11 @@ impl McpSessions {
         }
     }
 
+    /// The most sessions live at once.
+    pub(crate) fn limit(&self) -> usize {
+        self.max
+    }
+
     /// Adds `session`; gives it back when `max` sessions are live.
     pub(crate) fn insert(&self, session: Arc<McpSession>) -> Result<(), Arc<McpSession>> {
         let mut sessions = lock(&self.sessions);

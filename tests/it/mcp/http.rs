@@ -729,3 +729,32 @@ async fn a_2025_client_declaring_roots_confines_no_client_over_http() {
         .json();
     assert_eq!(another["result"]["isError"], false, "{another}");
 }
+
+/// Beyond the most MCP sessions the server keeps (a client that never sends DELETE, such as
+/// the MCP Inspector's CLI, leaves its session until it has been idle for
+/// `--session-idle-secs`), `initialize` is 503 with a message saying so, not the in-flight one.
+#[tokio::test]
+async fn beyond_the_mcp_session_cap_initialize_is_503_naming_the_sessions() {
+    let config = HttpConfig {
+        max_mcp_sessions: 1,
+        ..HttpConfig::default()
+    };
+    let http = HttpServer::start(server(ServerConfig::default()), config).await;
+    let first = http.initialize().await;
+    let refused = http.post(&[], &initialize_body()).await;
+    assert_eq!((refused.status, error_code(&refused)), (503, -32000));
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(refused.header("mcp-session-id"), None);
+    let message = refused.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("1 MCP sessions are live"), "{message}");
+    assert!(message.contains("DELETE"), "{message}");
+    let ended = http
+        .request("DELETE", &[("Mcp-Session-Id", &first)], b"")
+        .await;
+    assert_eq!(ended.status, 200);
+    let again = http.post(&[], &initialize_body()).await;
+    assert_eq!(again.status, 200, "{again:?}");
+}
