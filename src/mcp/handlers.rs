@@ -384,9 +384,9 @@ fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
         .get("capabilities")
         .and_then(|capabilities| capabilities.get("roots"))
         .is_some_and(Value::is_object);
-    if declares_roots {
-        // Nothing is allowed until the client names its roots (see `roots`).
-        connection.expect_roots();
+    // Nothing is allowed until the client names its roots (see `roots`); over HTTP its roots
+    // are not asked for, and the confinement stays the server's.
+    if declares_roots && connection.expect_roots() {
         let none: [&std::path::Path; 0] = [];
         connection
             .shared

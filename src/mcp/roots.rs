@@ -1,7 +1,9 @@
 //! Client roots: when the client declares the `roots` capability, the server asks for
 //! `roots/list` (after `notifications/initialized`, and again on
 //! `notifications/roots/list_changed`) and confines every path the tools touch to those roots
-//! (within the `--root` directories, when the server has any).
+//! (within the `--root` directories, when the server has any). Over stdio only: a server over
+//! HTTP has many clients, and one client's roots would confine them all, so there no client is
+//! asked and `--root` alone confines.
 //!
 //! Until the first answer arrives, nothing is allowed: a client that declares roots is taken
 //! at its word that it will name them. Roots that are not `file://` URIs, or that name no

@@ -163,7 +163,11 @@ pub(crate) struct Connection {
     pub(crate) shared: Arc<Shared>,
     version: Mutex<Option<ProtocolVersion>>,
     ready: AtomicBool,
-    /// Whether the client declared the `roots` capability.
+    /// Whether the server asks this client for its roots when it declares them: over stdio
+    /// the one client's roots confine the server; over HTTP they would confine every other
+    /// client's paths and binaries too, so there roots come from `--root` alone.
+    asks_roots: bool,
+    /// Whether the client declared the `roots` capability (and is asked for them).
     client_roots: AtomicBool,
     /// Serial of the latest `roots/list` request sent (0: none yet).
     roots_serial: AtomicU64,
@@ -202,29 +206,36 @@ impl Connection {
         if let Some(initial) = &shared.initial {
             sessions.name(initial);
         }
-        Connection::with_sessions(shared, outlet, sessions)
+        Connection::with_sessions(shared, outlet, sessions, true)
     }
 
     /// A 2025 client's MCP session over HTTP: like [`Connection::new`], but completion never
-    /// offers its handles (over HTTP a handle is a bearer token).
+    /// offers its handles (over HTTP a handle is a bearer token) and its roots are never asked
+    /// for (they would confine the other clients too).
     pub(crate) fn over_http(shared: Arc<Shared>, outlet: Outlet) -> Connection {
         let sessions = ClientSessions::unlisted();
         if let Some(initial) = &shared.initial {
             sessions.name(initial);
         }
-        Connection::with_sessions(shared, outlet, sessions)
+        Connection::with_sessions(shared, outlet, sessions, false)
     }
 
     /// One 2026 request over HTTP: no connection, so no session of its own; only what the
     /// request names.
     pub(crate) fn one_request(shared: Arc<Shared>, outlet: Outlet) -> Connection {
-        Connection::with_sessions(shared, outlet, ClientSessions::unlisted())
+        Connection::with_sessions(shared, outlet, ClientSessions::unlisted(), false)
     }
 
-    fn with_sessions(shared: Arc<Shared>, outlet: Outlet, sessions: ClientSessions) -> Connection {
+    fn with_sessions(
+        shared: Arc<Shared>,
+        outlet: Outlet,
+        sessions: ClientSessions,
+        asks_roots: bool,
+    ) -> Connection {
         Connection {
             sessions,
             shared,
+            asks_roots,
             version: Mutex::new(None),
             ready: AtomicBool::new(false),
             client_roots: AtomicBool::new(false),
@@ -258,9 +269,13 @@ impl Connection {
         true
     }
 
-    /// Notes that the client declared the `roots` capability: the server asks for them.
-    pub(crate) fn expect_roots(&self) {
-        self.client_roots.store(true, Ordering::Release);
+    /// Notes that the client declared the `roots` capability: the server asks for them,
+    /// unless this connection is one of many (HTTP). Whether it will.
+    pub(crate) fn expect_roots(&self) -> bool {
+        if self.asks_roots {
+            self.client_roots.store(true, Ordering::Release);
+        }
+        self.asks_roots
     }
 
     /// Asks the client for its roots when it declared the capability.

@@ -185,7 +185,8 @@ impl Endpoint {
         let session = Arc::new(McpSession::new(session_id.clone(), connection, drain));
         if let Err(session) = self.sessions.insert(session) {
             drop(session);
-            return self.busy(&id);
+            let limit = self.sessions.limit();
+            return busy(&RequestError::TooManyMcpSessions { limit }, &id);
         }
         if let Some(session) = self.sessions.get(&session_id) {
             self.shared.attach(&session.connection);
@@ -295,11 +296,7 @@ impl Endpoint {
             in_flight: self.max_in_flight,
             waiting: 0,
         };
-        let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, &error, id);
-        response
-            .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-        response
+        busy(&error, id)
     }
 
     /// Runs a 2025 request; what belongs to it before its answer goes on its own stream.
@@ -425,11 +422,8 @@ impl Endpoint {
         };
         let connection = &session.connection;
         match notification.method.as_str() {
-            "notifications/initialized" => {
-                connection.mark_ready();
-                ask_for_roots(connection).await;
-            }
-            "notifications/roots/list_changed" => ask_for_roots(connection).await,
+            // No client is asked for its roots over HTTP (`Connection::over_http`).
+            "notifications/initialized" => connection.mark_ready(),
             "notifications/cancelled" => {
                 let key = notification
                     .params
@@ -526,13 +520,13 @@ fn http_era(headers: &HeaderMap, request: &Request) -> Era {
     }
 }
 
-/// Asks a 2025 client for its roots on its GET stream, without waiting long for room there
-/// (a client without a GET stream never reads it).
-async fn ask_for_roots(connection: &Connection) {
-    let asked = tokio::time::timeout(Duration::from_millis(100), connection.ask_for_roots());
-    if asked.await.is_err() {
-        tracing::debug!("the roots/list request waits for room on the GET stream");
-    }
+/// `error` (a server-busy one) with 503 and `Retry-After`.
+fn busy(error: &RequestError, id: &Value) -> Response {
+    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, error, id);
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// The answer a request task gave, or an internal error when it panicked.

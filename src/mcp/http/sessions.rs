@@ -18,7 +18,7 @@ pub(crate) struct McpSession {
     pub(crate) connection: Arc<Connection>,
     /// Its requests in flight, for `notifications/cancelled` and duplicate ids.
     pub(crate) in_flight: InFlight,
-    /// What its GET stream sends (unsolicited notifications, `roots/list`); taken while a GET
+    /// What its GET stream sends (unsolicited notifications); taken while a GET
     /// stream is open.
     stream: Mutex<Option<Drain>>,
     used: Mutex<Instant>,
@@ -72,6 +72,11 @@ impl McpSessions {
             sessions: Mutex::new(HashMap::new()),
             max: max.max(1),
         }
+    }
+
+    /// The most sessions live at once.
+    pub(crate) fn limit(&self) -> usize {
+        self.max
     }
 
     /// Adds `session`; gives it back when `max` sessions are live.

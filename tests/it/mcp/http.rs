@@ -803,3 +803,105 @@ async fn the_real_server_serves_sixty_four_clients_inside_its_caps() {
     assert!(fds <= MAX_FDS, "{fds} descriptors");
     assert!(peak <= MAX_PEAK_KB, "peak {peak} kB");
 }
+
+/// Over HTTP a client's roots confine nobody: the server has many clients, and one 2025
+/// client declaring `roots` and naming none (the MCP Inspector's default) would otherwise
+/// shut every other client out of its paths and its open binaries. Roots come from `--root`.
+#[tokio::test]
+async fn a_2025_client_declaring_roots_confines_no_client_over_http() {
+    let http = start().await;
+    let binary = &small_binaries()[0];
+    let opened = http
+        .modern(
+            1,
+            "tools/call",
+            json!({"name": "open_binary", "arguments": {"path": binary}}),
+        )
+        .await
+        .json();
+    let handle = opened["result"]["structuredContent"]["session"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a handle: {opened}"))
+        .to_owned();
+
+    let reply = http
+        .post(
+            &[],
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"roots": {"listChanged": true}},
+                "clientInfo": {"name": "http-tests-roots", "version": "0"}}}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let session = reply
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    for notification in [
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
+        // An answer naming no roots, as if the server had asked: it asked nothing.
+        json!({"jsonrpc": "2.0", "id": "rea-roots-1", "result": {"roots": []}}),
+    ] {
+        let sent = http.legacy(&session, &notification).await;
+        assert_eq!(sent.status, 202, "{notification}: {sent:?}");
+    }
+
+    let own = http
+        .call(
+            &session,
+            2,
+            "tools/call",
+            json!({"name": "open_binary", "arguments": {"path": binary}}),
+        )
+        .await;
+    assert_eq!(own["result"]["isError"], false, "{own}");
+    let other = http
+        .modern(
+            3,
+            "tools/call",
+            json!({"name": "list_procedures", "arguments": {"session": handle}}),
+        )
+        .await
+        .json();
+    assert_eq!(other["result"]["isError"], false, "{other}");
+    let another = http
+        .modern(
+            4,
+            "tools/call",
+            json!({"name": "open_binary", "arguments": {"path": binary}}),
+        )
+        .await
+        .json();
+    assert_eq!(another["result"]["isError"], false, "{another}");
+}
+
+/// Beyond the most MCP sessions the server keeps (a client that never sends DELETE, such as
+/// the MCP Inspector's CLI, leaves its session until it has been idle for
+/// `--session-idle-secs`), `initialize` is 503 with a message saying so, not the in-flight one.
+#[tokio::test]
+async fn beyond_the_mcp_session_cap_initialize_is_503_naming_the_sessions() {
+    let config = HttpConfig {
+        max_mcp_sessions: 1,
+        ..HttpConfig::default()
+    };
+    let http = HttpServer::start(server(ServerConfig::default()), config).await;
+    let first = http.initialize().await;
+    let refused = http.post(&[], &initialize_body()).await;
+    assert_eq!((refused.status, error_code(&refused)), (503, -32000));
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(refused.header("mcp-session-id"), None);
+    let message = refused.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("1 MCP sessions are live"), "{message}");
+    assert!(message.contains("DELETE"), "{message}");
+    let ended = http
+        .request("DELETE", &[("Mcp-Session-Id", &first)], b"")
+        .await;
+    assert_eq!(ended.status, 200);
+    let again = http.post(&[], &initialize_body()).await;
+    assert_eq!(again.status, 200, "{again:?}");
+}

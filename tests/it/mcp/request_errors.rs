@@ -120,6 +120,7 @@ fn every_variant() -> Vec<RequestError> {
             method: long().into(),
         },
         RequestError::TooManyListens { limit: 64 },
+        RequestError::TooManyMcpSessions { limit: 256 },
         RequestError::NoWorker,
         RequestError::Subscription,
         RequestError::Unencodable,
