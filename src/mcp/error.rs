@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::extension::ExtensionError;
+use super::handler_error::ExtensionError;
 use crate::core::MAX_VALUE_CHARS;
 use crate::prompts::{InvalidCursor, PromptError};
 use crate::resources::ResourceError;
@@ -420,7 +420,7 @@ pub enum RequestError {
     },
     /// An extension handler's error (its code follows its kind).
     #[error("{0}")]
-    Extension(super::extension::ExtensionError),
+    Extension(ExtensionError),
     /// The operating system's random source failed (no `requestState` can be sealed).
     #[error("Internal error: the random source failed")]
     NoRandom,

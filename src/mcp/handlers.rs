@@ -11,10 +11,10 @@ use jsonrpsee::types::Params;
 use serde_json::{Value, json};
 
 use super::error::RequestError;
-use super::extension::{self, Target};
 use super::params;
 use super::pool::WorkerPool;
 use super::protocol::{ProtocolVersion, initialize_result};
+use super::state::extension::{self, Target};
 use super::state::{Connection, RequestContext, Shared};
 use crate::core::{Completion, Family, Prefix};
 use crate::prompts::DEFAULT_PAGE_SIZE;

@@ -7,8 +7,8 @@
 
 pub(crate) mod era;
 mod error;
-pub mod extension;
 mod framing;
+mod handler_error;
 mod handlers;
 pub mod http;
 pub(crate) mod message;
@@ -31,13 +31,14 @@ use self::framing::{BlockingLineReader, Frame, LineReader};
 
 pub use era::{Era, LogLevel};
 pub use error::{ErrorCode, RequestError};
-pub use extension::{
-    AskError, Extension, ExtensionContext, ExtensionError, Handled, ListKind, Reply,
-};
 pub use framing::DEFAULT_MAX_LINE_BYTES;
 pub use handlers::{COMPLETION_THREADS, TOOL_THREADS};
 pub use protocol::{MODERN_VERSION, ProtocolVersion};
 pub use server::ShellConfig;
+pub use state::extension;
+pub use state::extension::{
+    AskError, Extension, ExtensionContext, ExtensionError, Handled, ListKind, Reply,
+};
 
 use crate::prompts::{DefinitionError, PromptDefinition, RegistryChange};
 use crate::session::{

@@ -1,6 +1,8 @@
 //! The state handlers and the connection loop share: the server-wide [`Shared`] and the
 //! per-connection [`Connection`], and what a request learns besides its params.
 
+pub mod extension;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -8,8 +10,9 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
+use self::extension::Extension;
 use super::era::{self, ListenFilter, LogLevel};
-use super::extension::{AskError, Extension, MAX_PENDING_ASKS};
+use super::handler_error::{AskError, MAX_PENDING_ASKS};
 use super::message::RequestKey;
 use super::outlet::Outlet;
 use super::protocol::{Offer, ProtocolVersion};
