@@ -20,7 +20,7 @@ fn adapter_dir() -> PathBuf {
 
 /// The angr adapter, installing its virtual environment first if it is missing (once per
 /// test process).
-fn angr_spec() -> AdapterSpec {
+pub fn angr_spec() -> AdapterSpec {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let venv = adapter_dir().join(".venv");
@@ -34,10 +34,12 @@ fn angr_spec() -> AdapterSpec {
     AdapterSpec::angr(&adapter_dir(), &venv).expect("the adapter is installed")
 }
 
-/// `tests/adapters/programs/report.c` compiled with `cc -O0` into `dir`.
-fn compile_report(dir: &Path) -> PathBuf {
-    let out = dir.join("report");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/programs/report.c");
+/// `tests/adapters/programs/<name>.c` compiled with `cc -O0` into `dir/<name>`.
+pub fn compile_program(dir: &Path, name: &str) -> PathBuf {
+    let out = dir.join(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/adapters/programs")
+        .join(format!("{name}.c"));
     let status = Command::new("cc")
         .arg("-O0")
         .arg("-o")
@@ -49,7 +51,8 @@ fn compile_report(dir: &Path) -> PathBuf {
     out
 }
 
-fn angr_session(path: &Path) -> (Arc<Session>, ToolBox) {
+/// A session whose binaries get the angr adapter beside `native`, with `path` open.
+pub fn angr_session(path: &Path) -> (Arc<Session>, ToolBox) {
     let session = Arc::new(Session::new());
     session.set_companions(Some(Arc::new(Adapters::new(vec![angr_spec()], 2))));
     let tools = ToolBox::new(Arc::clone(&session));
@@ -63,7 +66,7 @@ fn angr_session(path: &Path) -> (Arc<Session>, ToolBox) {
 }
 
 /// Every procedure of `provider`: address to name.
-fn procedures(tools: &ToolBox, provider: &str) -> Vec<(String, Option<String>)> {
+pub fn procedures(tools: &ToolBox, provider: &str) -> Vec<(String, Option<String>)> {
     let mut all = Vec::new();
     let mut cursor = Value::Null;
     loop {
@@ -104,7 +107,7 @@ fn compare_starts(tools: &ToolBox) -> (usize, usize, usize) {
 #[test]
 fn angr_names_the_procedures_of_a_compiled_program_at_the_files_addresses() {
     let dir = tempfile::tempdir().unwrap();
-    let binary = compile_report(dir.path());
+    let binary = compile_program(dir.path(), "report");
     let (_session, tools) = angr_session(&binary);
     let native = procedures(&tools, "native");
     let angr = procedures(&tools, "angr");
