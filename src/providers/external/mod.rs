@@ -3,8 +3,9 @@
 //! stdout, and [`Adapters`] declares one beside the native provider of every binary opened
 //! from a file (`rea serve --provider angr`).
 //!
-//! Every adapter is bounded: a start-up time-out, a time bound per call (completion's calls
-//! end at completion's own deadline), an address-space limit on the process (`RLIMIT_AS`), at
+//! Every adapter is bounded: a start-up time-out, a time bound per call (completion stops
+//! waiting at its own deadline; the late answer is dropped by the next call, and the adapter
+//! is killed only past its own bound), an address-space limit on the process (`RLIMIT_AS`), at
 //! most one process per binary session and at most [`Adapters::max_adapters`] in the whole
 //! server. An adapter that crashes, hangs, floods its output, answers garbage or exceeds a
 //! bound is killed; the call that saw it fails with a [`ProviderError`] (a tool error;
@@ -91,6 +92,15 @@ fn starter() -> Option<&'static SyncSender<Job>> {
             (start_workers("rea-adapter-start", 1, jobs) == 1).then_some(queue)
         })
         .as_ref()
+}
+
+/// When one call stops waiting for its answer, and when the adapter is killed if the answer
+/// has not come (later for a completion call, which waits only within completion's bound).
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    answer_by: Instant,
+    kill_at: Instant,
+    completion: bool,
 }
 
 /// The bounds of one adapter process.
@@ -202,6 +212,15 @@ pub enum AdapterError {
         provider: String,
         /// The missing operation.
         operation: Operation,
+    },
+    /// A completion call stopped waiting at completion's bound; the adapter keeps running
+    /// and its late answer is dropped.
+    #[error("the {provider} adapter is still working: {failure}")]
+    Late {
+        /// The provider.
+        provider: String,
+        /// What went wrong.
+        failure: CallFailure,
     },
     /// The server already runs its most adapter processes.
     #[error(
@@ -480,8 +499,11 @@ impl Adapter {
     }
 
     /// Calls `method`, giving the adapter `budget` and killing it at the budget plus
-    /// [`GRACE`]; for completion, giving it what is left of completion's bound less
-    /// [`completion_margin`], and killing it at that bound.
+    /// [`GRACE`]. For completion, the adapter is given what is left of completion's bound
+    /// less [`completion_margin`], and the call waits no longer than that bound: an answer
+    /// still due then is awaited (and dropped) by the next call, and only an adapter that
+    /// has not answered by its own bound plus [`GRACE`] is killed, so a "not ready" answer
+    /// that is a little late never costs the analysis the adapter has done.
     fn call(
         self: &Arc<Self>,
         method: Method,
@@ -490,16 +512,30 @@ impl Adapter {
     ) -> Result<Reply, ProviderError> {
         let completion = completion_deadline();
         let now = Instant::now();
-        let (budget, deadline) = match completion {
+        let (budget, bounds) = match completion {
             Some(end) => {
                 let left = end.saturating_duration_since(now);
-                let given = left.saturating_sub(completion_margin(left));
-                (given.min(budget), end.min(now + budget + GRACE))
+                let given = left.saturating_sub(completion_margin(left)).min(budget);
+                (
+                    given,
+                    Bounds {
+                        answer_by: end.min(now + given + GRACE),
+                        kill_at: now + given + GRACE,
+                        completion: true,
+                    },
+                )
             }
-            None => (budget, now + budget + GRACE),
+            None => (
+                budget,
+                Bounds {
+                    answer_by: now + budget + GRACE,
+                    kill_at: now + budget + GRACE,
+                    completion: false,
+                },
+            ),
         };
-        let mut running = self.take(deadline, completion.is_some())?;
-        let outcome = self.attempt(&mut running, method, params, budget, deadline);
+        let mut running = self.take(bounds.answer_by, bounds.completion)?;
+        let outcome = self.attempt(&mut running, method, params, budget, bounds);
         self.give_back(running);
         match outcome? {
             Reply::Error { code, message } => Err(self.answered(method, code, message)),
@@ -507,16 +543,46 @@ impl Adapter {
         }
     }
 
-    /// Starts the process if `running` holds none, then sends `method`; a failure stops the
-    /// process (`running` is left empty).
+    /// Starts the process if `running` holds none (a call for a tool also replaces one that
+    /// failed to give the answer of an abandoned call), then sends `method`; a failure stops
+    /// the process (`running` is left empty), except a completion call abandoned at its
+    /// bound.
     fn attempt(
         &self,
         running: &mut Option<Running>,
         method: Method,
         mut params: Value,
         budget: Duration,
-        deadline: Instant,
+        bounds: Bounds,
     ) -> Result<Reply, ProviderError> {
+        let stopped = |failure| {
+            self.failed(AdapterError::Stopped {
+                provider: self.spec.id.clone(),
+                failure,
+            })
+        };
+        if let Some(active) = running {
+            match active.process.settle(bounds.answer_by) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(self.failed(AdapterError::Busy {
+                        provider: self.spec.id.clone(),
+                    }));
+                }
+                Err(failure) if bounds.completion => {
+                    *running = None;
+                    return Err(stopped(failure));
+                }
+                Err(failure) => {
+                    tracing::info!(
+                        provider = self.spec.id,
+                        %failure,
+                        "the adapter was stopped; starting a new one"
+                    );
+                    *running = None;
+                }
+            }
+        }
         let active = match running {
             Some(active) => active,
             None => running.insert(self.start()?),
@@ -525,13 +591,18 @@ impl Adapter {
             let millis = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX);
             fields.insert("timeout_ms".to_owned(), millis.into());
         }
-        let result = active.process.call(method, params, deadline);
-        result.map_err(|failure| {
-            *running = None;
-            self.failed(AdapterError::Stopped {
+        let result = active
+            .process
+            .call_until(method, params, bounds.answer_by, bounds.kill_at);
+        result.map_err(|failure| match failure {
+            CallFailure::Abandoned { .. } => self.failed(AdapterError::Late {
                 provider: self.spec.id.clone(),
                 failure,
-            })
+            }),
+            failure => {
+                *running = None;
+                stopped(failure)
+            }
         })
     }
 

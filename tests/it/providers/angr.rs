@@ -164,3 +164,74 @@ fn angr_agrees_with_native_on_a_stripped_system_binary() {
     );
     assert_eq!(info["sources"], json!(["adapter"]));
 }
+
+/// Completion of a procedure of `provider` in `session`, with a 500 ms provider bound.
+fn complete_procedure(session: &Arc<Session>, provider: &str, value: &str) -> Value {
+    let server = rea::mcp::Server::with_session(
+        rea::mcp::ServerConfig {
+            sources: rea::session::SourceConfig {
+                provider_timeout: std::time::Duration::from_millis(500),
+            },
+            ..Default::default()
+        },
+        Arc::clone(session),
+    );
+    server
+        .complete(&json!({
+            "ref": {"type": "ref/prompt", "name": "trace_crash"},
+            "argument": {"name": "procedure", "value": value},
+            "context": {"arguments": {"provider": provider}},
+        }))
+        .unwrap()
+}
+
+#[test]
+fn completion_starts_angr_and_is_served_once_its_cfg_is_built_without_a_restart() {
+    let Some(binary) = ["/bin/ls", "/usr/bin/ls"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+    else {
+        return;
+    };
+    let adapters = Adapters::new(vec![angr_spec()], 2);
+    let session = Arc::new(Session::new());
+    session.set_companions(Some(Arc::new(adapters.clone())));
+    let tools = ToolBox::new(Arc::clone(&session));
+    success(
+        &tools,
+        "open_binary",
+        json!({"path": binary.display().to_string()}),
+    );
+    let empty = json!({"completion": {"values": [], "total": 0, "hasMore": false}});
+    assert_eq!(complete_procedure(&session, "angr", "0x"), empty);
+    // While the adapter starts and builds its CFG (seconds on ls), completion answers empty
+    // within its bound; the adapter answers "not ready" in time and is never killed for it
+    // (a killed adapter would leave none running: completion restarts one only after the
+    // start-up time-out).
+    let mut tries = 1;
+    let mut up = false;
+    let values = loop {
+        let values = complete_procedure(&session, "angr", "0x");
+        tries += 1;
+        if values != empty {
+            break values;
+        }
+        let running = adapters.running() == 1;
+        assert!(running || !up, "the adapter stopped after {tries} requests");
+        up = running;
+        assert!(tries < 600, "angr's CFG of {} is built", binary.display());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    println!("angr completion served after {tries} requests");
+    assert_eq!(adapters.running(), 1, "the same adapter, never restarted");
+    let first = values["completion"]["values"][0].as_str().unwrap();
+    let native: Vec<String> = procedures(&tools, "native")
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
+    assert!(
+        native.iter().any(|a| a == first),
+        "{first} is a start native lists too"
+    );
+}
