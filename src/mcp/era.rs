@@ -109,7 +109,8 @@ impl Caching {
 
     /// The caching of a `resources/read` of `params.uri`: the static resources (the published
     /// schemas and the templates guide, compiled into the server) are public and fresh for
-    /// [`STABLE_TTL_MS`]; everything else names a binary session, and is private.
+    /// [`STABLE_TTL_MS`]; everything else names a binary session (or is an extension's, whose
+    /// audience the server cannot know), and is private.
     pub fn of_read(params: Option<&Value>) -> Caching {
         let uri = params
             .and_then(|params| params.get("uri"))
@@ -387,9 +388,9 @@ pub struct ListenFilter {
     /// `notifications/tools/list_changed` (honoured when the catalog has tools; it never
     /// changes while the process runs).
     pub tools: bool,
-    /// `notifications/resources/list_changed` (always honoured: `resources/list` and
-    /// `resources/templates/list` are compiled into the server and never change while it
-    /// runs, so none is ever sent).
+    /// `notifications/resources/list_changed` (always honoured: the built-in
+    /// `resources/list` and `resources/templates/list` never change while the server runs,
+    /// so only an extension that changes its own lists ever sends one).
     pub resources: bool,
 }
 

@@ -1,11 +1,14 @@
 //! Resources under 2026-07-28 (docs/CONTRACT.md sections 8c and 14): how long and by whom each
 //! answer may be cached (`ttlMs`, `cacheScope`), and listen streams that ask for resource list
-//! changes. Every answer is validated by the test client against the schema of its era
+//! changes: the built-in lists never change, an extension's may (it announces the change).
+//! Every answer is validated by the test client against the schema of its era
 //! (`ReadResourceResult`, `ListResourcesResult`, `ListResourceTemplatesResult` of 2026-07-28).
 
-use rea::mcp::{Server, ServerConfig};
+use std::sync::Arc;
+
+use rea::mcp::{Extension, ExtensionContext, Handled, ListKind, Reply, Server, ServerConfig};
 use rea::resources::encode;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::sessions::catalog;
 use crate::support::Client;
@@ -157,4 +160,121 @@ async fn a_listen_for_resource_list_changes_is_honoured_and_nothing_ever_changes
         "the stream ends with its result and cancellation, nothing else: {rest:?}"
     );
     assert_eq!(rest[0]["id"], id);
+}
+
+/// An extension with one resource of its own and a tool that announces that its resource
+/// list changed.
+#[derive(Debug)]
+struct Shelf;
+
+const SHELF_URI: &str = "shelf://item";
+
+impl Extension for Shelf {
+    fn tools(&self) -> Vec<Value> {
+        vec![
+            json!({ "name": "shelve", "description": "Changes the shelf's resources",
+                     "inputSchema": { "type": "object" } }),
+        ]
+    }
+
+    fn resources(&self) -> Vec<Value> {
+        vec![json!({ "uri": SHELF_URI, "name": "item", "mimeType": "text/plain" })]
+    }
+
+    fn call_tool<'a>(
+        &'a self,
+        name: &'a str,
+        _arguments: &'a Map<String, Value>,
+        context: &'a ExtensionContext,
+    ) -> Handled<'a> {
+        Box::pin(async move {
+            (name == "shelve").then(|| {
+                context.list_changed(ListKind::Resources);
+                Ok(Reply::Complete(
+                    json!({ "content": [{ "type": "text", "text": "shelved" }] }),
+                ))
+            })
+        })
+    }
+
+    fn read_resource<'a>(&'a self, uri: &'a str, _context: &'a ExtensionContext) -> Handled<'a> {
+        Box::pin(async move {
+            (uri == SHELF_URI).then(|| {
+                Ok(Reply::Complete(
+                    json!({ "contents": [{ "uri": SHELF_URI, "mimeType": "text/plain", "text": "an item" }] }),
+                ))
+            })
+        })
+    }
+}
+
+async fn listen(client: &mut Client, id: &str, notifications: Value) -> Value {
+    client
+        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+                       "params": { "notifications": notifications, "_meta": modern_meta(json!({})) } }))
+        .await;
+    let acknowledged = client.recv().await;
+    assert_eq!(
+        acknowledged["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        id
+    );
+    acknowledged["params"]["notifications"].clone()
+}
+
+#[tokio::test]
+async fn an_extensions_resource_list_change_reaches_the_streams_that_asked_and_its_reads_are_private()
+ {
+    let server = Server::new(ServerConfig::default()).with_extension(Arc::new(Shelf));
+    let mut client = Client::start(server);
+    let honoured = listen(
+        &mut client,
+        "resources",
+        json!({ "resourcesListChanged": true }),
+    )
+    .await;
+    assert_eq!(honoured, json!({ "resourcesListChanged": true }));
+    listen(
+        &mut client,
+        "prompts",
+        json!({ "promptsListChanged": true }),
+    )
+    .await;
+
+    client
+        .send(
+            &json!({ "jsonrpc": "2.0", "id": "shelve", "method": "tools/call",
+                       "params": { "name": "shelve", "arguments": {},
+                                   "_meta": modern_meta(json!({})) } }),
+        )
+        .await;
+    // The change and the answer, in either order; only the stream that asked gets the change.
+    let (first, second) = (client.recv().await, client.recv().await);
+    let (notification, answer) = if first.get("method").is_some() {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert_eq!(answer["id"], "shelve");
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "shelved",
+        "{answer}"
+    );
+    assert_eq!(
+        notification["method"],
+        "notifications/resources/list_changed"
+    );
+    assert_eq!(
+        notification["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "resources"
+    );
+
+    // An extension's resource is not one of the built-in static ones: private, stale at once.
+    let read = read(&mut client, SHELF_URI).await;
+    assert_eq!(caching(&read), (json!(0), json!("private")));
+    let rest = client.finish().await;
+    assert!(
+        rest.iter()
+            .all(|m| m["method"] != "notifications/resources/list_changed"),
+        "one change, one notification: {rest:?}"
+    );
 }
