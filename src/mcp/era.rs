@@ -16,12 +16,14 @@
 //!   `resources/subscribe`, `resources/unsubscribe` and `initialize` are gone in 2026
 //!   (`-32601`).
 //! - [`result_members`] and [`discover_result`]: `resultType`, serverInfo in `_meta`, and
-//!   `ttlMs`/`cacheScope` on the cacheable results.
+//!   `ttlMs`/`cacheScope` on the cacheable results ([`Caching`]: `public` for what is the
+//!   same for every client, `private` for a read of a session's resource).
 
 use serde_json::{Map, Value, json};
 
 use super::error::RequestError;
 use super::protocol::{Offer, ProtocolVersion, capabilities, server_info};
+use crate::resources;
 
 pub use super::protocol::{MODERN_VERSION, supported_versions};
 
@@ -59,6 +61,67 @@ pub const PROMPTS_TTL_MS: u64 = 0;
 
 /// Most `subscriptions/listen` streams open at once in the process.
 pub const MAX_LISTENS: usize = 64;
+
+/// Who may reuse a cached 2026 result (`cacheScope`, as HTTP's `Cache-Control: public` and
+/// `private`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheScope {
+    /// The same for every client: any cache may keep it and serve it to anyone.
+    Public,
+    /// Data of one client's binary session: only that client's own cache may keep it.
+    Private,
+}
+
+impl CacheScope {
+    /// The scope's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+/// How long and by whom a 2026 result may be cached: its `ttlMs` and `cacheScope`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caching {
+    /// `ttlMs`: how long the result stays fresh (0: stale at once).
+    pub ttl_ms: u64,
+    /// `cacheScope`.
+    pub scope: CacheScope,
+}
+
+impl Caching {
+    /// A result that is the same for every client, fresh for `ttl_ms`.
+    pub const fn public(ttl_ms: u64) -> Caching {
+        Caching {
+            ttl_ms,
+            scope: CacheScope::Public,
+        }
+    }
+
+    /// A result of one client's binary session: `private`, and stale at once (the session
+    /// changes with every tool call).
+    pub const PRIVATE: Caching = Caching {
+        ttl_ms: 0,
+        scope: CacheScope::Private,
+    };
+
+    /// The caching of a `resources/read` of `params.uri`: the static resources (the published
+    /// schemas and the templates guide, compiled into the server) are public and fresh for
+    /// [`STABLE_TTL_MS`]; everything else names a binary session (or is an extension's, whose
+    /// audience the server cannot know), and is private.
+    pub fn of_read(params: Option<&Value>) -> Caching {
+        let uri = params
+            .and_then(|params| params.get("uri"))
+            .and_then(Value::as_str);
+        if uri.is_some_and(resources::is_static) {
+            Caching::public(STABLE_TTL_MS)
+        } else {
+            Caching::PRIVATE
+        }
+    }
+}
 
 /// The protocol era of one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,11 +276,11 @@ pub enum ModernMethod {
     Discover,
     /// `subscriptions/listen`.
     Listen,
-    /// A method both eras share, served by the same handler; `cacheable` tells whether its
-    /// result carries `ttlMs` and `cacheScope`, with this time-to-live.
+    /// A method both eras share, served by the same handler; `caching` tells whether its
+    /// result carries `ttlMs` and `cacheScope`, and their values.
     Shared {
-        /// The `ttlMs` of a cacheable result.
-        ttl_ms: Option<u64>,
+        /// The `ttlMs` and `cacheScope` of a cacheable result.
+        caching: Option<Caching>,
     },
     /// A 2025 method the 2026 revision removed (`-32601` saying so).
     Removed,
@@ -226,24 +289,21 @@ pub enum ModernMethod {
 }
 
 impl ModernMethod {
-    /// What `method` is under 2026-07-28 for a server that offers `offer`.
-    pub fn of(method: &str, offer: Offer) -> ModernMethod {
+    /// What `method` (with `params`) is under 2026-07-28 for a server that offers `offer`.
+    pub fn of(method: &str, params: Option<&Value>, offer: Offer) -> ModernMethod {
+        let cached = |caching| ModernMethod::Shared {
+            caching: Some(caching),
+        };
         match method {
             "server/discover" => ModernMethod::Discover,
             "subscriptions/listen" => ModernMethod::Listen,
-            "prompts/list" => ModernMethod::Shared {
-                ttl_ms: Some(PROMPTS_TTL_MS),
-            },
-            "tools/list" if offer.tools => ModernMethod::Shared {
-                ttl_ms: Some(STABLE_TTL_MS),
-            },
-            "prompts/get" | "completion/complete" => ModernMethod::Shared { ttl_ms: None },
-            "tools/call" if offer.tools => ModernMethod::Shared { ttl_ms: None },
-            "resources/list" | "resources/templates/list" => ModernMethod::Shared {
-                ttl_ms: Some(STABLE_TTL_MS),
-            },
-            // Session resources change as the session does: cacheable for no time.
-            "resources/read" => ModernMethod::Shared { ttl_ms: Some(0) },
+            "prompts/list" => cached(Caching::public(PROMPTS_TTL_MS)),
+            "tools/list" if offer.tools => cached(Caching::public(STABLE_TTL_MS)),
+            "prompts/get" | "completion/complete" => ModernMethod::Shared { caching: None },
+            "tools/call" if offer.tools => ModernMethod::Shared { caching: None },
+            "resources/list" | "resources/templates/list" => cached(Caching::public(STABLE_TTL_MS)),
+            // A session's resources change as the session does, and are that client's own.
+            "resources/read" => cached(Caching::of_read(params)),
             "initialize"
             | "ping"
             | "logging/setLevel"
@@ -255,15 +315,15 @@ impl ModernMethod {
 }
 
 /// The members every 2026 result carries (`resultType` and serverInfo in `_meta`), and
-/// `ttlMs`/`cacheScope` when `ttl_ms` is given, as JSON object members without braces, to be
+/// `ttlMs`/`cacheScope` when `caching` is given, as JSON object members without braces, to be
 /// put first in a result object.
-pub fn result_members(ttl_ms: Option<u64>) -> String {
+pub fn result_members(caching: Option<Caching>) -> String {
     let mut members = Map::new();
     members.insert("resultType".into(), json!("complete"));
     members.insert("_meta".into(), result_meta(Map::new()));
-    if let Some(ttl_ms) = ttl_ms {
-        members.insert("ttlMs".into(), json!(ttl_ms));
-        members.insert("cacheScope".into(), json!("public"));
+    if let Some(caching) = caching {
+        members.insert("ttlMs".into(), json!(caching.ttl_ms));
+        members.insert("cacheScope".into(), json!(caching.scope.as_str()));
     }
     let object = Value::Object(members).to_string();
     object[1..object.len() - 1].to_owned()
@@ -277,9 +337,9 @@ fn result_meta(mut extra: Map<String, Value>) -> Value {
 
 /// `result` (a JSON object's text, as a handler answered it) with [`result_members`] put
 /// first.
-pub fn decorate_result(result: &str, ttl_ms: Option<u64>) -> Option<String> {
+pub fn decorate_result(result: &str, caching: Option<Caching>) -> Option<String> {
     let rest = result.strip_prefix('{')?;
-    let members = result_members(ttl_ms);
+    let members = result_members(caching);
     let mut decorated = String::with_capacity(result.len() + members.len() + 2);
     decorated.push('{');
     decorated.push_str(&members);
@@ -316,7 +376,7 @@ pub fn discover_result(offer: Offer, instructions: &str) -> Value {
         "capabilities": capabilities(offer, None),
         "instructions": instructions,
         "ttlMs": STABLE_TTL_MS,
-        "cacheScope": "public",
+        "cacheScope": CacheScope::Public.as_str(),
     })
 }
 
@@ -328,6 +388,10 @@ pub struct ListenFilter {
     /// `notifications/tools/list_changed` (honoured when the catalog has tools; it never
     /// changes while the process runs).
     pub tools: bool,
+    /// `notifications/resources/list_changed` (always honoured: the built-in
+    /// `resources/list` and `resources/templates/list` never change while the server runs,
+    /// so only an extension that changes its own lists ever sends one).
+    pub resources: bool,
 }
 
 impl ListenFilter {
@@ -353,6 +417,7 @@ impl ListenFilter {
         Ok(ListenFilter {
             prompts: wants("promptsListChanged"),
             tools: offer.tools && wants("toolsListChanged"),
+            resources: wants("resourcesListChanged"),
         })
     }
 
@@ -361,6 +426,7 @@ impl ListenFilter {
         match method {
             "notifications/prompts/list_changed" => self.prompts,
             "notifications/tools/list_changed" => self.tools,
+            "notifications/resources/list_changed" => self.resources,
             _ => false,
         }
     }
@@ -373,6 +439,9 @@ impl ListenFilter {
         }
         if self.tools {
             honoured.insert("toolsListChanged".into(), json!(true));
+        }
+        if self.resources {
+            honoured.insert("resourcesListChanged".into(), json!(true));
         }
         json!({
             "jsonrpc": "2.0",
@@ -439,10 +508,89 @@ mod tests {
     fn decorated_results_stay_json_objects() {
         for result in ["{}", r#"{"a":1}"#, "{ }"] {
             let decorated: Value =
-                serde_json::from_str(&decorate_result(result, Some(5)).unwrap()).unwrap();
+                serde_json::from_str(&decorate_result(result, Some(Caching::public(5))).unwrap())
+                    .unwrap();
             assert_eq!(decorated["resultType"], "complete");
             assert_eq!(decorated["ttlMs"], 5);
+            assert_eq!(decorated["cacheScope"], "public");
         }
+    }
+
+    #[test]
+    fn reads_of_session_resources_are_private_and_static_ones_public() {
+        let read = |uri: Value| {
+            ModernMethod::of(
+                "resources/read",
+                Some(&json!({ "uri": uri })),
+                Offer {
+                    tools: true,
+                    subscribe: false,
+                },
+            )
+        };
+        let public = ModernMethod::Shared {
+            caching: Some(Caching::public(STABLE_TTL_MS)),
+        };
+        let private = ModernMethod::Shared {
+            caching: Some(Caching::PRIVATE),
+        };
+        assert_eq!(read(json!("rea://schema/catalog-v1")), public);
+        assert_eq!(read(json!("rea://guide/templates")), public);
+        assert_eq!(
+            read(json!("rea://session/bs_x/evidence/ev-000000000001")),
+            private
+        );
+        assert_eq!(read(json!("rea://schema/catalog-v1/")), private);
+        assert_eq!(read(json!(7)), private);
+        assert_eq!(
+            ModernMethod::of(
+                "resources/read",
+                None,
+                Offer {
+                    tools: true,
+                    subscribe: false
+                }
+            ),
+            private
+        );
+    }
+
+    #[test]
+    fn resource_list_changes_are_honoured_when_asked() {
+        let asked =
+            json!({ "notifications": { "resourcesListChanged": true, "toolsListChanged": true } });
+        let filter = ListenFilter::requested(
+            Some(&asked),
+            Offer {
+                tools: false,
+                subscribe: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            filter,
+            ListenFilter {
+                prompts: false,
+                tools: false,
+                resources: true
+            }
+        );
+        assert!(filter.wants("notifications/resources/list_changed"));
+        assert!(!filter.wants("notifications/resources/updated"));
+        let acknowledged = filter.acknowledgement(&json!(1));
+        assert_eq!(
+            acknowledged["params"]["notifications"],
+            json!({ "resourcesListChanged": true })
+        );
+        let silent = ListenFilter::requested(
+            Some(&json!({ "notifications": {} })),
+            Offer {
+                tools: true,
+                subscribe: false,
+            },
+        )
+        .unwrap();
+        assert!(!silent.wants("notifications/resources/list_changed"));
     }
 
     proptest! {

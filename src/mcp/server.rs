@@ -462,11 +462,11 @@ impl ConnectionLoop {
             }
         };
         let offer = self.connection.shared.offer();
-        match ModernMethod::of(&request.method, offer) {
-            ModernMethod::Shared { ttl_ms } => {
+        match ModernMethod::of(&request.method, request.params.as_ref(), offer) {
+            ModernMethod::Shared { caching } => {
                 let mut context = RequestContext::new(&self.connection, Cancel::new());
                 context.log_level = envelope.log_level;
-                context.modern = Some(ModernAnswer { ttl_ms });
+                context.modern = Some(ModernAnswer { caching });
                 Some((request, context))
             }
             ModernMethod::Discover => {
@@ -726,7 +726,7 @@ impl Dispatcher {
         let raw = response.into_json();
         let input_required = input_required.load(Ordering::Acquire);
         let answer =
-            match modern.and_then(|modern| decorated(raw.get(), modern.ttl_ms, input_required)) {
+            match modern.and_then(|modern| decorated(raw.get(), modern.caching, input_required)) {
                 Some(decorated) => with_client_id(&decorated, &request.id),
                 None => with_client_id(raw.get(), &request.id),
             };
@@ -748,13 +748,13 @@ impl Dispatcher {
 
 /// jsonrpsee's answer to internal id 0 with the members of a 2026 result put first in its
 /// result ([`era::decorate_result`]); `None` for an error answer.
-fn decorated(raw: &str, ttl_ms: Option<u64>, input_required: bool) -> Option<String> {
+fn decorated(raw: &str, caching: Option<era::Caching>, input_required: bool) -> Option<String> {
     const HEAD: &str = r#"{"jsonrpc":"2.0","id":0,"result":"#;
     let result = raw.strip_prefix(HEAD)?.strip_suffix('}')?;
     let result = if input_required {
         era::decorate_input_required(result)?
     } else {
-        era::decorate_result(result, ttl_ms)?
+        era::decorate_result(result, caching)?
     };
     let mut line = String::with_capacity(HEAD.len() + result.len() + 1);
     line.push_str(HEAD);

@@ -287,6 +287,13 @@ pub fn variable_family(uri_template: &str, variable: &str) -> Result<Family, Res
         })
 }
 
+/// Whether `uri` is one of the static resources of `resources/list`: the same for every
+/// client and unchanged while the process runs (every other readable URI names a binary
+/// session).
+pub fn is_static(uri: &str) -> bool {
+    STATIC_RESOURCES.iter().any(|resource| resource.uri == uri)
+}
+
 /// The `resources/read` result for `uri`.
 pub fn read(tools: &ToolBox, uri: &str) -> Result<Value, ResourceError> {
     if let Some(resource) = STATIC_RESOURCES.iter().find(|r| r.uri == uri) {

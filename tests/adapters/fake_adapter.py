@@ -6,7 +6,8 @@ It serves three fixed procedures and breaks on purpose when asked about these ad
 JSON, 0xf100d writes a line of 8 MiB, 0xa11c allocates and touches 1 GiB, 0x5105 answers after
 3 s, 0xe77 answers a protocol error, 0x1d answers under another id. `--mode slow-start` sleeps
 10 s before reading anything; `--mode hang-list` never answers list_procedures; `--mode
-missing-decompile` does not offer decompile. procedure_info of 0x1000 is named after the
+slow-list` answers list_procedures after 0.8 s (past a 500 ms completion bound, within the
+grace of its own); `--mode missing-decompile` does not offer decompile. procedure_info of 0x1000 is named after the
 process id, so a test can tell a restarted adapter from the first one.
 """
 
@@ -64,6 +65,8 @@ def main():
         elif method == "list_procedures":
             if mode == "hang-list":
                 time.sleep(3600)
+            if mode == "slow-list":
+                time.sleep(0.8)
             answer["result"] = {
                 "procedures": [{"address": hex(a), "name": n} for a, n in PROCEDURES],
                 "next_cursor": None,

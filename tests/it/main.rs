@@ -53,6 +53,8 @@ mod session {
 /// Providers: the catalog provider and the native one on generated and system binaries.
 mod providers {
     mod angr;
+    mod angr_claims;
+    mod angr_protocol;
     mod catalog;
     mod code_analysis;
     mod external;
@@ -135,6 +137,7 @@ mod mcp {
     mod readme_workflow;
     mod request_errors;
     mod resource_bounds;
+    mod resource_caching;
     mod resources;
     mod roots;
     mod sessions;

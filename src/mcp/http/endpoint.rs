@@ -250,8 +250,8 @@ impl Endpoint {
             Err(error) => return error_response(StatusCode::BAD_REQUEST, &error, &request.id),
         };
         let offer = self.shared.offer();
-        match ModernMethod::of(&request.method, offer) {
-            ModernMethod::Shared { ttl_ms } => {
+        match ModernMethod::of(&request.method, request.params.as_ref(), offer) {
+            ModernMethod::Shared { caching } => {
                 let (stream, drain) = outlet::outlet(self.stream_queue);
                 let connection = Arc::new(Connection::one_request(
                     Arc::clone(&self.shared),
@@ -260,7 +260,7 @@ impl Endpoint {
                 let mut context = RequestContext::new(&connection, Cancel::new());
                 context.stream = stream;
                 context.log_level = envelope.log_level;
-                context.modern = Some(ModernAnswer { ttl_ms });
+                context.modern = Some(ModernAnswer { caching });
                 let cancel = context.cancel.clone();
                 let hooks = Hooks {
                     finish: Box::new(|| {}),

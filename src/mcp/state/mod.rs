@@ -447,8 +447,8 @@ impl Connection {
 /// How the answer of a 2026 request is completed (`resultType`, serverInfo, caching).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ModernAnswer {
-    /// The `ttlMs` of a cacheable result (`None`: not cacheable).
-    pub(crate) ttl_ms: Option<u64>,
+    /// The `ttlMs` and `cacheScope` of a cacheable result (`None`: not cacheable).
+    pub(crate) caching: Option<era::Caching>,
 }
 
 /// What the request handlers learn about their request besides its params.

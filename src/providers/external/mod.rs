@@ -3,13 +3,19 @@
 //! stdout, and [`Adapters`] declares one beside the native provider of every binary opened
 //! from a file (`rea serve --provider angr`).
 //!
-//! Every adapter is bounded: a start-up time-out, a time bound per call (completion's calls
-//! end at completion's own deadline), an address-space limit on the process (`RLIMIT_AS`), at
+//! Every adapter is bounded: a start-up time-out, a time bound per call (completion stops
+//! waiting at its own deadline; the late answer is dropped by the next call, and the adapter
+//! is killed only past its own bound), an address-space limit on the process (`RLIMIT_AS`), at
 //! most one process per binary session and at most [`Adapters::max_adapters`] in the whole
 //! server. An adapter that crashes, hangs, floods its output, answers garbage or exceeds a
 //! bound is killed; the call that saw it fails with a [`ProviderError`] (a tool error;
 //! completion answers empty), and the next call starts a fresh process. Nothing else in the
 //! server notices.
+//!
+//! Completion never waits for an adapter to start: a completion request that needs a
+//! provider whose process is not running starts it in the background (on one starter thread,
+//! at most once per start-up time-out) and answers empty meanwhile; once the adapter is up,
+//! completion is served from it, within completion's own bound.
 //!
 //! The adapter never sees the client's path: it is given a private copy of the bytes the
 //! server read and checked, in a directory only this user can read, removed when the binary
@@ -23,7 +29,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::mpsc::{self, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -34,6 +41,7 @@ use self::protocol::{
     DecompiledCode, INVALID_CURSOR, Method, NO_PROCEDURE, Reply, UNKNOWN_DOCUMENT,
 };
 use crate::core::ProcedurePage;
+use crate::session::bounded::{Job, start_workers};
 use crate::session::{
     Address, Companions, Decompilation, DecompileBound, DocumentInfo, NamedAddress, Operation,
     ProcedureInfo, ProcedureName, ProcedureSource, Provider, ProviderError, completion_deadline,
@@ -59,6 +67,41 @@ pub const DEFAULT_MAX_ADAPTERS: usize = 2;
 /// killed: the adapter keeps its own bound (it answers "not ready" or an incomplete
 /// decompilation), and this margin covers its answer's way back.
 pub const GRACE: Duration = Duration::from_secs(2);
+
+/// Most of completion's time an adapter call keeps back: the adapter is asked to answer this
+/// much before completion's bound (a quarter of what is left, when less), so that its own
+/// "not ready" answer arrives in time and it is not killed for keeping its bound.
+pub const COMPLETION_MARGIN: Duration = Duration::from_millis(200);
+
+/// The margin kept back from `left`, what is left of completion's bound.
+fn completion_margin(left: Duration) -> Duration {
+    COMPLETION_MARGIN.min(left / 4)
+}
+
+/// Adapter starts that completion asked for and that wait for the starter thread.
+const QUEUED_STARTS: usize = 4;
+
+/// The queue of the one thread that starts adapters for completion. It is a thread that
+/// never ends, because the adapter's parent-death signal (`PR_SET_PDEATHSIG`) fires when the
+/// thread that started it ends; `None` when the thread could not be started.
+fn starter() -> Option<&'static SyncSender<Job>> {
+    static STARTER: OnceLock<Option<SyncSender<Job>>> = OnceLock::new();
+    STARTER
+        .get_or_init(|| {
+            let (queue, jobs) = mpsc::sync_channel::<Job>(QUEUED_STARTS);
+            (start_workers("rea-adapter-start", 1, jobs) == 1).then_some(queue)
+        })
+        .as_ref()
+}
+
+/// When one call stops waiting for its answer, and when the adapter is killed if the answer
+/// has not come (later for a completion call, which waits only within completion's bound).
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    answer_by: Instant,
+    kill_at: Instant,
+    completion: bool,
+}
 
 /// The bounds of one adapter process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,6 +213,15 @@ pub enum AdapterError {
         /// The missing operation.
         operation: Operation,
     },
+    /// A completion call stopped waiting at completion's bound; the adapter keeps running
+    /// and its late answer is dropped.
+    #[error("the {provider} adapter is still working: {failure}")]
+    Late {
+        /// The provider.
+        provider: String,
+        /// What went wrong.
+        failure: CallFailure,
+    },
     /// The server already runs its most adapter processes.
     #[error(
         "the {provider} adapter cannot start: {limit} adapter processes already run \
@@ -187,8 +239,9 @@ pub enum AdapterError {
         /// The provider.
         provider: String,
     },
-    /// A completion request found the adapter not running (completion never starts one).
-    #[error("the {provider} adapter is not running; completion does not start it")]
+    /// A completion request found the adapter not running, or still starting (completion
+    /// starts it in the background and never waits for it).
+    #[error("the {provider} adapter is not running yet; completion answers empty until it is up")]
     NotRunning {
         /// The provider.
         provider: String,
@@ -364,10 +417,14 @@ impl Drop for PrivateCopy {
     }
 }
 
-/// The adapter's process, and whether a call holds it.
+/// The adapter's process, and whether a call (or a start in the background) holds it.
 #[derive(Default)]
 struct Slot {
     busy: bool,
+    /// A start in the background holds the slot.
+    starting: bool,
+    /// When completion last started the process in the background.
+    started_for_completion: Option<Instant>,
     running: Option<Running>,
 }
 
@@ -380,6 +437,13 @@ struct Running {
 /// starts on the first call, lazily, and is killed when the provider is dropped (the binary
 /// session closes).
 pub struct ExternalProvider {
+    adapter: Arc<Adapter>,
+}
+
+/// The state of one [`ExternalProvider`], shared with a start in the background
+/// ([`Adapter::start_in_background`]), which outlives no process it started: when the
+/// provider is gone, the last holder drops the process and the copy.
+struct Adapter {
     spec: Arc<AdapterSpec>,
     slots: Arc<Slots>,
     document: String,
@@ -393,8 +457,8 @@ pub struct ExternalProvider {
 impl std::fmt::Debug for ExternalProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExternalProvider")
-            .field("id", &self.spec.id)
-            .field("document", &self.document)
+            .field("id", &self.adapter.spec.id)
+            .field("document", &self.adapter.document)
             .finish_non_exhaustive()
     }
 }
@@ -407,21 +471,25 @@ impl ExternalProvider {
         bytes: &[u8],
     ) -> ExternalProvider {
         ExternalProvider {
-            spec,
-            slots,
-            document: document.to_owned(),
-            copy: PrivateCopy::write(bytes).map_err(|e| e.to_string()),
-            slot: Mutex::new(Slot::default()),
-            freed: Condvar::new(),
-            described: Mutex::new(None),
+            adapter: Arc::new(Adapter {
+                spec,
+                slots,
+                document: document.to_owned(),
+                copy: PrivateCopy::write(bytes).map_err(|e| e.to_string()),
+                slot: Mutex::new(Slot::default()),
+                freed: Condvar::new(),
+                described: Mutex::new(None),
+            }),
         }
     }
 
     /// Whether the adapter process is running now.
     pub fn is_running(&self) -> bool {
-        self.lock().running.is_some()
+        self.adapter.lock().running.is_some()
     }
+}
 
+impl Adapter {
     fn lock(&self) -> MutexGuard<'_, Slot> {
         self.slot.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -430,25 +498,44 @@ impl ExternalProvider {
         ProviderError::Failed(Box::new(error))
     }
 
-    /// Calls `method`, giving the adapter `budget` (less for completion) and killing it at
-    /// the budget plus [`GRACE`].
+    /// Calls `method`, giving the adapter `budget` and killing it at the budget plus
+    /// [`GRACE`]. For completion, the adapter is given what is left of completion's bound
+    /// less [`completion_margin`], and the call waits no longer than that bound: an answer
+    /// still due then is awaited (and dropped) by the next call, and only an adapter that
+    /// has not answered by its own bound plus [`GRACE`] is killed, so a "not ready" answer
+    /// that is a little late never costs the analysis the adapter has done.
     fn call(
-        &self,
+        self: &Arc<Self>,
         method: Method,
         params: Value,
         budget: Duration,
     ) -> Result<Reply, ProviderError> {
         let completion = completion_deadline();
         let now = Instant::now();
-        let (budget, deadline) = match completion {
+        let (budget, bounds) = match completion {
             Some(end) => {
                 let left = end.saturating_duration_since(now);
-                (left.min(budget), end.min(now + budget + GRACE))
+                let given = left.saturating_sub(completion_margin(left)).min(budget);
+                (
+                    given,
+                    Bounds {
+                        answer_by: end.min(now + given + GRACE),
+                        kill_at: now + given + GRACE,
+                        completion: true,
+                    },
+                )
             }
-            None => (budget, now + budget + GRACE),
+            None => (
+                budget,
+                Bounds {
+                    answer_by: now + budget + GRACE,
+                    kill_at: now + budget + GRACE,
+                    completion: false,
+                },
+            ),
         };
-        let mut running = self.take(deadline, completion.is_some())?;
-        let outcome = self.attempt(&mut running, method, params, budget, deadline);
+        let mut running = self.take(bounds.answer_by, bounds.completion)?;
+        let outcome = self.attempt(&mut running, method, params, budget, bounds);
         self.give_back(running);
         match outcome? {
             Reply::Error { code, message } => Err(self.answered(method, code, message)),
@@ -456,16 +543,46 @@ impl ExternalProvider {
         }
     }
 
-    /// Starts the process if `running` holds none, then sends `method`; a failure stops the
-    /// process (`running` is left empty).
+    /// Starts the process if `running` holds none (a call for a tool also replaces one that
+    /// failed to give the answer of an abandoned call), then sends `method`; a failure stops
+    /// the process (`running` is left empty), except a completion call abandoned at its
+    /// bound.
     fn attempt(
         &self,
         running: &mut Option<Running>,
         method: Method,
         mut params: Value,
         budget: Duration,
-        deadline: Instant,
+        bounds: Bounds,
     ) -> Result<Reply, ProviderError> {
+        let stopped = |failure| {
+            self.failed(AdapterError::Stopped {
+                provider: self.spec.id.clone(),
+                failure,
+            })
+        };
+        if let Some(active) = running {
+            match active.process.settle(bounds.answer_by) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(self.failed(AdapterError::Busy {
+                        provider: self.spec.id.clone(),
+                    }));
+                }
+                Err(failure) if bounds.completion => {
+                    *running = None;
+                    return Err(stopped(failure));
+                }
+                Err(failure) => {
+                    tracing::info!(
+                        provider = self.spec.id,
+                        %failure,
+                        "the adapter was stopped; starting a new one"
+                    );
+                    *running = None;
+                }
+            }
+        }
         let active = match running {
             Some(active) => active,
             None => running.insert(self.start()?),
@@ -474,20 +591,40 @@ impl ExternalProvider {
             let millis = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX);
             fields.insert("timeout_ms".to_owned(), millis.into());
         }
-        let result = active.process.call(method, params, deadline);
-        result.map_err(|failure| {
-            *running = None;
-            self.failed(AdapterError::Stopped {
+        let result = active
+            .process
+            .call_until(method, params, bounds.answer_by, bounds.kill_at);
+        result.map_err(|failure| match failure {
+            CallFailure::Abandoned { .. } => self.failed(AdapterError::Late {
                 provider: self.spec.id.clone(),
                 failure,
-            })
+            }),
+            failure => {
+                *running = None;
+                stopped(failure)
+            }
         })
     }
 
-    /// Waits until no other call holds the process (or `deadline`), then holds it.
-    fn take(&self, deadline: Instant, completion: bool) -> Result<Option<Running>, ProviderError> {
+    /// Waits until no other call holds the process (or `deadline`), then holds it. For
+    /// completion, a process that is not running (or still starting) is never waited for:
+    /// it is started in the background ([`Adapter::start_in_background`]) and this call
+    /// fails at once, so completion answers empty until the adapter is up.
+    fn take(
+        self: &Arc<Self>,
+        deadline: Instant,
+        completion: bool,
+    ) -> Result<Option<Running>, ProviderError> {
         let mut slot = self.lock();
+        let not_running = |adapter: &Adapter| {
+            adapter.failed(AdapterError::NotRunning {
+                provider: adapter.spec.id.clone(),
+            })
+        };
         while slot.busy {
+            if completion && slot.starting {
+                return Err(not_running(self));
+            }
             let wait = deadline.saturating_duration_since(Instant::now());
             if wait.is_zero() {
                 return Err(self.failed(AdapterError::Busy {
@@ -501,17 +638,47 @@ impl ExternalProvider {
                 .0;
         }
         if completion && slot.running.is_none() {
-            return Err(self.failed(AdapterError::NotRunning {
-                provider: self.spec.id.clone(),
-            }));
+            self.start_in_background(&mut slot);
+            return Err(not_running(self));
         }
         slot.busy = true;
         Ok(slot.running.take())
     }
 
+    /// Starts the process on the starter thread, holding `slot` (free, with no process)
+    /// meanwhile; at most once per start-up time-out, so an adapter that fails to start is
+    /// not started again for every completion request.
+    fn start_in_background(self: &Arc<Self>, slot: &mut Slot) {
+        let now = Instant::now();
+        let recent = slot
+            .started_for_completion
+            .is_some_and(|at| now.saturating_duration_since(at) < self.spec.limits.start_up);
+        if recent {
+            return;
+        }
+        let adapter = Arc::clone(self);
+        let job: Job = Box::new(move || {
+            let started = adapter.start();
+            if let Err(error) = &started {
+                tracing::info!(
+                    provider = adapter.spec.id,
+                    %error,
+                    "the adapter started for completion did not start"
+                );
+            }
+            adapter.give_back(started.ok());
+        });
+        if starter().is_some_and(|queue| queue.try_send(job).is_ok()) {
+            slot.busy = true;
+            slot.starting = true;
+            slot.started_for_completion = Some(now);
+        }
+    }
+
     fn give_back(&self, running: Option<Running>) {
         let mut slot = self.lock();
         slot.busy = false;
+        slot.starting = false;
         slot.running = running;
         drop(slot);
         self.freed.notify_one();
@@ -650,17 +817,21 @@ impl ExternalProvider {
 
 impl Provider for ExternalProvider {
     fn id(&self) -> &str {
-        &self.spec.id
+        &self.adapter.spec.id
     }
 
     fn supports(&self, operation: Operation) -> bool {
-        self.spec.operations.contains(&operation)
+        self.adapter.spec.operations.contains(&operation)
     }
 
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
-        match self.call(Method::ListDocuments, json!({}), self.spec.limits.call)? {
+        match self.adapter.call(
+            Method::ListDocuments,
+            json!({}),
+            self.adapter.spec.limits.call,
+        )? {
             Reply::Documents(documents) => Ok(documents),
-            _ => Err(self.unexpected(Method::ListDocuments)),
+            _ => Err(self.adapter.unexpected(Method::ListDocuments)),
         }
     }
 
@@ -672,19 +843,24 @@ impl Provider for ExternalProvider {
     ) -> Result<ProcedurePage, ProviderError> {
         let params = json!({"document": document, "cursor": cursor, "limit": limit.max(1)});
         let reply = self
-            .call(Method::ListProcedures, params, self.spec.limits.call)
-            .map_err(|e| self.documented_error(e, document, None, cursor))?;
+            .adapter
+            .call(
+                Method::ListProcedures,
+                params,
+                self.adapter.spec.limits.call,
+            )
+            .map_err(|e| self.adapter.documented_error(e, document, None, cursor))?;
         match reply {
             Reply::Procedures(page) if page.entries.len() <= limit.max(1) => Ok(page),
             Reply::Procedures(page) => Err(ProviderError::Malformed {
                 reason: format!(
                     "the {} adapter answered {} procedures for a page of {}",
-                    self.spec.id,
+                    self.adapter.spec.id,
                     page.entries.len(),
                     limit.max(1)
                 ),
             }),
-            _ => Err(self.unexpected(Method::ListProcedures)),
+            _ => Err(self.adapter.unexpected(Method::ListProcedures)),
         }
     }
 
@@ -695,13 +871,17 @@ impl Provider for ExternalProvider {
     ) -> Result<ProcedureInfo, ProviderError> {
         let params = json!({"document": document, "address": address.to_string()});
         let reply = self
-            .call(Method::ProcedureInfo, params, self.spec.limits.call)
-            .map_err(|e| self.documented_error(e, document, Some(address), None))?;
+            .adapter
+            .call(Method::ProcedureInfo, params, self.adapter.spec.limits.call)
+            .map_err(|e| {
+                self.adapter
+                    .documented_error(e, document, Some(address), None)
+            })?;
         let Reply::Procedure(record) = reply else {
-            return Err(self.unexpected(Method::ProcedureInfo));
+            return Err(self.adapter.unexpected(Method::ProcedureInfo));
         };
         if record.address != address {
-            return Err(self.unexpected(Method::ProcedureInfo));
+            return Err(self.adapter.unexpected(Method::ProcedureInfo));
         }
         Ok(ProcedureInfo {
             address,
@@ -728,19 +908,23 @@ impl Provider for ExternalProvider {
             "max_chars": bound.max_chars(),
         });
         let reply = self
+            .adapter
             .call(Method::Decompile, params, bound.time())
-            .map_err(|e| self.documented_error(e, document, Some(procedure), None))?;
+            .map_err(|e| {
+                self.adapter
+                    .documented_error(e, document, Some(procedure), None)
+            })?;
         let Reply::Decompiled(decompiled) = reply else {
-            return Err(self.unexpected(Method::Decompile));
+            return Err(self.adapter.unexpected(Method::Decompile));
         };
         if decompiled.address != procedure {
-            return Err(self.unexpected(Method::Decompile));
+            return Err(self.adapter.unexpected(Method::Decompile));
         }
-        Ok(self.decompilation(decompiled, bound))
+        Ok(self.adapter.decompilation(decompiled, bound))
     }
 }
 
-impl ExternalProvider {
+impl Adapter {
     /// The answer as a [`Decompilation`], cut to the bound's characters.
     fn decompilation(&self, decompiled: DecompiledCode, bound: DecompileBound) -> Decompilation {
         let DecompiledCode {

@@ -16,10 +16,19 @@ use serde_json::Value;
 
 use super::protocol::{Method, Reply, ReplyError, parse_reply, request_line};
 
-/// Why a call to an adapter process failed; each one means the process is stopped.
+/// Why a call to an adapter process failed; each one but [`CallFailure::Abandoned`] means the
+/// process is stopped.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CallFailure {
+    /// The caller stopped waiting before the adapter's own bound (a call made for completion):
+    /// the process keeps running, and its answer is awaited, and dropped, before the next
+    /// request; if it has not come by the call's own bound, the process is stopped then.
+    #[error("the adapter did not answer {method} before completion's bound")]
+    Abandoned {
+        /// The method asked.
+        method: &'static str,
+    },
     /// The process could not be started.
     #[error("cannot start the adapter: {0}")]
     Spawn(std::io::Error),
@@ -73,6 +82,14 @@ enum Line {
     End,
 }
 
+/// A request whose caller stopped waiting: its answer is still due, until `kill_at`.
+#[derive(Clone, Copy)]
+struct Pending {
+    id: u64,
+    method: Method,
+    kill_at: Instant,
+}
+
 /// A running adapter.
 pub(super) struct Process {
     child: Child,
@@ -80,6 +97,7 @@ pub(super) struct Process {
     lines: Receiver<Line>,
     next_id: u64,
     max_line_bytes: usize,
+    pending: Option<Pending>,
 }
 
 impl Process {
@@ -125,7 +143,41 @@ impl Process {
             lines,
             next_id: 1,
             max_line_bytes,
+            pending: None,
         })
+    }
+
+    /// Waits, until `until` at most, for the answer of an abandoned request and drops it.
+    /// `Ok(true)` when no answer is due any more, `Ok(false)` when it is still due at `until`
+    /// (before its own bound); a failure (the answer is garbage, or has not come by its own
+    /// bound, or the process exited) leaves the process to be stopped by the caller.
+    pub(super) fn settle(&mut self, until: Instant) -> Result<bool, CallFailure> {
+        let Some(pending) = self.pending else {
+            return Ok(true);
+        };
+        let name = pending.method.name();
+        let wait_until = until.min(pending.kill_at);
+        let wait = wait_until.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(Line::Text(text)) => {
+                self.pending = None;
+                parse_reply(&text, pending.id, pending.method)
+                    .map(|_| true)
+                    .map_err(|source| CallFailure::Garbage {
+                        method: name,
+                        source,
+                    })
+            }
+            Ok(Line::TooLong) => Err(CallFailure::TooLong {
+                method: name,
+                limit: self.max_line_bytes,
+            }),
+            Ok(Line::End) | Err(RecvTimeoutError::Disconnected) => Err(self.exited(name)),
+            Err(RecvTimeoutError::Timeout) if wait_until >= pending.kill_at => {
+                Err(CallFailure::TimedOut { method: name })
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(false),
+        }
     }
 
     /// Sends `method` and waits for its answer until `deadline`. Any failure leaves the
@@ -135,6 +187,21 @@ impl Process {
         method: Method,
         params: Value,
         deadline: Instant,
+    ) -> Result<Reply, CallFailure> {
+        self.call_until(method, params, deadline, deadline)
+    }
+
+    /// Sends `method` and waits for its answer until `answer_by`. When that passes before
+    /// `kill_at` (the adapter's own bound plus the grace), the request is abandoned
+    /// ([`CallFailure::Abandoned`]: the process keeps running, and [`Process::settle`] takes
+    /// its answer); any other failure leaves the process to be stopped by the caller. No
+    /// answer may be due ([`Process::settle`] first).
+    pub(super) fn call_until(
+        &mut self,
+        method: Method,
+        params: Value,
+        answer_by: Instant,
+        kill_at: Instant,
     ) -> Result<Reply, CallFailure> {
         let name = method.name();
         match self.lines.try_recv() {
@@ -155,7 +222,7 @@ impl Process {
                 method: name,
                 source,
             })?;
-        let wait = deadline.saturating_duration_since(Instant::now());
+        let wait = answer_by.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(Line::Text(text)) => {
                 parse_reply(&text, id, method).map_err(|source| CallFailure::Garbage {
@@ -168,6 +235,14 @@ impl Process {
                 limit: self.max_line_bytes,
             }),
             Ok(Line::End) | Err(RecvTimeoutError::Disconnected) => Err(self.exited(name)),
+            Err(RecvTimeoutError::Timeout) if answer_by < kill_at => {
+                self.pending = Some(Pending {
+                    id,
+                    method,
+                    kill_at,
+                });
+                Err(CallFailure::Abandoned { method: name })
+            }
             Err(RecvTimeoutError::Timeout) => Err(CallFailure::TimedOut { method: name }),
         }
     }

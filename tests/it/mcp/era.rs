@@ -266,8 +266,11 @@ async fn listen_streams_get_what_they_asked_for_tagged_with_their_id() {
         json!({ "promptsListChanged": true, "resourcesListChanged": true }),
     )
     .await;
-    // Resources are not served: only the prompts part is honoured.
-    assert_eq!(honoured, json!({ "promptsListChanged": true }));
+    // Both are honoured (the resource list never changes, so nothing comes of the second).
+    assert_eq!(
+        honoured,
+        json!({ "promptsListChanged": true, "resourcesListChanged": true })
+    );
     let (tools, honoured) = listen(&mut modern, json!({ "toolsListChanged": true })).await;
     assert_eq!(honoured, json!({ "toolsListChanged": true }));
 

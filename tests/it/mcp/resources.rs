@@ -347,7 +347,10 @@ async fn a_2026_client_lists_reads_and_is_refused_with_invalid_params() {
             json!({}),
         )
         .await;
-    assert_eq!(schema["result"]["ttlMs"], 0);
+    // A static resource never changes while the process runs (resource_caching.rs has the
+    // session resources).
+    assert_eq!(schema["result"]["ttlMs"], 60_000);
+    assert_eq!(schema["result"]["cacheScope"], "public");
     assert_eq!(schema["result"]["resultType"], "complete");
     let unresolved = client
         .request_modern(

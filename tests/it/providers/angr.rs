@@ -20,7 +20,7 @@ fn adapter_dir() -> PathBuf {
 
 /// The angr adapter, installing its virtual environment first if it is missing (once per
 /// test process).
-fn angr_spec() -> AdapterSpec {
+pub fn angr_spec() -> AdapterSpec {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let venv = adapter_dir().join(".venv");
@@ -34,10 +34,12 @@ fn angr_spec() -> AdapterSpec {
     AdapterSpec::angr(&adapter_dir(), &venv).expect("the adapter is installed")
 }
 
-/// `tests/adapters/programs/report.c` compiled with `cc -O0` into `dir`.
-fn compile_report(dir: &Path) -> PathBuf {
-    let out = dir.join("report");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/programs/report.c");
+/// `tests/adapters/programs/<name>.c` compiled with `cc -O0` into `dir/<name>`.
+pub fn compile_program(dir: &Path, name: &str) -> PathBuf {
+    let out = dir.join(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/adapters/programs")
+        .join(format!("{name}.c"));
     let status = Command::new("cc")
         .arg("-O0")
         .arg("-o")
@@ -49,7 +51,8 @@ fn compile_report(dir: &Path) -> PathBuf {
     out
 }
 
-fn angr_session(path: &Path) -> (Arc<Session>, ToolBox) {
+/// A session whose binaries get the angr adapter beside `native`, with `path` open.
+pub fn angr_session(path: &Path) -> (Arc<Session>, ToolBox) {
     let session = Arc::new(Session::new());
     session.set_companions(Some(Arc::new(Adapters::new(vec![angr_spec()], 2))));
     let tools = ToolBox::new(Arc::clone(&session));
@@ -63,7 +66,7 @@ fn angr_session(path: &Path) -> (Arc<Session>, ToolBox) {
 }
 
 /// Every procedure of `provider`: address to name.
-fn procedures(tools: &ToolBox, provider: &str) -> Vec<(String, Option<String>)> {
+pub fn procedures(tools: &ToolBox, provider: &str) -> Vec<(String, Option<String>)> {
     let mut all = Vec::new();
     let mut cursor = Value::Null;
     loop {
@@ -104,7 +107,7 @@ fn compare_starts(tools: &ToolBox) -> (usize, usize, usize) {
 #[test]
 fn angr_names_the_procedures_of_a_compiled_program_at_the_files_addresses() {
     let dir = tempfile::tempdir().unwrap();
-    let binary = compile_report(dir.path());
+    let binary = compile_program(dir.path(), "report");
     let (_session, tools) = angr_session(&binary);
     let native = procedures(&tools, "native");
     let angr = procedures(&tools, "angr");
@@ -160,4 +163,79 @@ fn angr_agrees_with_native_on_a_stripped_system_binary() {
         json!({"provider": "angr", "procedure": procedures(&tools, "native")[0].0}),
     );
     assert_eq!(info["sources"], json!(["adapter"]));
+}
+
+/// Completion of a procedure of `provider` in `session`, with a 500 ms provider bound.
+fn complete_procedure(session: &Arc<Session>, provider: &str, value: &str) -> Value {
+    let server = rea::mcp::Server::with_session(
+        rea::mcp::ServerConfig {
+            sources: rea::session::SourceConfig {
+                provider_timeout: std::time::Duration::from_millis(500),
+            },
+            ..Default::default()
+        },
+        Arc::clone(session),
+    );
+    server
+        .complete(&json!({
+            "ref": {"type": "ref/prompt", "name": "trace_crash"},
+            "argument": {"name": "procedure", "value": value},
+            "context": {"arguments": {"provider": provider}},
+        }))
+        .unwrap()
+}
+
+#[test]
+fn completion_starts_angr_and_is_served_once_its_cfg_is_built_without_a_restart() {
+    let Some(binary) = ["/bin/ls", "/usr/bin/ls"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+    else {
+        return;
+    };
+    let adapters = Adapters::new(vec![angr_spec()], 2);
+    let session = Arc::new(Session::new());
+    session.set_companions(Some(Arc::new(adapters.clone())));
+    let tools = ToolBox::new(Arc::clone(&session));
+    success(
+        &tools,
+        "open_binary",
+        json!({"path": binary.display().to_string()}),
+    );
+    let empty = json!({"completion": {"values": [], "total": 0, "hasMore": false}});
+    let first = std::time::Instant::now();
+    assert_eq!(complete_procedure(&session, "angr", "0x"), empty);
+    // While the adapter starts and builds its CFG (seconds on ls), completion answers empty
+    // within its bound; the adapter answers "not ready" in time and is never killed for it
+    // (a killed adapter would leave none running: completion restarts one only after the
+    // start-up time-out).
+    let mut tries = 1;
+    let mut up = false;
+    let values = loop {
+        let values = complete_procedure(&session, "angr", "0x");
+        tries += 1;
+        if values != empty {
+            break values;
+        }
+        let running = adapters.running() == 1;
+        assert!(running || !up, "the adapter stopped after {tries} requests");
+        up = running;
+        assert!(tries < 600, "angr's CFG of {} is built", binary.display());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    println!(
+        "angr completion served after {tries} requests, {:.1} s after the first",
+        first.elapsed().as_secs_f64()
+    );
+    assert_eq!(adapters.running(), 1, "the same adapter, never restarted");
+    let suggested = values["completion"]["values"][0].as_str().unwrap();
+    let native: Vec<String> = procedures(&tools, "native")
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
+    assert!(
+        native.iter().any(|a| a == suggested),
+        "{suggested} is a start native lists too"
+    );
 }

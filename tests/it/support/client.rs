@@ -121,6 +121,9 @@ fn result_definition(method: &str) -> Option<&'static str> {
         "logging/setLevel" => "EmptyResult",
         "server/discover" => "DiscoverResult",
         "subscriptions/listen" => "SubscriptionsListenResult",
+        "resources/list" => "ListResourcesResult",
+        "resources/templates/list" => "ListResourceTemplatesResult",
+        "resources/read" => "ReadResourceResult",
         _ => return None,
     })
 }
