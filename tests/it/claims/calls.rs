@@ -432,3 +432,55 @@ proptest! {
         })?;
     }
 }
+
+/// Pseudo-C is a reconstruction: a `decompile` record whose code calls the callee supports
+/// no `calls` claim on its own, and never outweighs a complete view that rules the call out.
+#[test]
+fn a_decompile_record_alone_never_supports_a_calls_claim() {
+    let decompiled = json!({
+        "document": "app",
+        "evidence_kind": "decompiler_output",
+        "procedure": {"address": "0x1000", "name": "main"},
+        "complete": true,
+        "code": "int main(void) { helper(); printf(\"%d\", 1); return fini(); }",
+    });
+    let arguments = json!({"procedure": "main"});
+    let decompile = EvidenceRecordView {
+        id: "ev-1",
+        operation: "decompile",
+        arguments: &arguments,
+        result: &decompiled,
+        provider: Some("angr"),
+    };
+    let claims = parse_claims(&json!([
+        {"kind": "calls", "caller": "main", "callee": "helper"},
+        {"kind": "calls", "caller": "0x1000", "callee": "printf", "document": "app"},
+    ]))
+    .unwrap();
+    for verdict in evaluate(&claims, &[decompile]) {
+        assert_eq!(verdict.status, VerdictStatus::Unverified, "{verdict:?}");
+        assert!(verdict.evidence.is_empty(), "{verdict:?}");
+    }
+    // Beside a complete callees view that shows no call to `helper`, the decompiled code
+    // (which names it) changes nothing: the claim is contradicted by the view alone.
+    let callees = json!({
+        "document": "app",
+        "procedure": {"address": "0x1000", "name": "main"},
+        "analysis": {"complete": true},
+        "callees": [{"kind": "call", "procedure": {"address": "0x2000", "name": "fini"}}],
+        "next_cursor": null,
+    });
+    let no_cursor = json!({});
+    let view = EvidenceRecordView {
+        id: "ev-2",
+        operation: "callees",
+        arguments: &no_cursor,
+        result: &callees,
+        provider: Some("native"),
+    };
+    let helper =
+        parse_claims(&json!([{"kind": "calls", "caller": "main", "callee": "helper"}])).unwrap();
+    let verdict = &evaluate(&helper, &[decompile, view])[0];
+    assert_eq!(verdict.status, VerdictStatus::Contradicted, "{verdict:?}");
+    assert_eq!(verdict.evidence, ["ev-2"], "{verdict:?}");
+}
