@@ -22,7 +22,9 @@
 //! Inspector's connection CLI (`mcpdo`, whose daemon holds one stdio connection across runs).
 //!
 //! The Python client also drives `rea serve --provider angr` over stdio on a C program compiled
-//! here (`test_angr.py`).
+//! here (`test_angr.py`), and the TypeScript SDK v1 client runs the investigation workflow
+//! with it on the same program: from the usage string through `xrefs_to` to `main`, its
+//! pseudo-C from angr and its disassembly, each step citing its own Evidence (`angr.test.mjs`).
 //!
 //! The clients are installed on first use into ignored folders (`tests/clients/node/node_modules`,
 //! `tests/clients/node-v2/node_modules`, `tests/clients/inspector/node_modules`,
@@ -788,12 +790,9 @@ fn angr_adapter() -> PathBuf {
     dir
 }
 
-#[test]
-fn python_sdk_client_decompiles_through_the_angr_adapter() {
-    let python = python();
-    let angr = angr_adapter();
-    let scratch = tempfile::tempdir().unwrap();
-    let binary = scratch.path().join("report");
+/// `tests/adapters/programs/report.c` compiled with `cc -O0` into `scratch`: its path.
+fn report_program(scratch: &Path) -> PathBuf {
+    let binary = scratch.join("report");
     run(
         Command::new("cc")
             .arg("-O0")
@@ -802,6 +801,15 @@ fn python_sdk_client_decompiles_through_the_angr_adapter() {
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/programs/report.c")),
         "cc report.c",
     );
+    binary
+}
+
+#[test]
+fn python_sdk_client_decompiles_through_the_angr_adapter() {
+    let python = python();
+    let angr = angr_adapter();
+    let scratch = tempfile::tempdir().unwrap();
+    let binary = report_program(scratch.path());
     for mode in ["auto", "legacy"] {
         run(
             Command::new(&python)
@@ -813,4 +821,21 @@ fn python_sdk_client_decompiles_through_the_angr_adapter() {
             &format!("python test_angr.py {mode} (Python SDK client, --provider angr)"),
         );
     }
+}
+
+#[test]
+fn typescript_sdk_client_follows_the_usage_string_to_main_and_decompiles_it_with_angr() {
+    let folder = node_folder("node", "@modelcontextprotocol/sdk");
+    let angr = angr_adapter();
+    let scratch = tempfile::tempdir().unwrap();
+    let binary = report_program(scratch.path());
+    run(
+        Command::new("node")
+            .args(["--test", "angr.test.mjs"])
+            .current_dir(&folder)
+            .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+            .env("REA_ANGR_DIR", &angr)
+            .env("REA_ANGR_BINARY", &binary),
+        "node --test angr.test.mjs (TypeScript SDK v1 client, --provider angr)",
+    );
 }
