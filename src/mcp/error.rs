@@ -184,6 +184,15 @@ pub enum RequestError {
         /// Requests that may wait for a slot ([`super::ShellConfig::max_waiting`]).
         waiting: usize,
     },
+    /// Over HTTP, every request slot of the process is taken.
+    #[error(
+        "Server busy: {in_flight} requests are running in this server, the most it runs at once \
+         (--max-http-in-flight); this request was not run: send it again after Retry-After"
+    )]
+    HttpBusy {
+        /// Requests that may run at once in the process.
+        in_flight: usize,
+    },
     /// No method of this name (or not yet: tools methods exist only with tools).
     #[error("Method not found: {method}")]
     MethodNotFound {
@@ -502,6 +511,7 @@ impl RequestError {
             | NotInitialized { .. } => ErrorCode::InvalidRequest,
             HeaderMismatch { .. } => ErrorCode::HeaderMismatch,
             Busy { .. }
+            | HttpBusy { .. }
             | TooManyListens { .. }
             | TooManySubscriptions { .. }
             | TooManyMcpSessions { .. } => ErrorCode::ServerBusy,

@@ -292,9 +292,8 @@ impl Endpoint {
     }
 
     fn busy(&self, id: &Value) -> Response {
-        let error = RequestError::Busy {
+        let error = RequestError::HttpBusy {
             in_flight: self.max_in_flight,
-            waiting: 0,
         };
         busy(&error, id)
     }

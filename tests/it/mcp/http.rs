@@ -505,6 +505,11 @@ async fn beyond_the_in_flight_cap_a_request_is_answered_503_with_retry_after() {
     assert_eq!(refused.status, 503, "{refused:?}");
     assert_eq!(refused.header("retry-after"), Some("1"));
     assert_eq!(error_code(&refused), -32000);
+    let message = refused.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("--max-http-in-flight"), "{message}");
     let slow_answer = slow_request.await.unwrap();
     assert!(
         slow_answer["result"]["completion"]["total"]

@@ -121,6 +121,7 @@ fn every_variant() -> Vec<RequestError> {
         },
         RequestError::TooManyListens { limit: 64 },
         RequestError::TooManyMcpSessions { limit: 256 },
+        RequestError::HttpBusy { in_flight: 128 },
         RequestError::NoWorker,
         RequestError::Subscription,
         RequestError::Unencodable,
