@@ -273,12 +273,24 @@ pub enum RequestError {
     /// `completion/complete` on a template or variable this server does not have.
     #[error("Invalid params: params.ref: {0}")]
     ResourceReference(ResourceError),
-    /// `resources/read` of a URI that does not resolve, from a 2026 request (`-32602`).
-    #[error("Invalid params: params.uri: {0}")]
-    ResourceUnresolved(ResourceError),
-    /// `resources/read` of a URI that does not resolve (the message names the part).
-    #[error("Resource not found: {0}")]
-    ResourceNotFound(ResourceError),
+    /// `resources/read` of a URI that does not resolve, from a 2026 request (`-32602`);
+    /// `data.uri` is the URI (cut by the one rule).
+    #[error("Invalid params: params.uri: {error}")]
+    ResourceUnresolved {
+        /// The URI sent.
+        uri: Quoted,
+        /// Which part did not resolve.
+        error: ResourceError,
+    },
+    /// `resources/read` of a URI that does not resolve (the message names the part);
+    /// `data.uri` is the URI (cut by the one rule).
+    #[error("Resource not found: {error}")]
+    ResourceNotFound {
+        /// The URI sent.
+        uri: Quoted,
+        /// Which part did not resolve.
+        error: ResourceError,
+    },
     /// `completion/complete` with a reference type other than `ref/prompt`.
     #[error("Invalid params: params.ref.type must be \"ref/prompt\", not {}", quoted(.found))]
     UnknownReference {
@@ -538,12 +550,12 @@ impl RequestError {
             | InvalidLogLevel { .. }
             | RequestState { .. }
             | Extension(ExtensionError::InvalidParams(_))
-            | ResourceUnresolved(_) => ErrorCode::InvalidParams,
+            | ResourceUnresolved { .. } => ErrorCode::InvalidParams,
             Extension(ExtensionError::MissingClientCapability(_)) => {
                 ErrorCode::MissingClientCapability
             }
             Extension(_) | NoRandom => ErrorCode::InternalError,
-            ResourceNotFound(_) => ErrorCode::ResourceNotFound,
+            ResourceNotFound { .. } => ErrorCode::ResourceNotFound,
             NoWorker | NoRequestContext | Subscription | Unencodable | ResponseTooLarge { .. } => {
                 ErrorCode::InternalError
             }
@@ -551,7 +563,8 @@ impl RequestError {
     }
 
     /// The error object on the wire: `{"code", "message"}`, and `data` for the variants that
-    /// carry it ([`RequestError::UnsupportedProtocolVersion`], and a missing client capability).
+    /// carry it ([`RequestError::UnsupportedProtocolVersion`], an unresolved resource URI, and a
+    /// missing client capability).
     pub fn to_object(&self) -> Value {
         let mut object = json!({ "code": self.code().code(), "message": self.to_string() });
         if let Some(data) = self.data() {
@@ -569,6 +582,8 @@ impl RequestError {
                 "supported": super::protocol::supported_versions(),
                 "requested": requested.to_string(),
             })),
+            RequestError::ResourceUnresolved { uri, .. }
+            | RequestError::ResourceNotFound { uri, .. } => Some(json!({ "uri": uri.to_string() })),
             RequestError::Extension(ExtensionError::MissingClientCapability(capability)) => {
                 let mut required = serde_json::Map::new();
                 required.insert(capability.clone(), json!({}));

@@ -320,10 +320,13 @@ fn list_only(params: &Params<'_>, method: &'static str, page: Value) -> MethodRe
 fn read_resource(params: &Params<'_>, shared: &Shared, modern: bool) -> MethodResult {
     let params = params::object(params, "resources/read")?;
     let uri = params::required_str(&params, "params", "uri")?;
-    resources::read(&shared.tools, uri).map_err(if modern {
-        RequestError::ResourceUnresolved
-    } else {
-        RequestError::ResourceNotFound
+    resources::read(&shared.tools, uri).map_err(|error| {
+        let uri = uri.into();
+        if modern {
+            RequestError::ResourceUnresolved { uri, error }
+        } else {
+            RequestError::ResourceNotFound { uri, error }
+        }
     })
 }
 

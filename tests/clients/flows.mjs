@@ -245,7 +245,12 @@ export async function resources(client, UriTemplate, { era, http }) {
   ]) {
     await assert.rejects(
       client.readResource({ uri }),
-      (error) => error.code === code && error.message.includes(part),
+      // The server names the URI in `data.uri`; the v2 client then raises its
+      // ResourceNotFoundError, which carries -32602 in both eras.
+      (error) =>
+        (error.code === code || (error.code === -32602 && error.constructor?.name === "ResourceNotFoundError")) &&
+        error.message.includes(part) &&
+        error.data?.uri === uri,
       uri,
     );
   }

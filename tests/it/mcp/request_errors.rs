@@ -91,9 +91,18 @@ fn every_variant() -> Vec<RequestError> {
         RequestError::ResourceReference(rea::resources::ResourceError::UnknownTemplate {
             uri: long().into(),
         }),
-        RequestError::ResourceNotFound(rea::resources::ResourceError::UnknownSession {
-            handle: long().into(),
-        }),
+        RequestError::ResourceNotFound {
+            uri: long().into(),
+            error: rea::resources::ResourceError::UnknownSession {
+                handle: long().into(),
+            },
+        },
+        RequestError::ResourceUnresolved {
+            uri: "rea://nothing/here".into(),
+            error: rea::resources::ResourceError::UnknownUri {
+                uri: "rea://nothing/here".into(),
+            },
+        },
         RequestError::UnknownReference {
             found: long().into(),
         },
