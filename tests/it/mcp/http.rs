@@ -45,6 +45,26 @@ fn initialize_body() -> Value {
         "clientInfo": {"name": "http-tests", "version": "0"}}})
 }
 
+/// The handle of the session an `open_binary` answer opened; fails the test on an error.
+fn handle_of(answer: &Value) -> String {
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    answer["result"]["structuredContent"]["session"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a handle: {answer}"))
+        .to_owned()
+}
+
+/// Opens `path` in a new session, as a 2026 request (`mcp_session` `None`) or in a 2025 MCP
+/// session; the handle.
+async fn open(http: &HttpServer, mcp_session: Option<&str>, id: u64, path: &str) -> String {
+    let params = json!({"name": "open_binary", "arguments": {"path": path}});
+    let answer = match mcp_session {
+        Some(session) => http.call(session, id, "tools/call", params).await,
+        None => http.modern(id, "tools/call", params).await.json(),
+    };
+    handle_of(&answer)
+}
+
 fn error_code(reply: &crate::support::http::Reply) -> i64 {
     reply.json()["error"]["code"]
         .as_i64()
@@ -323,18 +343,7 @@ async fn a_2026_client_names_its_session_and_no_client_is_offered_handles() {
             .unwrap()
             .contains("open_binary")
     );
-    let opened = http
-        .modern(
-            2,
-            "tools/call",
-            json!({"name": "open_binary", "arguments": {"path": binary}}),
-        )
-        .await
-        .json();
-    let handle = opened["result"]["structuredContent"]["session"]
-        .as_str()
-        .expect("a handle")
-        .to_owned();
+    let handle = open(&http, None, 2, binary).await;
     let complete = |id: u64, argument: &str, context: Value| {
         http.modern(
             id,
@@ -359,15 +368,7 @@ async fn a_2026_client_names_its_session_and_no_client_is_offered_handles() {
     assert_eq!(sessions["result"]["completion"]["values"], json!([]));
     // A 2025 client over HTTP is not offered handles either, even its own.
     let session = http.initialize().await;
-    let own = http
-        .call(
-            &session,
-            6,
-            "tools/call",
-            json!({"name": "open_binary", "arguments": {"path": binary}}),
-        )
-        .await;
-    assert_eq!(own["result"]["isError"], false, "{own}");
+    open(&http, Some(&session), 6, binary).await;
     let offered = http
         .call(
             &session,
@@ -587,10 +588,7 @@ async fn client_round(
         json!({"name": "open_binary", "arguments": {"path": binary}}),
     )
     .await;
-    let handle = opened["result"]["structuredContent"]["session"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{opened}"))
-        .to_owned();
+    let handle = handle_of(&opened);
     let listed = call(
         "tools/call",
         json!({"name": "list_procedures",
@@ -816,18 +814,7 @@ async fn the_real_server_serves_sixty_four_clients_inside_its_caps() {
 async fn a_2025_client_declaring_roots_confines_no_client_over_http() {
     let http = start().await;
     let binary = &small_binaries()[0];
-    let opened = http
-        .modern(
-            1,
-            "tools/call",
-            json!({"name": "open_binary", "arguments": {"path": binary}}),
-        )
-        .await
-        .json();
-    let handle = opened["result"]["structuredContent"]["session"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a handle: {opened}"))
-        .to_owned();
+    let handle = open(&http, None, 1, binary).await;
 
     let reply = http
         .post(
@@ -853,15 +840,7 @@ async fn a_2025_client_declaring_roots_confines_no_client_over_http() {
         assert_eq!(sent.status, 202, "{notification}: {sent:?}");
     }
 
-    let own = http
-        .call(
-            &session,
-            2,
-            "tools/call",
-            json!({"name": "open_binary", "arguments": {"path": binary}}),
-        )
-        .await;
-    assert_eq!(own["result"]["isError"], false, "{own}");
+    open(&http, Some(&session), 2, binary).await;
     let other = http
         .modern(
             3,
@@ -871,15 +850,7 @@ async fn a_2025_client_declaring_roots_confines_no_client_over_http() {
         .await
         .json();
     assert_eq!(other["result"]["isError"], false, "{other}");
-    let another = http
-        .modern(
-            4,
-            "tools/call",
-            json!({"name": "open_binary", "arguments": {"path": binary}}),
-        )
-        .await
-        .json();
-    assert_eq!(another["result"]["isError"], false, "{another}");
+    open(&http, None, 4, binary).await;
 }
 
 /// Beyond the most MCP sessions the server keeps (a client that never sends DELETE, such as
