@@ -1,9 +1,6 @@
-//! Fuzz target `capture_parser`: the invariants live in `tests/it/support/fuzz_checks/capture_parser.rs`, which the plain test
-//! suite also runs on every saved input in `fuzz/regressions/capture_parser/`.
+//! Fuzz target `capture_parser`: the invariants are `rea::fuzzing::session::check_capture`, which
+//! `cargo test` also runs on every saved input in `fuzz/regressions/capture_parser/`.
 
 #![no_main]
 
-#[path = "../../tests/it/support/fuzz_checks/capture_parser.rs"]
-mod check;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rea::fuzzing::session::check_capture(data));

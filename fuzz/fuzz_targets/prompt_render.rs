@@ -10,9 +10,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-// The target uses `check_fuzz_input` only; the rest serves the test suite.
-#[allow(dead_code)]
-#[path = "../../tests/it/support/prompt_contract.rs"]
-mod prompt_contract;
-
-fuzz_target!(|data: &[u8]| prompt_contract::check_fuzz_input(data));
+fuzz_target!(|data: &[u8]| rea::fuzzing::prompts::contract::check_fuzz_input(data));

@@ -8,9 +8,12 @@
 //!
 //! - [`core`]: the matching key, `complete()` and bounded discovery; pure, returning a
 //!   [`core::Violation`].
-//! - [`prompts`]: the prompt file parser.
+//! - [`prompts`]: the prompt file parser and the rendering contract.
 //! - [`providers`]: the native and catalog providers and the code analysis.
+//! - [`session`]: the parsers of captures, inventory pages and zip archives.
+//! - [`resources`]: the resource URI parser.
 //! - [`mcp`]: the JSON-RPC line classifier and whole-server sessions.
+//! - [`http`]: the Streamable HTTP endpoint.
 //!
 //! The checks outside [`core`] panic when an invariant breaks.
 
@@ -19,3 +22,5 @@ pub mod http;
 pub mod mcp;
 pub mod prompts;
 pub mod providers;
+pub mod resources;
+pub mod session;

@@ -1,9 +1,6 @@
 //! Replays the saved inputs of the `inventory_parser` and `zip_reader` fuzz targets through the
 //! same invariant checks the targets run.
 
-use crate::support::fuzz_checks::inventory_parser;
-use crate::support::fuzz_checks::zip_reader;
-
 use std::io::Cursor;
 use std::path::PathBuf;
 
@@ -37,7 +34,7 @@ fn input(target: &str, name: &str) -> Vec<u8> {
 #[test]
 fn inventory_parser_regressions_hold_their_invariants() {
     for (_, data) in regressions("inventory_parser") {
-        inventory_parser::check(&data);
+        rea::fuzzing::session::check_inventory_page(&data);
     }
     // The seed page was written by an independent script: its IDs agree with ours.
     let page: serde_json::Value =
@@ -48,7 +45,7 @@ fn inventory_parser_regressions_hold_their_invariants() {
 #[test]
 fn zip_reader_regressions_hold_their_invariants() {
     for (_, data) in regressions("zip_reader") {
-        zip_reader::check(&data);
+        rea::fuzzing::session::check_zip(&data);
     }
     let inventory = Inventory::of_zip_reader(
         Cursor::new(input("zip_reader", "unsafe_names.zip")),

@@ -1,7 +1,7 @@
 //! Replays the saved inputs of the `prompt_render` fuzz target
 //! (`fuzz/regressions/prompt_render/`) through the same contract checks, as a plain test.
 
-use crate::support::prompt_contract;
+use rea::fuzzing::prompts::contract as prompt_contract;
 
 use std::fs;
 use std::path::Path;

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::support::fuzz_checks::resource_uri;
 use rea::resources::{SessionItem, TEMPLATES, decode, encode, expand, parse_session};
 
 #[test]
@@ -11,7 +10,7 @@ fn resource_uri_regressions_hold_their_invariants() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/resource_uri");
     let mut count = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
-        resource_uri::check(&std::fs::read(entry.unwrap().path()).unwrap());
+        rea::fuzzing::resources::check_resource_uri(&std::fs::read(entry.unwrap().path()).unwrap());
         count += 1;
     }
     assert!(count >= 3, "saved inputs in {}", dir.display());

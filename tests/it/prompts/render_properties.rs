@@ -2,7 +2,7 @@
 //! block never depends on argument values, and the data block is one line of sorted-key JSON that
 //! parses back to exactly the supplied arguments.
 
-use crate::support::prompt_contract;
+use rea::fuzzing::prompts::contract as prompt_contract;
 
 use std::collections::BTreeMap;
 

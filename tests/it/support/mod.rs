@@ -1,8 +1,7 @@
 //! What the integration suite shares: the in-process MCP client and schema checks
 //! ([`client`]), one cache of compiled JSON Schema validators ([`schema`]), the insta settings
 //! ([`snapshots`]), the generated binaries and fake provider ([`fixtures`]), and per-area
-//! helpers. The fuzz targets include [`fuzz_checks`] and [`prompt_contract`] by path, and the
-//! `procedures` benchmark includes [`fixtures`], so those stay self-contained.
+//! helpers. The fuzz targets' invariants are in `rea::fuzzing`, not here.
 
 pub mod caller_text;
 pub mod capture;
@@ -10,11 +9,9 @@ pub mod client;
 pub mod code;
 pub mod core;
 pub mod fixtures;
-pub mod fuzz_checks;
 pub mod gated;
 pub mod http;
 pub mod inventory;
-pub mod prompt_contract;
 pub mod schema;
 pub mod server_process;
 pub mod snapshots;

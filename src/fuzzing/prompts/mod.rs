@@ -1,5 +1,8 @@
-//! The prompt file parser's invariant: the check shared by the `prompt_file` fuzz target and
-//! the test that replays its saved inputs. It panics when the invariant breaks.
+//! The prompt file parser's invariant (the `prompt_file` target), and in [`contract`] the
+//! rendering contract (the `prompt_render` target and the rendering properties). The checks
+//! panic when an invariant breaks.
+
+pub mod contract;
 
 use crate::prompts::{PromptRegistry, RegistryChange, parse_prompt_file};
 

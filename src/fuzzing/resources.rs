@@ -1,10 +1,11 @@
-//! Invariants of the resource URI parser and its percent-encoding on arbitrary bytes (shared
-//! by the fuzz target `resource_uri` and `fuzz_replay::resource_uri`).
+//! The resource URI parser and its percent-encoding on arbitrary bytes (the `resource_uri`
+//! target). The check panics when an invariant breaks.
 
-use rea::resources::{SESSION_PREFIX, SessionItem, decode, encode, parse_session};
+use crate::resources::{SESSION_PREFIX, SessionItem, decode, encode, parse_session};
 
-/// Checks one input; panics when an invariant breaks.
-pub fn check(data: &[u8]) {
+/// Decoding and encoding round-trip, and a session URI that parses is rebuilt from its parts to
+/// one that parses to the same parts.
+pub fn check_resource_uri(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

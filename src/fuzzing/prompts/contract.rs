@@ -1,12 +1,11 @@
-//! The rendering contract of docs/CONTRACT.md section 7, checked independently of the renderer.
-//!
-//! Shared by `prompts::render_properties`, `fuzz_replay::prompt` and the
-//! `prompt_render` fuzz target (which includes this file by path), so a fuzz finding replays as
-//! a plain test. Every check panics with a message on violation.
+//! The rendering contract of prompts (docs/CONTRACT.md section 7), checked independently of
+//! the renderer: shared by the rendering properties, the `prompt_render` fuzz target and the
+//! replay of its saved inputs, so a fuzz finding replays as a plain test. Every check panics
+//! with a message on violation.
 
 use std::collections::BTreeMap;
 
-use rea::prompts::{
+use crate::prompts::{
     BinarySession, MAX_PROMPT_VALUE_CHARS, PromptDefinition, PromptError, RenderedPrompt,
     ToolAvailability, builtin_prompts, render,
 };

@@ -1,0 +1,163 @@
+//! The session's parsers of untrusted documents: process captures, inventory pages and zip
+//! archives (the `capture_parser`, `inventory_parser` and `zip_reader` targets). Each check
+//! panics when an invariant breaks.
+
+use std::io::Cursor;
+
+use serde_json::Value;
+
+use crate::session::capture::{
+    CAPTURE_SCHEMA, CaptureValidity, Stream, ValidCapture, classify_capture,
+};
+use crate::session::inventory::{
+    Inventory, InventoryError, InventoryLimits, PageSize, manifest_id_of, occurrence_id_for,
+    parse_page,
+};
+use crate::text::QUOTED_CHARS;
+
+/// Capture classification on arbitrary bytes (`capture_parser`): classifying is total and
+/// repeatable, a valid capture has the typed view claims read, and a violation points into the
+/// document.
+pub fn check_capture(data: &[u8]) {
+    let Ok(document) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let class = classify_capture(&document);
+    assert_eq!(classify_capture(&document), class);
+    match class {
+        CaptureValidity::ValidV4 => {
+            let capture = ValidCapture::new(&document).expect("valid captures have a view");
+            assert!(capture.exit().is_some());
+            assert!(capture.stream(Stream::Stdout).is_some());
+            assert!(capture.stream(Stream::Stderr).is_some());
+            assert_eq!(document["schema"], CAPTURE_SCHEMA);
+        }
+        CaptureValidity::OtherVersion(found) => {
+            assert!(ValidCapture::new(&document).is_none());
+            assert_eq!(document["schema"], CAPTURE_SCHEMA);
+            assert_eq!(document["version"], Value::Number(found.clone()));
+            assert_ne!(found.as_f64(), Some(4.0));
+        }
+        CaptureValidity::Invalid(invalid) => {
+            assert!(ValidCapture::new(&document).is_none());
+            assert_points_into(&document, &invalid.violation.pointer);
+            assert!(!invalid.violation.message.is_empty());
+        }
+    }
+}
+
+/// A violation's pointer names a value of the document, or, when a long key made it longer than
+/// error text may quote, it is cut (`...` after [`QUOTED_CHARS`] characters) and the part before
+/// its last whole segment names one.
+fn assert_points_into(document: &Value, pointer: &str) {
+    if document.pointer(pointer).is_some() {
+        return;
+    }
+    let kept = pointer
+        .strip_suffix("...")
+        .filter(|kept| kept.chars().count() == QUOTED_CHARS)
+        .unwrap_or_else(|| panic!("{pointer:?} names no value and was not cut"));
+    let parent = &kept[..kept.rfind('/').expect("a cut pointer has a segment")];
+    assert!(
+        document.pointer(parent).is_some(),
+        "the whole segments of the cut pointer {pointer:?} name a value"
+    );
+}
+
+/// The inventory page parser on arbitrary bytes (`inventory_parser`): a valid page has
+/// confined paths and derived occurrence IDs and serializes back to the input; a violation
+/// points into the document.
+pub fn check_inventory_page(data: &[u8]) {
+    let Ok(document) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    match parse_page(&document) {
+        Ok(page) => {
+            assert!(page.page.index < page.page.count);
+            for occurrence in &page.occurrences {
+                assert_eq!(
+                    occurrence.occurrence_id,
+                    occurrence_id_for(&page.manifest_id, &occurrence.path)
+                );
+                assert!(
+                    occurrence
+                        .path
+                        .split('/')
+                        .all(|c| !c.is_empty() && c != "." && c != "..")
+                );
+                assert!(!occurrence.path.contains('\0'));
+            }
+            // A valid page is exactly what the typed page serializes to.
+            assert_eq!(serde_json::to_value(&page).unwrap(), document);
+        }
+        Err(invalid) => {
+            assert_points_into(&document, &invalid.violation.pointer);
+            assert!(!invalid.violation.message.is_empty());
+        }
+    }
+}
+
+/// The zip inventory reader on arbitrary bytes (`zip_reader`).
+pub fn check_zip(data: &[u8]) {
+    let limits = InventoryLimits {
+        max_entries: 256,
+        max_file_bytes: 1 << 20,
+        max_total_bytes: 4 << 20,
+        max_depth: 64,
+    };
+    let inventory = match Inventory::of_zip_reader(Cursor::new(data), "fuzz.zip", &limits) {
+        Ok(inventory) => inventory,
+        Err(error) => {
+            assert!(matches!(
+                error,
+                InventoryError::NotAZip { .. }
+                    | InventoryError::TooManyEntries { .. }
+                    | InventoryError::TooManyBytes { .. }
+            ));
+            assert!(!error.to_string().is_empty());
+            return;
+        }
+    };
+    let occurrences = inventory.occurrences();
+    assert!(occurrences.len() + inventory.rejected().len() <= limits.max_entries);
+    assert!(
+        occurrences
+            .windows(2)
+            .all(|pair| pair[0].path < pair[1].path)
+    );
+    let mut total = 0;
+    for occurrence in occurrences {
+        // Every inventoried path stays below the root.
+        assert!(!occurrence.path.starts_with('/'));
+        assert!(!occurrence.path.contains('\\') && !occurrence.path.contains('\0'));
+        assert!(
+            occurrence
+                .path
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..")
+        );
+        assert!(occurrence.size <= limits.max_file_bytes);
+        assert_eq!(occurrence.sha256.len(), 64);
+        assert_eq!(
+            occurrence.occurrence_id,
+            occurrence_id_for(inventory.manifest_id(), &occurrence.path)
+        );
+        total += occurrence.size;
+    }
+    assert!(total <= limits.max_total_bytes);
+    assert_eq!(
+        inventory.manifest_id(),
+        manifest_id_of(
+            occurrences
+                .iter()
+                .map(|o| (o.path.as_str(), o.sha256.as_str()))
+        )
+    );
+    let mut covered = 0;
+    for page in inventory.pages(PageSize::new(7).unwrap()) {
+        let document = serde_json::to_value(&page).unwrap();
+        assert_eq!(parse_page(&document).unwrap(), page);
+        covered += page.occurrences.len();
+    }
+    assert_eq!(covered, occurrences.len());
+}
