@@ -6,10 +6,7 @@
 //! Peak memory is not measured here (criterion runs many iterations in one process); the
 //! `analysis_peak` bench prints it: `cargo bench --bench analysis_peak -- FILE`.
 
-// The benchmark uses the ELF generator only; the rest serves the test suite.
-#[allow(dead_code)]
-#[path = "../tests/it/support/fixtures/mod.rs"]
-mod fixtures;
+use rea_testkit::fixtures;
 
 use std::hint::black_box;
 use std::path::Path;

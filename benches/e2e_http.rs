@@ -39,9 +39,7 @@
 //! Run with `cargo bench --bench e2e_http`; `REA_BIN=/path/to/rea` measures another build,
 //! `REA_BENCH_ONLY=<text>` runs only the scenarios whose name contains `<text>`.
 
-#[path = "support/e2e.rs"]
-#[allow(dead_code)]
-mod e2e;
+use rea_testkit::e2e;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};

@@ -31,13 +31,7 @@
 //! the server (for before/after comparisons); `REA_BENCH_ONLY=<text>` runs only the scenarios
 //! whose name contains `<text>`.
 
-#[path = "../tests/it/support/fixtures/mod.rs"]
-#[allow(dead_code)]
-mod fixtures;
-
-#[path = "support/e2e.rs"]
-#[allow(dead_code)]
-mod e2e;
+use rea_testkit::{e2e, fixtures};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

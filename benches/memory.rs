@@ -3,8 +3,7 @@
 //! times the file, memory given back after). Prints `VmHWM` and `VmRSS` growth in KiB and the
 //! ratios to the file size. `cargo bench --bench memory`.
 
-#[path = "../tests/it/support/server_process.rs"]
-mod server_process;
+use rea_testkit::server_process;
 
 use serde_json::json;
 use server_process::{ServerProcess, write_catalogs};
@@ -22,14 +21,14 @@ fn main() {
             held as f64 / size
         );
     };
-    let mut server = ServerProcess::start();
+    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
     let before = server.status_kb("VmRSS:");
     let opened = server.tool("open_binary", json!({"path": paths[0]}));
     assert_eq!(opened["isError"], json!(false), "{opened}");
     report("one open", &server, before);
     drop(server);
 
-    let mut server = ServerProcess::start();
+    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
     let before = server.status_kb("VmRSS:");
     server.open_all(&paths);
     report("four concurrent opens", &server, before);

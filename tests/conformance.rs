@@ -5,9 +5,9 @@
 //!
 //! - `rea serve --http` (the built binary) with the suite's fixture-free scenarios of the
 //!   2025-11-25 and 2026-07-28 requirement sets ([`FIXTURE_FREE_2025`], [`FIXTURE_FREE_2026`]);
-//! - the `conformance_server` example (its fixtures, included from `examples/`, served in
-//!   this process) with every scored server scenario of both sets, as the installed
-//!   requirement files list them.
+//! - the `conformance_server` example (its executable, which `cargo test` builds with the
+//!   examples) with every scored server scenario of both sets, as the installed requirement
+//!   files list them.
 //!
 //! A scenario passes when none of its checks is a failure (warnings are SHOULDs the suite
 //! reports and does not count). No expected-failures list.
@@ -15,11 +15,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Once};
-
-#[allow(dead_code)]
-#[path = "../examples/conformance_server.rs"]
-mod conformance_server;
+use std::sync::Once;
 
 /// Scored scenarios of the 2025-11-25 set that name no fixture: they use only protocol
 /// methods (`initialize`, `ping`, `logging/setLevel`, the list methods, the session and
@@ -188,27 +184,29 @@ fn assert_pass(
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// `rea serve --http 127.0.0.1:0`, killed on drop.
-struct ReaServe {
+/// A server over Streamable HTTP in a child process, killed on drop.
+struct HttpServer {
     child: Child,
     url: String,
 }
 
-impl Drop for ReaServe {
+impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
-fn rea_serve() -> ReaServe {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .args(["serve", "--http", "127.0.0.1:0"])
+/// Starts `program args... --http 127.0.0.1:0` and reads the URL it prints.
+fn serve_http(program: &Path, args: &[&str]) -> HttpServer {
+    let mut child = Command::new(program)
+        .args(args)
+        .args(["--http", "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("rea starts");
+        .unwrap_or_else(|error| panic!("{} starts: {error}", program.display()));
     let stderr = child.stderr.take().expect("stderr is piped");
     let mut lines = BufReader::new(stderr).lines();
     let url = lines
@@ -218,37 +216,34 @@ fn rea_serve() -> ReaServe {
             line.strip_prefix("rea: serving MCP over Streamable HTTP at ")
                 .map(str::to_owned)
         })
-        .expect("rea prints its address");
+        .expect("the server prints its address");
     // Keep reading stderr so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    ReaServe { child, url }
+    HttpServer { child, url }
 }
 
-/// The conformance example's server in this process, on a runtime of its own; its URL.
-fn example_server() -> String {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-        runtime.block_on(async move {
-            let server = rea::mcp::Server::new(rea::mcp::ServerConfig::default())
-                .with_extension(Arc::new(conformance_server::Fixtures));
-            let config = rea::mcp::http::HttpConfig::default();
-            let addr = "127.0.0.1:0".parse().expect("an address");
-            let listener = rea::mcp::http::bind(addr, &config).await.expect("binds");
-            let bound = listener.local_addr().expect("an address");
-            sender
-                .send(format!("http://{bound}/mcp"))
-                .expect("the test waits");
-            let _ = server.serve_http(listener, config).await;
-        });
-    });
-    receiver.recv().expect("the example server starts")
+/// The `conformance_server` example's executable, which `cargo test` builds with the examples
+/// (beside this test's `deps/` folder).
+fn example_executable() -> PathBuf {
+    let test = std::env::current_exe().expect("the test's path");
+    let profile = test
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test runs from <target>/<profile>/deps");
+    let example = profile.join("examples").join("conformance_server");
+    assert!(
+        example.is_file(),
+        "{} is missing: `cargo test` builds the examples; alone, run \
+         `cargo build --example conformance_server` first",
+        example.display()
+    );
+    example
 }
 
 #[test]
 fn rea_serve_http_passes_the_fixture_free_scenarios_of_both_sets() {
     install();
-    let server = rea_serve();
+    let server = serve_http(Path::new(env!("CARGO_BIN_EXE_rea")), &["serve"]);
     for (set, scenarios) in SETS.iter().zip([FIXTURE_FREE_2025, FIXTURE_FREE_2026]) {
         let scored = scored(set);
         for scenario in scenarios {
@@ -265,13 +260,14 @@ fn rea_serve_http_passes_the_fixture_free_scenarios_of_both_sets() {
 #[test]
 fn the_conformance_example_passes_every_scored_scenario_of_both_sets() {
     install();
-    let url = example_server();
+    let server = serve_http(&example_executable(), &[]);
+    let url = &server.url;
     for set in SETS {
         let scored = scored(set);
         assert!(
             scored.len() >= 30,
             "{set} lists its scored scenarios: {scored:?}"
         );
-        assert_pass(set, &scored, &run_set(&url, set));
+        assert_pass(set, &scored, &run_set(url, set));
     }
 }

@@ -99,11 +99,10 @@
 //! sequence, however adversarial, ends after at most [`PROCEDURE_ADDRESS_LIMIT`] pages.
 //! Memory stays proportional to the pages fed.
 
-mod bounds;
-mod complete;
+pub(crate) mod bounds;
+pub(crate) mod complete;
 pub(crate) mod discovery;
 mod family;
-pub(crate) mod invariants;
 pub(crate) mod key;
 
 mod words;

@@ -224,6 +224,55 @@ fn outside_citations(text: &str) -> Vec<(usize, String)> {
     found
 }
 
+/// Shared test code has one home (the `rea-testkit` crate, or `rea::fuzzing` for the fuzz
+/// invariants): no Rust file of the crate, its tests, benches, examples, fuzz targets or test kit
+/// includes another by `#[path]`.
+#[test]
+fn no_file_is_included_by_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "benches", "examples", "fuzz", "testkit"] {
+        collect_text(root, &root.join(dir), &mut files);
+    }
+    files.retain(|(path, _)| path.ends_with(".rs"));
+    assert!(files.len() > 100, "the walk finds the sources");
+    let offences: Vec<String> = files
+        .iter()
+        .flat_map(|(path, text)| {
+            path_includes(text)
+                .into_iter()
+                .map(move |line| format!("{path}:{line}"))
+        })
+        .collect();
+    assert_none(
+        "files included by #[path] (put shared code in testkit/ or rea::fuzzing)",
+        offences,
+    );
+}
+
+/// The include check finds the attribute in code, with or without spaces, and not in comments.
+#[test]
+fn the_include_check_finds_path_attributes_in_code_only() {
+    let attribute = ["#[pa", "th = \"x.rs\"]"].concat();
+    let spaced = ["# [ pa", "th=\"y.rs\"]"].concat();
+    let text = format!("{attribute}\nmod x;\n// {attribute}\n{spaced}\nmod y;\n");
+    assert_eq!(path_includes(&text), [1, 4]);
+}
+
+/// The lines (from 1) of `text` whose code (comments and strings removed) holds a `#[path`
+/// attribute.
+fn path_includes(text: &str) -> Vec<usize> {
+    let code = code_only(text);
+    code.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            compact.contains("#[path")
+        })
+        .map(|(number, _)| number + 1)
+        .collect()
+}
+
 /// The text files under `path` (a file or a directory), skipping build output and installed
 /// packages.
 fn collect_text(root: &Path, path: &Path, out: &mut Vec<(String, String)>) {

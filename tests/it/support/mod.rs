@@ -8,14 +8,16 @@ pub mod capture;
 pub mod client;
 pub mod code;
 pub mod core;
-pub mod fixtures;
 pub mod gated;
 pub mod http;
 pub mod inventory;
 pub mod schema;
-pub mod server_process;
 pub mod snapshots;
 pub mod tools;
 pub mod wheels;
 
 pub use client::{Client, assert_schema_valid};
+
+// The generated binaries, the fake provider and the server in a child process live in the test
+// kit, shared with the benches.
+pub use rea_testkit::{fixtures, server_process};

@@ -1,6 +1,7 @@
 //! The real `rea serve` in a child process, driven over its stdio with blocking JSON lines,
 //! and its resident memory read from `/proc/<pid>/status`.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
@@ -15,9 +16,10 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `rea serve` and initializes it.
-    pub fn start() -> ServerProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+    /// Starts `program serve` (the `rea` executable: `env!("CARGO_BIN_EXE_rea")` in a test or
+    /// bench of the `rea` package) and initializes it.
+    pub fn start(program: impl AsRef<OsStr>) -> ServerProcess {
+        let mut child = Command::new(program)
             .arg("serve")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -103,8 +105,6 @@ impl ServerProcess {
     }
 
     /// How many file descriptors the server holds open.
-    // `benches/memory.rs` includes this file and counts no descriptors.
-    #[allow(dead_code)]
     pub fn open_fds(&self) -> usize {
         std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
             .unwrap()

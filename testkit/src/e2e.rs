@@ -107,7 +107,7 @@ pub fn peak_kb(pid: u32) -> u64 {
 /// the path of its executable, or `None` (after saying why) when it does not build.
 pub fn build_peer(target: &Path, folder: &str, executable: &str) -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("benches/peers")
+        .join("../benches/peers")
         .join(folder)
         .join("Cargo.toml");
     let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))

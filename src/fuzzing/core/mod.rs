@@ -1,7 +1,7 @@
-//! Invariants of the pure core, checked by the cargo-fuzz targets (`fuzz/fuzz_targets/`), the
-//! plain `cargo test` replay of saved fuzz inputs (`tests/it/fuzz_replay/`) and the core's
-//! properties. Test support, not API: crate-private, reached from outside only through the
-//! hidden [`crate::fuzzing::core`].
+//! The pure core's invariants (docs/CONTRACT.md sections 3, 4 and 6), for the `key_invariants`,
+//! `complete_invariants`, `index_equality` and `discovery_termination` fuzz targets and the
+//! tests that replay their saved inputs. They read the core's crate-private parts (the key's
+//! case folding, the bounds), which is why they are in the crate.
 //!
 //! Each `check_*_bytes` function decodes an arbitrary byte string into a case and checks every
 //! invariant the matching fuzz target promises, returning the first [`Violation`]. Everything

@@ -1,0 +1,14 @@
+//! What the `rea` test suite and benches share, in one home instead of files included by path:
+//!
+//! - [`fixtures`]: ELF, Mach-O (thin and fat) and PE binaries generated at test time (no binaries
+//!   of unknown origin are checked in), an in-memory fake provider, and completion helpers.
+//! - [`server_process`]: the real `rea serve` in a child process over its stdio, with its
+//!   resident memory from `/proc`.
+//! - [`e2e`]: the Document workload of the end-to-end benches, the bench-only peers' build, and
+//!   the statistics of their tables.
+//!
+//! A dev-dependency of `rea` only; never published.
+
+pub mod e2e;
+pub mod fixtures;
+pub mod server_process;
