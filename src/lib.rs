@@ -186,19 +186,25 @@
 //! 1. [`core`] and the [`text`] helpers (quoting caller text). The core is pure: it names no
 //!    `std::io`, `std::fs`, `std::time`, `std::thread`, `std::net`, `std::process`, `std::env`,
 //!    `tokio`, `serde_json` or `jsonrpsee`.
-//! 2. [`prompts`]: guided prompts and their registry.
-//! 3. [`session`]: the session and the [`session::Provider`] trait; it names no concrete
+//! 2. [`base`]: helpers with I/O and no policy (checked file opening, [`base::Cancel`],
+//!    per-request notices).
+//! 3. [`prompts`]: guided prompts and their registry.
+//! 4. The domains beside the session, each with its invariants in its module doc:
+//!    [`schemas`] (the published JSON Schemas), [`capture`] (process captures), [`inventory`]
+//!    (artifact inventories), [`unknowns`] (residual unknowns), [`claims`] (the claim language
+//!    of `verify_reconstruction`).
+//! 5. [`session`]: the session and the [`session::Provider`] trait; it names no concrete
 //!    provider.
-//! 4. [`providers`]: the built-in providers, and [`providers::open_path`], which loads a file
+//! 6. [`providers`]: the built-in providers, and [`providers::open_path`], which loads a file
 //!    and opens it in a [`session::Session`].
-//! 5. [`tools`]: the tools a client calls, over the binary sessions of a
+//! 7. [`tools`]: the tools a client calls, over the binary sessions of a
 //!    [`session::SessionStore`].
-//! 6. [`resources`]: static resources and the session resource templates, read through the
+//! 8. [`resources`]: static resources and the session resource templates, read through the
 //!    tools.
-//! 7. [`mcp`]: the shell: one method table, and its transports, stdio and
+//! 9. [`mcp`]: the shell: one method table, and its transports, stdio and
 //!    [`mcp::http`].
-//! 8. `fuzzing`: the hidden invariant checks behind the fuzz targets and their replay tests,
-//!    which may drive the whole server; then the `rea` binary.
+//! 10. `fuzzing`: the hidden invariant checks behind the fuzz targets and their replay tests,
+//!     which may drive the whole server; then the `rea` binary.
 //!
 //! Within a layer, no two modules with the same parent import each other, directly or around
 //! a circle, whether through the files themselves or through files below them (a module may
@@ -211,14 +217,20 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod base;
+pub mod capture;
+pub mod claims;
 pub mod core;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod inventory;
 pub mod mcp;
 pub mod prompts;
 pub mod providers;
 pub mod resources;
+pub mod schemas;
 pub mod session;
 pub mod tools;
+pub mod unknowns;
 
 pub mod text;

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use rea::base::files::{Confinement, FileError};
 use rea::mcp::http::{BearerToken, Guard, HttpConfig, HttpError, TokenError};
 use rea::mcp::prompt_file::{PromptFileLoadError, PromptFileState, PromptFileWatch};
 use rea::mcp::{RequestError, Server, ServerConfig, ShellConfig};
 use rea::providers::OpenError;
 use rea::providers::external::{AdapterSpec, Adapters, AngrNotInstalled};
-use rea::session::files::{Confinement, FileError};
 use rea::session::{SessionStore, SourceConfig, StoreConfig, StoreError};
 use serde_json::{Map, Value, json};
 

@@ -388,7 +388,7 @@ fn fuzz_server() -> &'static Server {
         let empty = std::env::temp_dir().join(format!("rea-fuzz-empty-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&empty);
         let session = std::sync::Arc::new(crate::session::Session::new());
-        if let Ok(confinement) = crate::session::files::Confinement::to_roots([&empty]) {
+        if let Ok(confinement) = crate::base::files::Confinement::to_roots([&empty]) {
             session.set_confinement(confinement);
         }
         Server::with_session(

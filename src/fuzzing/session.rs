@@ -6,10 +6,8 @@ use std::io::Cursor;
 
 use serde_json::Value;
 
-use crate::session::capture::{
-    CAPTURE_SCHEMA, CaptureValidity, Stream, ValidCapture, classify_capture,
-};
-use crate::session::inventory::{
+use crate::capture::{CAPTURE_SCHEMA, CaptureValidity, Stream, ValidCapture, classify_capture};
+use crate::inventory::{
     Inventory, InventoryError, InventoryLimits, PageSize, manifest_id_of, occurrence_id_for,
     parse_page,
 };

@@ -16,10 +16,10 @@ use super::pool::WorkerPool;
 use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::extension::{self, Target};
 use super::state::{Connection, RequestContext, Shared};
+use crate::base::notices;
 use crate::core::{Completion, Family, Prefix};
 use crate::prompts::DEFAULT_PAGE_SIZE;
 use crate::resources;
-use crate::session::notices;
 use crate::session::{
     Cancel, ClientSessions, ClientView, SESSION_ARGUMENT, SessionView, complete_argument,
     complete_argument_at_hand,

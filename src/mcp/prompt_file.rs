@@ -2,7 +2,7 @@
 //! at start and re-registered when the file changes, so clients see
 //! `notifications/prompts/list_changed` exactly when the listed catalog changed.
 //!
-//! The file is opened and checked like every file the server reads ([`crate::session::files`]):
+//! The file is opened and checked like every file the server reads ([`crate::base::files`]):
 //! a regular file of at most 64 MiB, never a FIFO, device or the server's own stream. It is
 //! the operator's file, so `--root` does not confine it.
 
@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Server;
+use crate::base::files::{CheckedFile, Confinement, FileError, FileLimit};
 use crate::prompts::{PromptFileError, parse_prompt_file};
-use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
 
 /// Where the prompt file is and how often to look at it.
 #[derive(Clone, Debug)]
@@ -26,7 +26,7 @@ pub struct PromptFileWatch {
 #[derive(Debug, thiserror::Error)]
 pub enum PromptFileLoadError {
     /// The file was refused (not a regular file, one of the server's own streams, over
-    /// [`crate::session::files::MAX_PROMPT_FILE_BYTES`]) or could not be read.
+    /// [`crate::base::files::MAX_PROMPT_FILE_BYTES`]) or could not be read.
     #[error("prompt file refused: {0}")]
     File(#[from] FileError),
     /// The file is not UTF-8.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use self::catalog::{CatalogError, CatalogProvider, MAX_CATALOG_BYTES};
 use self::native::{NativeProvider, file_label};
-use crate::session::files::{CheckedFile, Confinement, FileError, FileLimit};
+use crate::base::files::{CheckedFile, Confinement, FileError, FileLimit};
 use crate::session::{
     Cancel, Cancelled, Companions, Opened, Provider, ProviderError, Session, SessionError,
 };
@@ -123,7 +123,7 @@ pub fn load_path(path: &Path) -> Result<Arc<dyn Provider>, LoadError> {
 }
 
 /// [`load_path`] under `confinement`. The file is opened once and checked (see
-/// [`crate::session::files`]): its first bytes choose the provider, then the rest is read
+/// [`crate::base::files`]): its first bytes choose the provider, then the rest is read
 /// under that provider's size bound, from the same descriptor, on the [`loader`] thread (one
 /// load at a time in the process).
 pub fn load_path_confined(

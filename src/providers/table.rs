@@ -11,11 +11,11 @@ use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::{Arc, OnceLock};
 
+use crate::base::files::mapped_capacity;
 use crate::core::discover;
 use crate::core::{
     MAX_VALUE_CHARS, Outcome, PROCEDURE_PAGE_SIZE, ProcedureEntry, ProcedurePage, key,
 };
-use crate::session::files::mapped_capacity;
 use crate::session::{
     Address, NameMatch, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery,
     ProcedureSource, ProviderError, Segment,

@@ -35,8 +35,8 @@ pub use uri::{
 
 use crate::core::Family;
 use crate::providers::catalog::CATALOG_SCHEMA;
+use crate::schemas::{ARTIFACT_INVENTORY_V1, PROCESS_CAPTURE_V4};
 use crate::session::ClientSessions;
-use crate::session::schemas::{ARTIFACT_INVENTORY_V1, PROCESS_CAPTURE_V4};
 use crate::text::Quoted;
 use crate::tools::{MAX_RESULT_BYTES, ToolBox};
 

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::notices::{self, Notice};
 use super::provider::Provider;
+use crate::base::notices::{self, Notice};
 use crate::text::Quoted;
 
 /// Threads that run provider calls for completion, for the whole process.

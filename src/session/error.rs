@@ -25,7 +25,7 @@ pub enum SessionError {
     },
     /// The request was cancelled before it committed; nothing changed.
     #[error("the request was cancelled before it changed anything")]
-    Cancelled(#[from] super::cancel::Cancelled),
+    Cancelled(#[from] crate::base::Cancelled),
     /// The Evidence ledger refused the record (full, too large, too deep).
     #[error(transparent)]
     Ledger(#[from] super::evidence::LedgerError),

@@ -12,38 +12,29 @@
 //!   bounds.
 //! - [`SessionView`]: what completion reads, and [`complete_argument`], the completion of one
 //!   argument family from the live session.
-//! - [`files`]: checked opening of every file the crate reads, and
-//!   [`Confinement`](files::Confinement).
 //! - [`Address`]: addresses as the session speaks them (`0x`-prefixed lowercase hexadecimal).
-//! - The stores the session owns: [`unknowns`] (residual unknowns), [`inventory`] (artifact
-//!   inventories), [`capture`] (process captures), [`claims`] (`verify_reconstruction`), and
-//!   the published JSON Schemas in [`schemas`].
+//! - The stores the session owns, of the domains beside it: residual unknowns
+//!   ([`crate::unknowns`]), artifact inventories ([`crate::inventory`]), process captures
+//!   ([`crate::capture`]) and reconstruction claims ([`crate::claims`]).
+//! - [`Cancel`]: the cancellation signal of one request (from [`crate::base`]).
 
 mod address;
 pub(crate) mod bounded;
 mod budget;
-mod cancel;
-pub mod capture;
-pub mod claims;
 mod code;
 mod decompile;
 mod error;
 mod evidence;
-pub mod files;
-pub mod inventory;
-pub mod notices;
 mod provider;
-pub mod schemas;
 mod sources;
 mod state;
 pub mod store;
 mod target;
-pub mod unknowns;
 
+pub use crate::base::{Cancel, Cancelled};
 pub use address::{Address, AddressError};
 pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS, completion_deadline};
 pub use budget::LedgerBudget;
-pub use cancel::{Cancel, Cancelled};
 pub use decompile::{
     DEFAULT_DECOMPILE_CHARS, DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound,
     MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS, MAX_WARNING_CHARS,

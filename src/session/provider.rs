@@ -554,9 +554,9 @@ pub enum ProviderError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The file was refused or could not be read (see [`crate::session::files`]).
+    /// The file was refused or could not be read (see [`crate::base::files`]).
     #[error(transparent)]
-    File(#[from] crate::session::files::FileError),
+    File(#[from] crate::base::files::FileError),
     /// The document's instruction set is not one the code analysis decodes.
     #[error(
         "document {document:?} holds {architecture} code; code analysis decodes x86, x86-64 \

@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::budget::LedgerBudget;
-use super::files::Confinement;
 use super::provider::Companions;
 use super::state::Session;
+use crate::base::files::Confinement;
 use crate::text::Quoted;
 
 /// The default of [`SessionStore::max_sessions`] (`rea serve --max-sessions`).

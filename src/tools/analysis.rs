@@ -13,8 +13,8 @@ use super::schema::{
     array, count, flag, nullable_count, nullable_string, object, string, with_optional_property,
 };
 use super::spec::{ToolResult, ToolSpec, observe};
+use crate::base::notices::{self, Notice};
 use crate::core::PROCEDURE_PAGE_SIZE;
-use crate::session::notices::{self, Notice};
 use crate::session::{
     Address, ImportPage, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, ProcedureInfo,
     ProcedureQuery, ReadLength, Segment, StringMatch, StringQuery, Target,

@@ -18,12 +18,12 @@ use super::outcome::ToolError;
 use super::parameters::{ArgumentError, Kind, Parameter, tool_arguments};
 use super::schema::{array, count, object, string};
 use super::spec::{Retained, ToolResult, ToolSpec, encode, read, retain};
-use crate::session::inventory::{
+use crate::inventory::{
     DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryDiff, InventoryLimits, InventoryPage,
     MAX_PAGE_SIZE, Occurrence, OccurrenceFilter, PageSize, compare_inventories, list_occurrences,
     manifest_ids,
 };
-use crate::session::schemas::ARTIFACT_INVENTORY_V1;
+use crate::schemas::ARTIFACT_INVENTORY_V1;
 use crate::session::{Cancel, KeptWalk, Session};
 
 /// Largest page index accepted (far beyond any inventory the limits allow).

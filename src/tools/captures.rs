@@ -11,8 +11,8 @@ use super::outcome::ToolError;
 use super::parameters::{Kind, Parameter, tool_arguments};
 use super::schema::{array, flag, nullable_string, object, string};
 use super::spec::{Retained, ToolResult, ToolSpec, read, retain};
-use crate::session::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
-use crate::session::claims::{EvidenceRecordView, MAX_CLAIMS, Verdict, evaluate, parse_claims};
+use crate::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
+use crate::claims::{EvidenceRecordView, MAX_CLAIMS, Verdict, evaluate, parse_claims};
 use crate::session::{Cancel, Session};
 
 tool_arguments! {

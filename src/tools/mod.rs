@@ -54,8 +54,8 @@
 //! saying how to page; nothing is recorded. Evidence is bounded by the ledger
 //! ([`crate::session::MAX_LEDGER_BYTES`], [`crate::session::MAX_RECORD_BYTES`],
 //! [`crate::session::MAX_JSON_DEPTH`]). Every path a tool opens is checked as described in
-//! [`crate::session::files`] and confined by the session's
-//! [`Confinement`](crate::session::files::Confinement). [`ToolBox::call_cancellable`] stops an
+//! [`crate::base::files`] and confined by the session's
+//! [`Confinement`](crate::base::files::Confinement). [`ToolBox::call_cancellable`] stops an
 //! inventory walk when its [`Cancel`](crate::session::Cancel) is set and then records nothing.
 //!
 //! Why this split: an observation is a fact about the open binary that a provider reported,

@@ -4,12 +4,12 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::parameters::ArgumentError;
+use crate::claims::ClaimError;
+use crate::inventory::{CompareError, InventoryError, PageSizeError};
 use crate::providers::{LoadError, OpenError};
-use crate::session::claims::ClaimError;
-use crate::session::inventory::{CompareError, InventoryError, PageSizeError};
-use crate::session::unknowns::UnknownError;
 use crate::session::{Operation, SessionError, SessionHandle, StoreError};
 use crate::text::Quoted;
+use crate::unknowns::UnknownError;
 
 /// The key of the Evidence ID in the structured result of an observing tool.
 pub const EVIDENCE_ID_FIELD: &str = "evidence_id";

@@ -9,11 +9,11 @@ use super::outcome::ToolError;
 use super::parameters::{ArgumentError, Kind, Parameter, choice, tool_arguments};
 use super::schema::{array, count, nullable_string, object, string};
 use super::spec::{ToolResult, ToolSpec, change, read};
-use crate::session::unknowns::{
+use crate::session::{Cancel, Session};
+use crate::unknowns::{
     MAX_RESOLVING_EVIDENCE, ResolutionDraft, RevisionFilter, StatusFilter, Unknown, UnknownDraft,
     UnknownFilter,
 };
-use crate::session::{Cancel, Session};
 
 /// Default and largest page of `list_unknowns`.
 const DEFAULT_UNKNOWN_PAGE: u64 = 50;

@@ -22,7 +22,9 @@ use std::path::Path;
 /// binary (`src/main.rs`) is above everything.
 const LAYERS: &[&[&str]] = &[
     &["text", "core"],
+    &["base"],
     &["prompts"],
+    &["schemas", "capture", "inventory", "unknowns", "claims"],
     &["session"],
     &["providers"],
     &["tools"],

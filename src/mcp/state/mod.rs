@@ -17,9 +17,9 @@ use super::message::RequestKey;
 use super::outlet::Outlet;
 use super::protocol::{Offer, ProtocolVersion};
 use super::roots;
+use crate::base::files::Confinement;
+use crate::base::notices::{Notice, Severity};
 use crate::prompts::{PromptRegistry, ToolAvailability};
-use crate::session::files::Confinement;
-use crate::session::notices::{Notice, Severity};
 use crate::session::{Cancel, ClientSessions, Session, SessionHandle, SessionStore, SourceConfig};
 use crate::tools::ToolBox;
 

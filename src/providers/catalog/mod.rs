@@ -44,8 +44,8 @@ pub use self::parse::{CATALOG_SCHEMA, CatalogError, MAX_CATALOG_BYTES};
 use self::parse::{Catalog, CatalogDocument};
 use self::stream::parse_catalog;
 use super::table::ProcedureTable;
+use crate::base::files::{CheckedFile, Confinement, FileLimit};
 use crate::core::{Outcome, ProcedurePage};
-use crate::session::files::{CheckedFile, Confinement, FileLimit};
 use crate::session::{
     Address, DocumentInfo, DocumentNames, Operation, ProcedureInfo, ProcedureMatches,
     ProcedureQuery, Provider, ProviderError, Segment,
@@ -69,7 +69,7 @@ pub struct CatalogProvider {
 
 impl CatalogProvider {
     /// Reads (a checked regular file of at most [`MAX_CATALOG_BYTES`], see
-    /// [`crate::session::files`]) and validates the catalog file at `path`.
+    /// [`crate::base::files`]) and validates the catalog file at `path`.
     pub fn open(path: &Path) -> Result<CatalogProvider, CatalogError> {
         CatalogProvider::open_confined(path, &Confinement::unrestricted())
     }

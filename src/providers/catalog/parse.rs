@@ -15,8 +15,8 @@ use crate::session::{Address, Permissions};
 /// The catalog JSON Schema (JSON Schema 2020-12), as published in `schemas/`.
 pub const CATALOG_SCHEMA: &str = include_str!("catalog-v1.schema.json");
 
-/// Largest catalog file read (64 MiB, [`crate::session::files::MAX_CATALOG_FILE_BYTES`]).
-pub const MAX_CATALOG_BYTES: u64 = crate::session::files::MAX_CATALOG_FILE_BYTES;
+/// Largest catalog file read (64 MiB, [`crate::base::files::MAX_CATALOG_FILE_BYTES`]).
+pub const MAX_CATALOG_BYTES: u64 = crate::base::files::MAX_CATALOG_FILE_BYTES;
 
 /// Why a catalog was rejected. Messages name the offending field as a JSON pointer.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +25,7 @@ pub enum CatalogError {
     /// The file was refused (not a regular file, too large, outside the allowed roots) or
     /// could not be read.
     #[error(transparent)]
-    File(#[from] crate::session::files::FileError),
+    File(#[from] crate::base::files::FileError),
     /// The text is not JSON.
     #[error("catalog is not valid JSON (line {line}, column {column}): {message}")]
     Json {

@@ -774,7 +774,7 @@ impl Walk {
             }
             None => pointer,
         };
-        Some(field(&pointer, crate::session::schemas::message(&error)))
+        Some(field(&pointer, crate::schemas::message(&error)))
     }
 }
 

@@ -2,8 +2,8 @@
 //! the `object` crate.
 //!
 //! **The provider analyses a private in-memory copy.** Opening reads the whole file (a checked
-//! regular file of at most [`crate::session::files::MAX_BINARY_BYTES`], see
-//! [`crate::session::files`]) into memory; nothing is memory-mapped. A file rebuilt, truncated
+//! regular file of at most [`crate::base::files::MAX_BINARY_BYTES`], see
+//! [`crate::base::files`]) into memory; nothing is memory-mapped. A file rebuilt, truncated
 //! or rewritten on disk while it is open therefore never crashes the server (no `SIGBUS`): the
 //! session keeps analysing the bytes it read, and `open_binary` again picks up the new file.
 //!
@@ -76,8 +76,8 @@ pub use self::analysis::{
 };
 use self::image::{Image, read_image, unrecognized};
 use self::strings::ScanRegion;
+use crate::base::files::{CheckedFile, Confinement, FileLimit};
 use crate::core::{Outcome, ProcedurePage};
-use crate::session::files::{CheckedFile, Confinement, FileLimit};
 use crate::session::{
     Address, CallGraph, CodeScope, Disassembly, DocumentInfo, DocumentNames, ImportPage, Operation,
     ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider, ProviderError, ReadLength,
@@ -107,7 +107,7 @@ pub struct NativeProvider {
 }
 
 impl NativeProvider {
-    /// Opens the file at `path` (a checked regular file, see [`crate::session::files`]), reads
+    /// Opens the file at `path` (a checked regular file, see [`crate::base::files`]), reads
     /// it into memory and parses it. Documents are named after the file's name.
     pub fn open(path: &Path) -> Result<NativeProvider, ProviderError> {
         NativeProvider::open_confined(path, &Confinement::unrestricted())

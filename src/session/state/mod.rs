@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
 
-use super::cancel::Cancel;
 use super::error::SessionError;
 use super::evidence::{EvidenceId, EvidencePage, EvidenceRecord, Ledger, Observation};
 use super::provider::{Companions, DocumentInfo, Operation, Provider};
 use super::target::Target;
-use super::unknowns::UnknownRegistry;
+use crate::base::Cancel;
+use crate::base::files::Confinement;
 use crate::core::MAX_VALUE_CHARS;
-use crate::session::files::Confinement;
+use crate::unknowns::UnknownRegistry;
 
 mod stores;
 

@@ -11,13 +11,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Session;
-use crate::session::cancel::Cancel;
-use crate::session::capture::is_capture_candidate;
+use crate::base::Cancel;
+use crate::capture::is_capture_candidate;
+use crate::inventory::{Inventory, InventoryPage, manifest_ids, valid_pages};
 use crate::session::evidence::EvidenceRecord;
-use crate::session::inventory::{Inventory, InventoryPage, manifest_ids, valid_pages};
-use crate::session::unknowns::{
-    ResolutionDraft, Unknown, UnknownDraft, UnknownError, UnknownFilter,
-};
+use crate::unknowns::{ResolutionDraft, Unknown, UnknownDraft, UnknownError, UnknownFilter};
 
 /// The Evidence operation (tool name) that retains inventory pages; its result is the page.
 pub const INVENTORY_OPERATION: &str = "inventory_artifacts";

@@ -2,7 +2,7 @@
 //! name the field.
 
 use crate::support::capture::{EMPTY_SHA256, HELLO_SHA256, valid_capture};
-use rea::session::capture::{
+use rea::capture::{
     CAPTURE_OPERATION, CaptureExit, CaptureValidity, Stream, ValidCapture, classify_capture,
     is_capture_candidate,
 };

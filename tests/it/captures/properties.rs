@@ -3,9 +3,7 @@
 
 use crate::support::capture::valid_capture;
 use proptest::prelude::*;
-use rea::session::capture::{
-    CAPTURE_SCHEMA, CaptureValidity, Stream, ValidCapture, classify_capture,
-};
+use rea::capture::{CAPTURE_SCHEMA, CaptureValidity, Stream, ValidCapture, classify_capture};
 use serde_json::{Map, Number, Value, json};
 
 fn leaf() -> impl Strategy<Value = Value> {

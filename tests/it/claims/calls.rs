@@ -8,10 +8,8 @@ use crate::support::fixtures::elf;
 use crate::support::fixtures::spec::{Binding, FUNCTION_SIZE, Function, Spec};
 use crate::support::tools::{Files, success, with_binary};
 use proptest::prelude::*;
+use rea::claims::{Claim, EvidenceRecordView, ProcedureRef, VerdictStatus, evaluate, parse_claims};
 use rea::session::Session;
-use rea::session::claims::{
-    Claim, EvidenceRecordView, ProcedureRef, VerdictStatus, evaluate, parse_claims,
-};
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
 

@@ -6,8 +6,8 @@ use std::io::Cursor;
 use crate::support::capture::{EMPTY_SHA256, HELLO_SHA256, valid_capture};
 use crate::support::inventory::{app_v1, sha256_hex, zip_of};
 use proptest::prelude::*;
-use rea::session::claims::{EvidenceRecordView, VerdictStatus, evaluate, parse_claims};
-use rea::session::inventory::{Inventory, InventoryLimits, PageSize};
+use rea::claims::{EvidenceRecordView, VerdictStatus, evaluate, parse_claims};
+use rea::inventory::{Inventory, InventoryLimits, PageSize};
 use serde_json::{Value, json};
 
 fn snapshot_json(name: &str, value: &Value) {

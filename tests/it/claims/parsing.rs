@@ -1,8 +1,8 @@
 //! The claim language: every kind parses; malformed claims name the claim index and field.
 
 use proptest::prelude::*;
-use rea::session::claims::{Claim, ClaimError, MAX_CLAIMS, parse_claims};
-use rea::session::inventory::ExecutableFormat;
+use rea::claims::{Claim, ClaimError, MAX_CLAIMS, parse_claims};
+use rea::inventory::ExecutableFormat;
 use serde_json::{Value, json};
 
 const SHA: &str = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use rea::session::capture::{CaptureValidity, classify_capture};
+use rea::capture::{CaptureValidity, classify_capture};
 use serde_json::Value;
 
 #[test]

@@ -4,7 +4,7 @@
 use std::io::Cursor;
 use std::path::PathBuf;
 
-use rea::session::inventory::{Inventory, InventoryLimits, RejectReason, parse_page};
+use rea::inventory::{Inventory, InventoryLimits, RejectReason, parse_page};
 
 fn regressions(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

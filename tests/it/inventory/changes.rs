@@ -15,7 +15,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use rea::session::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
+use rea::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
 use sha2::{Digest, Sha256};
 
 use crate::support::inventory::{rejections, write_file};

@@ -3,7 +3,7 @@
 use std::io::Cursor;
 
 use crate::support::inventory::{app_v1, app_v2, write_tree, zip_of};
-use rea::session::inventory::{
+use rea::inventory::{
     CompareError, ExecutableFormat, Inventory, InventoryLimits, InventoryPage, OccurrenceFilter,
     PageSize, compare_inventories, find_occurrence, list_occurrences, manifest_ids, valid_pages,
 };
@@ -42,7 +42,7 @@ fn two_versions_of_an_application_folder() {
     let old_pages: Vec<_> = old.pages(PageSize::new(2).unwrap()).collect();
     let new_pages: Vec<_> = new.pages(PageSize::default()).collect();
     let diff = compare_inventories(&old_pages, &new_pages).unwrap();
-    let paths = |list: &[rea::session::inventory::Occurrence]| {
+    let paths = |list: &[rea::inventory::Occurrence]| {
         list.iter().map(|o| o.path.clone()).collect::<Vec<_>>()
     };
     assert_eq!(paths(&diff.added), ["lib/libnew.so"]);

@@ -6,7 +6,7 @@ use std::os::unix::net::UnixListener;
 use crate::support::inventory::{
     ELF, MACH_O, app_v1, paths, rejections, sha256_hex, write_file, write_tree, zip_of,
 };
-use rea::session::inventory::{
+use rea::inventory::{
     ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason, RootKind,
     manifest_id_of, occurrence_id_for, parse_page,
 };

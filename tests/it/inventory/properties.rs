@@ -6,7 +6,7 @@ use std::io::Cursor;
 
 use crate::support::inventory::{ZipEntry, write_file, zip_bytes};
 use proptest::prelude::*;
-use rea::session::inventory::{
+use rea::inventory::{
     Inventory, InventoryLimits, PageSize, compare_inventories, manifest_id_of, parse_page,
 };
 

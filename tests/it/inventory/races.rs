@@ -7,9 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use rea::base::files::Confinement;
+use rea::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
 use rea::session::Cancel;
-use rea::session::files::Confinement;
-use rea::session::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
 use rea::tools::ToolBox;
 use serde_json::{Map, Value, json};
 

@@ -4,8 +4,8 @@
 use std::io::Cursor;
 
 use crate::support::inventory::{app_v1, zip_of};
-use rea::session::inventory::{Inventory, InventoryLimits, PageSize, parse_page};
-use rea::session::schemas::PUBLISHED;
+use rea::inventory::{Inventory, InventoryLimits, PageSize, parse_page};
+use rea::schemas::PUBLISHED;
 use serde_json::{Value, json};
 
 fn snapshot(name: &str, text: &str) {
@@ -25,7 +25,7 @@ fn published_schemas_are_valid_against_the_metaschema() {
         jsonschema::draft202012::meta::validate(&schema)
             .unwrap_or_else(|error| panic!("{name} breaks the metaschema: {error}"));
         // The files in the repository are the ones compiled in.
-        let on_disk = std::fs::read_to_string(format!("src/session/schemas/{name}")).unwrap();
+        let on_disk = std::fs::read_to_string(format!("src/schemas/{name}")).unwrap();
         assert_eq!(on_disk, text, "{name}");
     }
 }

@@ -6,7 +6,7 @@ use std::io::Cursor;
 use crate::support::inventory::{
     ELF, ZipEntry, app_v1, paths, rejections, sha256_hex, write_tree, zip_bytes, zip_of,
 };
-use rea::session::inventory::{
+use rea::inventory::{
     ExecutableFormat, Inventory, InventoryError, InventoryLimits, PageSize, RejectReason,
     parse_page,
 };

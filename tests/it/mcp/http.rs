@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rea::base::files::Confinement;
 use rea::mcp::http::{BearerToken, Guard, HttpConfig, HttpError, bind};
 use rea::mcp::{Server, ServerConfig, ShellConfig};
-use rea::session::files::Confinement;
 use rea::session::{Provider, Session, SessionStore, SourceConfig, StoreConfig};
 use serde_json::{Value, json};
 

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rea::base::files::Confinement;
 use rea::mcp::{Server, ServerConfig};
-use rea::session::files::Confinement;
 use rea::session::{Provider, Session, SourceConfig};
 use serde_json::{Value, json};
 

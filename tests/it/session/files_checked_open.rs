@@ -6,11 +6,11 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use rea::providers::load_path;
-use rea::session::files::{
+use rea::base::files::{
     CheckedFile, Confinement, FileError, FileKind, FileLimit, MAX_BINARY_BYTES,
     MAX_CATALOG_FILE_BYTES,
 };
+use rea::providers::load_path;
 use serde_json::json;
 
 use crate::support::fixtures::{Format, Spec, build};

@@ -9,14 +9,12 @@ use crate::support::capture::valid_capture;
 use crate::support::inventory::{app_v1, write_tree};
 use proptest::prelude::*;
 use rea::core::{Family, Prefix};
+use rea::inventory::{Inventory, InventoryLimits, PageSize};
 use rea::providers::catalog::CatalogProvider;
-use rea::session::inventory::{Inventory, InventoryLimits, PageSize};
-use rea::session::unknowns::{
-    ResolutionDraft, UnknownDraft, UnknownError, UnknownFilter, UnknownStatus,
-};
 use rea::session::{
     INVENTORY_OPERATION, Observation, Session, SessionView, SourceConfig, complete_argument,
 };
+use rea::unknowns::{ResolutionDraft, UnknownDraft, UnknownError, UnknownFilter, UnknownStatus};
 use serde_json::{Value, json};
 
 const FAMILIES: [Family; 4] = [
@@ -192,7 +190,7 @@ fn closing_clears_every_family() {
 fn state(session: &Session) -> (Vec<String>, Vec<String>) {
     let unknowns = session
         .list_unknowns(&UnknownFilter {
-            revisions: rea::session::unknowns::RevisionFilter::All,
+            revisions: rea::unknowns::RevisionFilter::All,
             ..UnknownFilter::default()
         })
         .iter()

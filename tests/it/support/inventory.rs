@@ -113,7 +113,7 @@ pub fn zip_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
 }
 
 /// The paths of an inventory's occurrences, in order.
-pub fn paths(inventory: &rea::session::inventory::Inventory) -> Vec<&str> {
+pub fn paths(inventory: &rea::inventory::Inventory) -> Vec<&str> {
     inventory
         .occurrences()
         .iter()
@@ -123,8 +123,8 @@ pub fn paths(inventory: &rea::session::inventory::Inventory) -> Vec<&str> {
 
 /// An inventory's rejected entries as (path, reason), in order.
 pub fn rejections(
-    inventory: &rea::session::inventory::Inventory,
-) -> Vec<(&str, rea::session::inventory::RejectReason)> {
+    inventory: &rea::inventory::Inventory,
+) -> Vec<(&str, rea::inventory::RejectReason)> {
     inventory
         .rejected()
         .iter()

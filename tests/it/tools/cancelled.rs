@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rea::session::{Cancel, Session, unknowns::UnknownFilter};
+use rea::session::{Cancel, Session};
 use rea::tools::{ToolBox, ToolKind};
+use rea::unknowns::UnknownFilter;
 use serde_json::{Value, json};
 
 use crate::support::capture::valid_capture;

@@ -1,7 +1,7 @@
 //! Properties of the residual-unknown registry under arbitrary call sequences.
 
 use proptest::prelude::*;
-use rea::session::unknowns::{
+use rea::unknowns::{
     MAX_QUESTION_CHARS, ResolutionDraft, RevisionFilter, StatusFilter, UnknownDraft, UnknownFilter,
     UnknownId, UnknownRegistry, UnknownStatus,
 };
@@ -64,7 +64,7 @@ fn in_ledger(id: &str) -> bool {
     id == "ev-000000000001" || id == "ev-000000000002"
 }
 
-fn everything(registry: &UnknownRegistry) -> Vec<rea::session::unknowns::Unknown> {
+fn everything(registry: &UnknownRegistry) -> Vec<rea::unknowns::Unknown> {
     registry
         .list(&UnknownFilter {
             revisions: RevisionFilter::All,

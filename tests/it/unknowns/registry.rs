@@ -1,6 +1,6 @@
 //! The residual-unknown registry: register, refine, resolve with Evidence, list, clear.
 
-use rea::session::unknowns::{
+use rea::unknowns::{
     MAX_QUESTION_CHARS, MAX_RESOLVING_EVIDENCE, ResolutionDraft, RevisionFilter, StatusFilter,
     UnknownDraft, UnknownError, UnknownFilter, UnknownRegistry, UnknownStatus,
 };
@@ -200,7 +200,7 @@ fn list_filters_by_status_revision_document_and_procedure() {
             .map(|u| u.id.as_str().to_owned())
             .collect()
     };
-    let s = |id: &rea::session::unknowns::UnknownId| id.as_str().to_owned();
+    let s = |id: &rea::unknowns::UnknownId| id.as_str().to_owned();
 
     assert_eq!(ids(UnknownFilter::default()), vec![s(&b), s(&c), s(&a2)]);
     assert_eq!(

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::collector::{Collector, Content, Stamp};
 use super::page::RejectReason;
 use super::{InventoryError, MAX_PATH_CHARS};
-use crate::session::files::{
+use crate::base::files::{
     CheckedDirectory, CheckedFile, Confinement, FileError, FileKind, FileLimit,
 };
 use crate::text::Quoted;

@@ -6,11 +6,11 @@
 //! first bytes. [`Inventory::page`] cuts the result into [`InventoryPage`]s, the JSON documents
 //! that `inventory_artifacts` returns and the session retains as Evidence. [`parse_page`]
 //! validates a page against the published schema
-//! (`src/session/schemas/artifact-inventory-v1.schema.json`). [`compare_inventories`] and
+//! (`src/schemas/artifact-inventory-v1.schema.json`). [`compare_inventories`] and
 //! [`list_occurrences`] work on retained pages only.
 //!
 //! ```
-//! use rea::session::inventory::{
+//! use rea::inventory::{
 //!     Inventory, InventoryLimits, PageSize, compare_inventories, parse_page,
 //! };
 //!
@@ -34,7 +34,7 @@
 //!
 //! - The walk runs relative to directory handles and never follows a symbolic link: the root
 //!   is opened once (a link in the root path itself is followed, and the confinement is
-//!   checked on the opened handle, see [`crate::session::files::Confinement`]), then every subdirectory is opened with `openat(parent,
+//!   checked on the opened handle, see [`crate::base::files::Confinement`]), then every subdirectory is opened with `openat(parent,
 //!   name, O_DIRECTORY | O_NOFOLLOW)` and every file with `openat(parent, name, O_NOFOLLOW)`
 //!   and `fstat`-checked as a regular file. A link is reported as `symlink`, never followed or
 //!   opened; an entry swapped for a link, FIFO or device while the walk runs is reported
@@ -60,7 +60,7 @@
 //!   [`InventoryError::ChangedWhileReading`]. (A change that keeps the size and lands in the
 //!   same tick of the file system's clock as the previous write cannot be seen this way.)
 //! - FIFOs, sockets and devices are reported as `special_file` and never opened.
-//! - [`Inventory::open_with`] stops as soon as its [`Cancel`](crate::session::Cancel) is set,
+//! - [`Inventory::open_with`] stops as soon as its [`Cancel`](crate::base::Cancel) is set,
 //!   and after [`MAX_INVENTORY_DURATION`] (60 s) with [`InventoryError::TimedOut`]: the whole
 //!   inventory fails, nothing partial is returned.
 //!
@@ -240,7 +240,7 @@ pub enum InventoryError {
     /// The root was refused: outside the allowed roots, one of the server's own streams, or
     /// too large an archive.
     #[error(transparent)]
-    File(#[from] crate::session::files::FileError),
+    File(#[from] crate::base::files::FileError),
     /// The request was cancelled while the inventory ran; nothing was retained.
     #[error("the inventory of {path:?} was cancelled before it finished; nothing was retained")]
     Cancelled {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::EvidenceRecordView;
 use super::parse::decode_hex;
-use crate::session::inventory::{ExecutableFormat, INVENTORY_SCHEMA, parse_page};
+use crate::inventory::{ExecutableFormat, INVENTORY_SCHEMA, parse_page};
 
 /// A procedure some record shows.
 pub(super) struct ProcedureSighting<'a> {

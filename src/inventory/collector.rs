@@ -12,7 +12,7 @@ use super::format::{FORMAT_PREFIX_BYTES, detect_format};
 use super::ids::{hex, manifest_id_of, occurrence_id_for};
 use super::page::{Occurrence, RejectReason, RejectedEntry};
 use super::{InventoryError, InventoryLimits, MAX_INVENTORY_DURATION, MAX_PATH_CHARS};
-use crate::session::Cancel;
+use crate::base::Cancel;
 
 /// Read buffer for hashing.
 const CHUNK_BYTES: usize = 64 * 1024;

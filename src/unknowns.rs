@@ -13,7 +13,7 @@
 //! leaves the registry unchanged.
 //!
 //! ```
-//! use rea::session::unknowns::{ResolutionDraft, UnknownDraft, UnknownRegistry};
+//! use rea::unknowns::{ResolutionDraft, UnknownDraft, UnknownRegistry};
 //!
 //! let question = |text: &str| UnknownDraft { question: text.into(), ..Default::default() };
 //! let mut registry = UnknownRegistry::new();
@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
-use super::cancel::{Cancel, Cancelled};
+use crate::base::{Cancel, Cancelled};
 use crate::core::MAX_VALUE_CHARS;
 use crate::text::Quoted;
 

@@ -7,7 +7,7 @@
 //! answered) or never commits (and is not answered).
 //!
 //! ```
-//! use rea::session::Cancel;
+//! use rea::base::Cancel;
 //!
 //! let cancel = Cancel::new();
 //! assert!(cancel.check().is_ok());

@@ -6,7 +6,7 @@
 //! the capture. REA validates and retains the document; nothing here spawns, traces or signals
 //! anything.
 //!
-//! The published schema is `src/session/schemas/process-capture-v4.schema.json`: `schema`
+//! The published schema is `src/schemas/process-capture-v4.schema.json`: `schema`
 //! (`"rea.process-capture"`), `version` (4), `subject` (an artifact occurrence and/or a
 //! document), `command` (argv, cwd, the allow-listed environment), `bounds` (wall time, output
 //! bytes, network), `approval` (by whom, when, for what), `exit` (exactly one of code and
@@ -14,7 +14,7 @@
 //! stdout and stderr) and `events` (ordered by `seq`, each of a declared `kind`).
 //!
 //! ```
-//! use rea::session::capture::{CaptureValidity, classify_capture};
+//! use rea::capture::{CaptureValidity, classify_capture};
 //! use serde_json::json;
 //!
 //! let older = json!({"schema": "rea.process-capture", "version": 3});
@@ -34,7 +34,7 @@
 
 use serde_json::{Number, Value};
 
-use crate::session::schemas::{PROCESS_CAPTURE, SchemaViolation};
+use crate::schemas::{PROCESS_CAPTURE, SchemaViolation};
 
 /// The `schema` field of every capture.
 pub const CAPTURE_SCHEMA: &str = "rea.process-capture";

@@ -8,8 +8,8 @@ use super::sightings::{
     call_views, complete_listing, occurrence_sightings, procedure_sightings,
 };
 use super::{Claim, EvidenceRecordView, ProcedureRef, Verdict, VerdictStatus};
-use crate::session::capture::{CAPTURE_OPERATION, CaptureExit, Stream, ValidCapture};
-use crate::session::inventory::ExecutableFormat;
+use crate::capture::{CAPTURE_OPERATION, CaptureExit, Stream, ValidCapture};
+use crate::inventory::ExecutableFormat;
 use crate::text::Quoted;
 
 /// Evaluates each claim against `evidence` (the retained records, in ledger order) and nothing

@@ -3,10 +3,10 @@
 use serde_json::{Map, Value};
 
 use super::{Claim, ClaimError, MAX_CLAIM_BYTES, MAX_CLAIMS, ProcedureRef};
+use crate::capture::integer;
 use crate::core::MAX_VALUE_CHARS;
 use crate::core::discovery::is_valid_address;
-use crate::session::capture::integer;
-use crate::session::inventory::ExecutableFormat;
+use crate::inventory::ExecutableFormat;
 
 /// Every claim kind with its fields besides `kind`.
 const KINDS: [(&str, &[&str]); 9] = [

@@ -8,8 +8,8 @@ use super::page::{
     InventoryPage, InventoryRoot, Occurrence, PagePosition, RejectedEntry, RootKind,
 };
 use super::{INVENTORY_SCHEMA, INVENTORY_VERSION, InventoryError, InventoryLimits, PageSize};
-use crate::session::Cancel;
-use crate::session::files::{
+use crate::base::Cancel;
+use crate::base::files::{
     CheckedDirectory, CheckedFile, Confinement, FileError, FileKind, FileLimit,
 };
 use crate::text::Quoted;

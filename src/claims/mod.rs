@@ -3,7 +3,7 @@
 //! retained Evidence only.
 //!
 //! ```
-//! use rea::session::claims::{EvidenceRecordView, VerdictStatus, evaluate, parse_claims};
+//! use rea::claims::{EvidenceRecordView, VerdictStatus, evaluate, parse_claims};
 //! use serde_json::json;
 //!
 //! let arguments = json!({"document": "app", "address": "0x1000", "length": 2});
@@ -84,7 +84,7 @@
 //! - `read_bytes`: `{document, address, hex}`. The claimed range may be covered by several
 //!   records; a byte that differs contradicts, full coverage with equal bytes supports, partial
 //!   coverage is unverified.
-//! - `inventory_artifacts`: an inventory page ([`crate::session::inventory::parse_page`]);
+//! - `inventory_artifacts`: an inventory page ([`crate::inventory::parse_page`]);
 //!   invalid pages are ignored.
 //! - `list_artifact_occurrences`: `{occurrences: [{occurrence_id, sha256, format, ...}...]}`.
 //! - `import_process_capture`: the capture document as imported; only a valid Process Capture
@@ -116,7 +116,7 @@ mod sightings;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::session::inventory::ExecutableFormat;
+use crate::inventory::ExecutableFormat;
 
 pub use evaluate::evaluate;
 pub use parse::parse_claims;

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ids::occurrence_id_for;
-use crate::session::schemas::{INVENTORY_PAGE, SchemaViolation};
+use crate::schemas::{INVENTORY_PAGE, SchemaViolation};
 
 /// One page of an artifact inventory: the JSON document `inventory_artifacts` returns.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
