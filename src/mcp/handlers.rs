@@ -7,11 +7,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
-use jsonrpsee::types::Params;
 use serde_json::{Value, json};
 
 use super::error::RequestError;
-use super::params;
+use super::params::{self, RequestParams};
 use super::pool::WorkerPool;
 use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::extension::{self, Target};
@@ -78,44 +77,48 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     let mut module = RpcModule::new(shared);
     let registered = [
         module
-            .register_method("initialize", |p, _, e| {
-                initialize(&p, &context(e)?.connection)
+            .register_method("initialize", |_, _, e| {
+                initialize(&RequestParams::of(e), &context(e)?.connection)
             })
             .is_ok(),
         module
             .register_method("ping", |_, _, _| -> MethodResult { Ok(json!({})) })
             .is_ok(),
         module
-            .register_method("prompts/list", |p, s, _| list_prompts(&p, s))
+            .register_method("prompts/list", |_, s, e| {
+                list_prompts(&RequestParams::of(e), s)
+            })
             .is_ok(),
         module
-            .register_async_method("prompts/get", |p, s, extensions| async move {
+            .register_async_method("prompts/get", |_, s, extensions| async move {
                 let context = context(&extensions)?;
-                let object = params::object(&p, "prompts/get")?;
-                let name = params::required_str(&object, "params", "name")?;
-                let arguments = params::optional_object(&object, "params", "arguments")?
+                let params = RequestParams::of(&extensions);
+                let object = params.object("prompts/get")?;
+                let name = params::required_str(object, "params", "name")?;
+                let arguments = params::optional_object(object, "params", "arguments")?
                     .cloned()
                     .unwrap_or_default();
                 let target = Target::Prompt {
                     name,
                     arguments: &arguments,
                 };
-                if let Some(answer) = extension::answer(&s, &object, target, context).await {
+                if let Some(answer) = extension::answer(&s, object, target, context).await {
                     return answer;
                 }
-                get_prompt(&p, &context.connection)
+                get_prompt(&params, &context.connection)
             })
             .is_ok(),
         // Completion answers at once when its candidates are at hand; when it must wait on
         // providers (bounded by the source timeout) it runs on its own small pool, never on
         // the async workers and never behind tool calls.
         module
-            .register_async_method("completion/complete", |p, s, extensions| async move {
+            .register_async_method("completion/complete", |_, s, extensions| async move {
                 let context = context(&extensions)?.clone();
-                if let Some(answer) = extension_completion(&p, &s)? {
+                let params = RequestParams::of(&extensions);
+                if let Some(answer) = extension_completion(&params, &s)? {
                     return Ok(answer);
                 }
-                let request = CompletionRequest::parse(&p, &s)?;
+                let request = CompletionRequest::parse(&params, &s)?;
                 let client = &context.connection.sessions;
                 if let Some(answer) = request.answer_at_hand(&s, client) {
                     return Ok(answer);
@@ -132,50 +135,51 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
             })
             .is_ok(),
         module
-            .register_method("resources/list", |p, s, _| {
+            .register_method("resources/list", |_, s, e| {
                 let mut page = resources::list();
                 append(&mut page, "resources", s.extension().map(|e| e.resources()));
-                list_only(&p, "resources/list", page)
+                list_only(&RequestParams::of(e), "resources/list", page)
             })
             .is_ok(),
         module
-            .register_method("resources/templates/list", |p, s, _| {
+            .register_method("resources/templates/list", |_, s, e| {
                 let mut page = resources::templates_list();
                 let templates = s.extension().map(|e| e.resource_templates());
                 append(&mut page, "resourceTemplates", templates);
-                list_only(&p, "resources/templates/list", page)
+                list_only(&RequestParams::of(e), "resources/templates/list", page)
             })
             .is_ok(),
         // The dossier runs tools: reads go to the tool pool like tool calls.
         module
-            .register_async_method("resources/read", |p, s, extensions| async move {
+            .register_async_method("resources/read", |_, s, extensions| async move {
                 let context = context(&extensions)?;
-                let object = params::object(&p, "resources/read")?;
-                let uri = params::required_str(&object, "params", "uri")?;
+                let params = RequestParams::of(&extensions);
+                let object = params.object("resources/read")?;
+                let uri = params::required_str(object, "params", "uri")?;
                 let target = Target::Resource { uri };
-                if let Some(answer) = extension::answer(&s, &object, target, context).await {
+                if let Some(answer) = extension::answer(&s, object, target, context).await {
                     return answer;
                 }
                 let modern = context.modern.is_some();
-                run_on(tool_pool(), move || read_resource(&p, &s, modern)).await
+                run_on(tool_pool(), move || read_resource(&params, &s, modern)).await
             })
             .is_ok(),
         module
-            .register_method("logging/setLevel", |p, _, e| {
-                set_level(&p, &context(e)?.connection)
+            .register_method("logging/setLevel", |_, _, e| {
+                set_level(&RequestParams::of(e), &context(e)?.connection)
             })
             .is_ok(),
     ];
     let subscribe_registered = !offer.subscribe
         || [
             module
-                .register_method("resources/subscribe", |p, _, e| {
-                    subscription(&p, &context(e)?.connection, true)
+                .register_method("resources/subscribe", |_, _, e| {
+                    subscription(&RequestParams::of(e), &context(e)?.connection, true)
                 })
                 .is_ok(),
             module
-                .register_method("resources/unsubscribe", |p, _, e| {
-                    subscription(&p, &context(e)?.connection, false)
+                .register_method("resources/unsubscribe", |_, _, e| {
+                    subscription(&RequestParams::of(e), &context(e)?.connection, false)
                 })
                 .is_ok(),
         ]
@@ -185,22 +189,23 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     let tools_registered = !has_tools
         || [
             module
-                .register_method("tools/list", |p, s, _| list_tools(&p, s))
+                .register_method("tools/list", |_, s, e| list_tools(&RequestParams::of(e), s))
                 .is_ok(),
             // Tools read files and call providers: they run on the tool pool.
             module
-                .register_async_method("tools/call", |p, s, extensions| async move {
+                .register_async_method("tools/call", |_, s, extensions| async move {
                     let context = context(&extensions)?.clone();
-                    let object = params::object(&p, "tools/call")?;
-                    let name = params::required_str(&object, "params", "name")?;
-                    let arguments = params::optional_object(&object, "params", "arguments")?
+                    let params = RequestParams::of(&extensions);
+                    let object = params.object("tools/call")?;
+                    let name = params::required_str(object, "params", "name")?;
+                    let arguments = params::optional_object(object, "params", "arguments")?
                         .cloned()
                         .unwrap_or_default();
                     let target = Target::Tool {
                         name,
                         arguments: &arguments,
                     };
-                    if let Some(answer) = extension::answer(&s, &object, target, &context).await {
+                    if let Some(answer) = extension::answer(&s, object, target, &context).await {
                         return answer;
                     }
                     let connection = Arc::clone(&context.connection);
@@ -208,7 +213,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     let modern = context.modern.is_some();
                     let (answer, noticed) = run_on(tool_pool(), move || {
                         let (answer, noticed) =
-                            notices::collect(|| call_tool(&p, &connection, &cancel, modern));
+                            notices::collect(|| call_tool(&params, &connection, &cancel, modern));
                         answer.map(|answer| (answer, noticed))
                     })
                     .await?;
@@ -233,14 +238,14 @@ fn append(page: &mut Value, key: &str, entries: Option<Vec<Value>>) {
 
 /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe` (2025 era, offered by an
 /// extension): the connection's subscriptions.
-fn subscription(params: &Params<'_>, connection: &Connection, subscribe: bool) -> MethodResult {
+fn subscription(params: &RequestParams, connection: &Connection, subscribe: bool) -> MethodResult {
     let method = if subscribe {
         "resources/subscribe"
     } else {
         "resources/unsubscribe"
     };
-    let params = params::object(params, method)?;
-    let uri = params::required_str(&params, "params", "uri")?;
+    let params = params.object(method)?;
+    let uri = params::required_str(params, "params", "uri")?;
     if !subscribe {
         connection.unsubscribe(uri);
     } else if !connection.subscribe(uri) {
@@ -254,15 +259,15 @@ fn subscription(params: &Params<'_>, connection: &Connection, subscribe: bool) -
 /// The extension's completion of a `completion/complete` request, if it answers its
 /// reference.
 fn extension_completion(
-    params: &Params<'_>,
+    params: &RequestParams,
     shared: &Shared,
 ) -> Result<Option<Value>, RequestError> {
     let Some(extension) = shared.extension() else {
         return Ok(None);
     };
-    let params = params::object(params, "completion/complete")?;
-    let reference = params::required_object(&params, "params", "ref")?;
-    let argument = params::required_object(&params, "params", "argument")?;
+    let params = params.object("completion/complete")?;
+    let reference = params::required_object(params, "params", "ref")?;
+    let argument = params::required_object(params, "params", "argument")?;
     let name = params::required_str(argument, "params.argument", "name")?;
     let value = params::required_str(argument, "params.argument", "value")?;
     Ok(extension.complete(reference, name, value).map(|values| {
@@ -272,8 +277,8 @@ fn extension_completion(
 }
 
 /// `logging/setLevel` (2025 era): this connection's threshold for `notifications/message`.
-fn set_level(params: &Params<'_>, connection: &Connection) -> MethodResult {
-    let params = params::object(params, "logging/setLevel")?;
+fn set_level(params: &RequestParams, connection: &Connection) -> MethodResult {
+    let params = params.object("logging/setLevel")?;
     let level = params.get("level").ok_or(RequestError::MissingField {
         path: "params",
         field: "level",
@@ -283,10 +288,10 @@ fn set_level(params: &Params<'_>, connection: &Connection) -> MethodResult {
     Ok(json!({}))
 }
 
-fn list_tools(params: &Params<'_>, shared: &Shared) -> MethodResult {
-    let params = params::object(params, "tools/list")?;
+fn list_tools(params: &RequestParams, shared: &Shared) -> MethodResult {
+    let params = params.object("tools/list")?;
     // The catalog is one page; this server never issues tools cursors.
-    if let Some(cursor) = params::optional_str(&params, "params", "cursor")? {
+    if let Some(cursor) = params::optional_str(params, "params", "cursor")? {
         return Err(RequestError::ToolsCursor {
             cursor: cursor.into(),
         });
@@ -304,9 +309,9 @@ fn list_tools(params: &Params<'_>, shared: &Shared) -> MethodResult {
 }
 
 /// A list method's one page: this server never issues cursors for these lists.
-fn list_only(params: &Params<'_>, method: &'static str, page: Value) -> MethodResult {
-    let params = params::object(params, method)?;
-    if let Some(cursor) = params::optional_str(&params, "params", "cursor")? {
+fn list_only(params: &RequestParams, method: &'static str, page: Value) -> MethodResult {
+    let params = params.object(method)?;
+    if let Some(cursor) = params::optional_str(params, "params", "cursor")? {
         return Err(RequestError::ListCursor {
             method,
             cursor: cursor.into(),
@@ -317,9 +322,9 @@ fn list_only(params: &Params<'_>, method: &'static str, page: Value) -> MethodRe
 
 /// `resources/read`; a URI that does not resolve is `-32002` for a 2025 client and `-32602`
 /// for a 2026 request (`modern`).
-fn read_resource(params: &Params<'_>, shared: &Shared, modern: bool) -> MethodResult {
-    let params = params::object(params, "resources/read")?;
-    let uri = params::required_str(&params, "params", "uri")?;
+fn read_resource(params: &RequestParams, shared: &Shared, modern: bool) -> MethodResult {
+    let params = params.object("resources/read")?;
+    let uri = params::required_str(params, "params", "uri")?;
     resources::read(&shared.tools, uri).map_err(|error| {
         let uri = uri.into();
         if modern {
@@ -350,14 +355,14 @@ fn tool_result(outcome: &ToolOutcome, links: bool) -> Value {
 }
 
 fn call_tool(
-    params: &Params<'_>,
+    params: &RequestParams,
     connection: &Connection,
     cancel: &Cancel,
     modern: bool,
 ) -> MethodResult {
-    let params = params::object(params, "tools/call")?;
-    let name = params::required_str(&params, "params", "name")?;
-    let arguments = params::optional_object(&params, "params", "arguments")?
+    let params = params.object("tools/call")?;
+    let name = params::required_str(params, "params", "name")?;
+    let arguments = params::optional_object(params, "params", "arguments")?
         .cloned()
         .unwrap_or_default();
     let tools = &connection.shared.tools;
@@ -373,8 +378,8 @@ fn call_tool(
     }
 }
 
-fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
-    let params = params::object(params, "initialize")?;
+fn initialize(params: &RequestParams, connection: &Connection) -> MethodResult {
+    let params = params.object("initialize")?;
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let version = ProtocolVersion::negotiate(requested);
     if !connection.settle_version(version) {
@@ -403,9 +408,9 @@ fn initialize(params: &Params<'_>, connection: &Connection) -> MethodResult {
     ))
 }
 
-fn list_prompts(params: &Params<'_>, shared: &Shared) -> MethodResult {
-    let params = params::object(params, "prompts/list")?;
-    let cursor = params::optional_str(&params, "params", "cursor")?;
+fn list_prompts(params: &RequestParams, shared: &Shared) -> MethodResult {
+    let params = params.object("prompts/list")?;
+    let cursor = params::optional_str(params, "params", "cursor")?;
     let registry = shared.registry();
     let page = registry.page(cursor, DEFAULT_PAGE_SIZE)?;
     let mut result = json!({ "prompts": page.prompts });
@@ -421,10 +426,10 @@ fn list_prompts(params: &Params<'_>, shared: &Shared) -> MethodResult {
     Ok(result)
 }
 
-fn get_prompt(params: &Params<'_>, connection: &Connection) -> MethodResult {
-    let params = params::object(params, "prompts/get")?;
-    let name = params::required_str(&params, "params", "name")?;
-    let arguments = params::string_map(&params, "params", "arguments")?;
+fn get_prompt(params: &RequestParams, connection: &Connection) -> MethodResult {
+    let params = params.object("prompts/get")?;
+    let name = params::required_str(params, "params", "name")?;
+    let arguments = params::string_map(params, "params", "arguments")?;
     let named = arguments
         .get(SESSION_ARGUMENT)
         .map(String::as_str)
@@ -452,9 +457,9 @@ pub(crate) struct CompletionRequest {
 }
 
 impl CompletionRequest {
-    fn parse(params: &Params<'_>, shared: &Shared) -> Result<CompletionRequest, RequestError> {
-        let params = params::object(params, "completion/complete")?;
-        CompletionRequest::from_object(shared, &params)
+    fn parse(params: &RequestParams, shared: &Shared) -> Result<CompletionRequest, RequestError> {
+        let params = params.object("completion/complete")?;
+        CompletionRequest::from_object(shared, params)
     }
 
     /// Checks parsed params: the reference, the argument, its value's length, the context.

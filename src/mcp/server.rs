@@ -29,6 +29,7 @@ use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use super::handlers;
 use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
 use super::outlet::Outlet;
+use super::params::RequestParams;
 use super::protocol::ProtocolVersion;
 use super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
 use crate::session::Cancel;
@@ -698,12 +699,14 @@ impl Dispatcher {
             .to_response(&request.id)
             .to_string();
         };
-        let params_text = request.params.as_ref().map(Value::to_string);
-        let params = Params::new(params_text.as_deref());
+        // The handler reads the params parsed with the message from the extensions; jsonrpsee
+        // is given none, so they are never encoded and parsed again.
+        let params = Params::new(None);
         let modern = context.modern;
         let input_required = Arc::clone(&context.input_required);
         let mut extensions = Extensions::new();
         extensions.insert(context);
+        extensions.insert(RequestParams::new(request.params));
         let internal_id = jsonrpsee::types::Id::Number(0);
         let response = match callback {
             MethodCallback::Sync(method) => method(internal_id, params, usize::MAX, extensions),
