@@ -111,6 +111,7 @@
 
 mod evaluate;
 mod parse;
+mod shapes;
 mod sightings;
 
 use serde::Serialize;

@@ -1,5 +1,6 @@
-//! What retained Evidence shows about procedures, bytes and occurrences, read from the result
-//! shapes documented on [`super`]. Records that do not have the documented shape are skipped.
+//! What retained Evidence shows about procedures, bytes, occurrences and calls, read through the
+//! typed views of the documented result shapes ([`super::shapes`]). Records without the fields
+//! a sighting needs are skipped.
 
 use std::collections::{HashMap, HashSet};
 
@@ -7,6 +8,10 @@ use serde_json::Value;
 
 use super::EvidenceRecordView;
 use super::parse::decode_hex;
+use super::shapes::{
+    Bytes, CallPage, Documented, Loose, NameValue, OccurrenceList, Paged, Present, Procedure,
+    ProcedurePage, Schema, items, owned, view,
+};
 use crate::inventory::{ExecutableFormat, INVENTORY_SCHEMA, parse_page};
 
 /// A procedure some record shows.
@@ -46,76 +51,71 @@ pub(super) struct Listing<'a> {
 
 /// The document a record is about: the result's `document`, else the arguments'.
 fn document_of<'a>(record: &EvidenceRecordView<'a>) -> Option<&'a str> {
-    record
-        .result
-        .get("document")
-        .or_else(|| record.arguments.get("document"))
-        .and_then(Value::as_str)
+    let of = |value: &'a Value| view::<Documented<'a>>(value).and_then(|d| d.document);
+    match of(record.result).or_else(|| of(record.arguments))? {
+        Loose::Shaped(document) => Some(document),
+        Loose::Other(_) => None,
+    }
 }
 
 /// `0x` and 1 to 16 hexadecimal digits (either case).
-pub(super) fn parse_address(value: &Value) -> Option<u64> {
-    let digits = value.as_str()?.strip_prefix("0x")?;
+pub(super) fn parse_address(text: &str) -> Option<u64> {
+    let digits = text.strip_prefix("0x")?;
     if digits.is_empty() || digits.len() > 16 {
         return None;
     }
     u64::from_str_radix(digits, 16).ok()
 }
 
-/// Adds the names of a `name` or alias value: a string, or `{name, raw_name}`.
-fn push_names<'a>(value: Option<&'a Value>, names: &mut Vec<&'a str>) {
-    match value {
-        Some(Value::String(name)) => names.push(name),
-        Some(Value::Object(object)) => {
-            for key in ["name", "raw_name"] {
-                if let Some(name) = object.get(key).and_then(Value::as_str) {
-                    names.push(name);
-                }
-            }
-        }
-        _ => {}
-    }
+/// The address of a field, when it is one.
+fn address_of(field: Loose<&str>) -> Option<u64> {
+    field.shaped().and_then(parse_address)
 }
 
-/// Adds the names of every value of `procedure`'s `aliases` array.
-fn push_aliases<'a>(procedure: &'a Value, names: &mut Vec<&'a str>) {
-    for alias in procedure
-        .get("aliases")
-        .and_then(Value::as_array)
+/// Every name a procedure gives itself: its name, its raw name (when `raw`) and its aliases.
+fn names_of(procedure: Procedure<'_>, raw: bool) -> (Option<u64>, Vec<&str>) {
+    let mut names: Vec<&str> = procedure
+        .name
+        .shaped()
         .into_iter()
-        .flatten()
-    {
-        push_names(Some(alias), names);
+        .flat_map(NameValue::names)
+        .collect();
+    if raw {
+        names.extend(
+            procedure
+                .raw_name
+                .shaped()
+                .into_iter()
+                .flat_map(NameValue::names),
+        );
     }
+    names.extend(items(procedure.aliases).flat_map(NameValue::names));
+    (address_of(procedure.address), names)
 }
 
 /// A procedure as `procedure_info` (or a `search_procedures` item) describes it.
 fn full_sighting<'a>(
     evidence: &'a str,
     document: &'a str,
-    info: &'a Value,
+    procedure: Procedure<'a>,
 ) -> Option<ProcedureSighting<'a>> {
-    let address = parse_address(info.get("address")?)?;
-    let mut names = Vec::new();
-    push_names(info.get("name"), &mut names);
-    push_names(info.get("raw_name"), &mut names);
-    push_aliases(info, &mut names);
+    let (address, names) = names_of(procedure, true);
     Some(ProcedureSighting {
         evidence,
         document,
-        address,
+        address: address?,
         names,
         names_complete: true,
     })
 }
 
-fn procedures<'a>(record: &EvidenceRecordView<'a>) -> impl Iterator<Item = &'a Value> + use<'a> {
-    record
-        .result
-        .get("procedures")
-        .and_then(Value::as_array)
+/// The procedures of a `search_procedures` or `list_procedures` page.
+fn procedures<'a>(
+    record: &EvidenceRecordView<'a>,
+) -> impl Iterator<Item = Procedure<'a>> + use<'a> {
+    view::<ProcedurePage<'a>>(record.result)
         .into_iter()
-        .flatten()
+        .flat_map(|page| items(page.procedures))
 }
 
 /// Every procedure the records show, in ledger order.
@@ -128,19 +128,20 @@ pub(super) fn procedure_sightings<'a>(
             continue;
         };
         match record.operation {
-            "procedure_info" => sightings.extend(full_sighting(record.id, document, record.result)),
+            "procedure_info" => sightings.extend(
+                view::<Procedure<'a>>(record.result)
+                    .and_then(|info| full_sighting(record.id, document, info)),
+            ),
             "search_procedures" => sightings.extend(
                 procedures(record).filter_map(|info| full_sighting(record.id, document, info)),
             ),
             "list_procedures" => {
                 sightings.extend(procedures(record).filter_map(|entry| {
-                    let mut names = Vec::new();
-                    push_names(entry.get("name"), &mut names);
-                    push_aliases(entry, &mut names);
+                    let (address, names) = names_of(entry, false);
                     Some(ProcedureSighting {
                         evidence: record.id,
                         document,
-                        address: parse_address(entry.get("address")?)?,
+                        address: address?,
                         names,
                         names_complete: false,
                     })
@@ -150,6 +151,11 @@ pub(super) fn procedure_sightings<'a>(
         }
     }
     sightings
+}
+
+/// The `cursor` a paged call was given: absent, `null`, a string or something else.
+fn cursor_of<'a>(record: &EvidenceRecordView<'a>) -> Present<Option<&'a str>> {
+    view::<Paged<'a>>(record.arguments).and_then(|paged| paged.cursor)
 }
 
 /// The complete listing of `document`, if the retained `list_procedures` pages form one.
@@ -162,15 +168,21 @@ pub(super) fn complete_listing<'a>(
             record.operation == "list_procedures" && document_of(record) == Some(document)
         })
     };
-    let cursor_of = |record: &EvidenceRecordView<'a>| -> Option<&'a str> {
-        record.arguments.get("cursor").and_then(Value::as_str)
+    // Pages are keyed by their cursor text; a cursor that is not a string counts as none.
+    let cursor_text = |record: &EvidenceRecordView<'a>| -> Option<&'a str> {
+        match cursor_of(record) {
+            Some(Loose::Shaped(cursor)) => cursor,
+            _ => None,
+        }
     };
     // The listing follows the provider of the oldest first page.
-    let provider = pages().find(|record| cursor_of(record).is_none())?.provider;
+    let provider = pages()
+        .find(|record| cursor_text(record).is_none())?
+        .provider;
     // The oldest page per cursor (`None` for the first page).
     let mut by_cursor: HashMap<Option<&str>, &EvidenceRecordView<'a>> = HashMap::new();
     for record in pages().filter(|record| record.provider == provider) {
-        by_cursor.entry(cursor_of(record)).or_insert(record);
+        by_cursor.entry(cursor_text(record)).or_insert(record);
     }
     let mut listing = Listing {
         evidence: Vec::new(),
@@ -181,15 +193,14 @@ pub(super) fn complete_listing<'a>(
     for _ in 0..by_cursor.len() {
         let record = by_cursor.remove(&cursor)?;
         listing.evidence.push(record.id);
-        for entry in procedures(record) {
-            listing
-                .addresses
-                .extend(entry.get("address").and_then(parse_address));
-        }
-        match record.result.get("next_cursor") {
-            None | Some(Value::Null) => return Some(listing),
-            Some(Value::String(next)) => cursor = Some(next.as_str()),
-            Some(_) => return None,
+        let page = view::<ProcedurePage<'a>>(record.result)?;
+        listing
+            .addresses
+            .extend(items(page.procedures).filter_map(|entry| address_of(entry.address)));
+        match page.next_cursor {
+            None | Some(Loose::Shaped(None)) => return Some(listing),
+            Some(Loose::Shaped(Some(next))) => cursor = Some(next),
+            Some(Loose::Other(_)) => return None,
         }
     }
     None
@@ -201,11 +212,12 @@ pub(super) fn byte_sightings<'a>(evidence: &[EvidenceRecordView<'a>]) -> Vec<Byt
         .iter()
         .filter(|record| record.operation == "read_bytes")
         .filter_map(|record| {
+            let bytes = view::<Bytes<'a>>(record.result)?;
             Some(ByteSighting {
                 evidence: record.id,
                 document: document_of(record)?,
-                address: parse_address(record.result.get("address")?)?,
-                bytes: decode_hex(record.result.get("hex")?.as_str()?)?,
+                address: address_of(bytes.address)?,
+                bytes: decode_hex(bytes.hex.shaped()?)?,
             })
         })
         .collect()
@@ -219,8 +231,9 @@ pub(super) fn occurrence_sightings<'a>(
     for record in evidence {
         match record.operation {
             "inventory_artifacts" => {
-                let looks_like_page =
-                    record.result.get("schema").and_then(Value::as_str) == Some(INVENTORY_SCHEMA);
+                let looks_like_page = view::<Schema<'_>>(record.result)
+                    .and_then(|marked| marked.schema.shaped())
+                    == Some(INVENTORY_SCHEMA);
                 let Some(page) = looks_like_page
                     .then(|| parse_page(record.result).ok())
                     .flatten()
@@ -237,23 +250,18 @@ pub(super) fn occurrence_sightings<'a>(
                 }));
             }
             "list_artifact_occurrences" => {
-                let items = record
-                    .result
-                    .get("occurrences")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten();
-                sightings.extend(items.filter_map(|item| {
-                    let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_owned);
-                    Some(OccurrenceSighting {
-                        evidence: record.id,
-                        occurrence_id: text("occurrence_id")?,
-                        sha256: text("sha256")?,
-                        format: item
-                            .get("format")
-                            .and_then(|format| serde_json::from_value(format.clone()).ok()),
-                    })
-                }));
+                let listed = owned::<OccurrenceList>(record.result);
+                sightings.extend(
+                    listed
+                        .into_iter()
+                        .flat_map(|list| items(list.occurrences))
+                        .map(|occurrence| OccurrenceSighting {
+                            evidence: record.id,
+                            occurrence_id: occurrence.occurrence_id,
+                            sha256: occurrence.sha256,
+                            format: occurrence.format.shaped(),
+                        }),
+                );
             }
             _ => {}
         }
@@ -286,71 +294,55 @@ pub(super) fn call_views<'a>(evidence: &[EvidenceRecordView<'a>]) -> Vec<CallVie
     evidence
         .iter()
         .filter_map(|record| {
+            let page = view::<CallPage<'a>>(record.result)?;
             let calls = match record.operation {
-                "callees" => items(record.result, "callees")
+                "callees" => items(page.callees)
                     // A tail call is a jump, as `disassemble` shows it: not a call here.
-                    .filter(|edge| {
-                        edge.get("kind").and_then(Value::as_str).unwrap_or("call") == "call"
-                    })
+                    .filter(|edge| edge.kind.shaped_ref().copied().unwrap_or("call") == "call")
                     .map(|edge| {
-                        let procedure = edge.get("procedure");
-                        let mut names = Vec::new();
-                        names.extend(
-                            procedure
-                                .and_then(|p| p.get("name"))
-                                .and_then(Value::as_str),
-                        );
-                        names.extend(edge.get("import").and_then(Value::as_str));
+                        let procedure = edge.procedure.shaped();
+                        let (address, name) = match procedure {
+                            Some(procedure) => {
+                                (address_of(procedure.address), procedure.name.shaped())
+                            }
+                            None => (None, None),
+                        };
                         CallTarget {
-                            address: procedure
-                                .and_then(|p| p.get("address"))
-                                .and_then(parse_address),
-                            names,
+                            address,
+                            names: name.into_iter().chain(edge.import.shaped()).collect(),
                         }
                     })
                     .collect(),
-                "disassemble" => items(record.result, "instructions")
+                "disassemble" => items(page.instructions)
                     .filter(|instruction| {
-                        instruction.get("target_kind").and_then(Value::as_str) == Some("call")
+                        instruction.target_kind.shaped_ref().copied() == Some("call")
                     })
                     .filter_map(|instruction| {
                         Some(CallTarget {
-                            address: Some(parse_address(instruction.get("target")?)?),
-                            names: instruction
-                                .get("target_name")
-                                .and_then(Value::as_str)
-                                .into_iter()
-                                .collect(),
+                            address: Some(address_of(instruction.target)?),
+                            names: instruction.target_name.shaped().into_iter().collect(),
                         })
                     })
                     .collect(),
                 _ => return None,
             };
-            let procedure = record.result.get("procedure")?;
-            let first_page = record.arguments.get("cursor").is_none_or(Value::is_null);
-            let last_page = record.result.get("next_cursor") == Some(&Value::Null);
-            let analysed = record
-                .result
-                .get("analysis")
-                .and_then(|analysis| analysis.get("complete"))
-                == Some(&Value::Bool(true));
+            let procedure = page.procedure.shaped()?;
+            let first_page = matches!(cursor_of(record), None | Some(Loose::Shaped(None)));
+            let last_page = matches!(page.next_cursor, Some(Loose::Shaped(None)));
+            let analysed = page
+                .analysis
+                .shaped()
+                .and_then(|analysis| analysis.complete.shaped())
+                == Some(true);
             Some(CallView {
                 evidence: record.id,
                 operation: record.operation,
                 document: document_of(record)?,
-                caller_address: parse_address(procedure.get("address")?)?,
-                caller_name: procedure.get("name").and_then(Value::as_str),
+                caller_address: address_of(procedure.address)?,
+                caller_name: procedure.name.shaped(),
                 calls,
                 complete: first_page && last_page && analysed,
             })
         })
         .collect()
-}
-
-fn items<'a>(result: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> + use<'a> {
-    result
-        .get(key)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
 }
