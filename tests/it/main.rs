@@ -87,6 +87,7 @@ mod tools {
     mod output_schemas;
     mod properties;
     mod quoting;
+    mod schema_table;
     mod sessions;
 }
 
