@@ -1,20 +1,19 @@
 //! Static-analysis tools: procedures, segments, strings and bytes of a document. Each is an
 //! observation: its result is recorded as Evidence.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::arguments::{ADDRESS_PATTERN, ArgumentError, CursorArgument, TargetArguments, address};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{
-    ArgumentError, CURSOR, DOCUMENT, Kind, PROVIDER, Parameter, choice, tool_arguments,
-};
 use super::schema::{
     array, count, flag, nullable_count, nullable_string, object, string, with_optional_property,
 };
-use super::spec::{ToolResult, ToolSpec, observe};
+use super::spec::{Handler, ToolResult, ToolSpec};
 use crate::base::notices::{self, Notice};
-use crate::core::PROCEDURE_PAGE_SIZE;
+use crate::core::{MAX_VALUE_CHARS, PROCEDURE_PAGE_SIZE};
 use crate::session::{
     Address, ImportPage, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, Operation, ProcedureInfo,
     ProcedureQuery, ReadLength, Segment, StringMatch, StringQuery, Target,
@@ -23,239 +22,219 @@ use crate::session::{
 /// Default number of results of the two searches.
 const DEFAULT_SEARCH_RESULTS: u64 = 100;
 
-const LIMIT_PAGE: Parameter = Parameter {
-    name: "limit",
-    description: "Most procedures in the page (1 to 500, default 500).",
-    kind: Kind::Integer {
-        min: 1,
-        max: PROCEDURE_PAGE_SIZE as u64,
-        default: PROCEDURE_PAGE_SIZE as u64,
-    },
-    required: false,
-};
-
-const LIMIT_IMPORTS: Parameter = Parameter {
-    name: "limit",
-    description: "Most imports in the page (1 to 500, default 500).",
-    kind: Kind::Integer {
-        min: 1,
-        max: PROCEDURE_PAGE_SIZE as u64,
-        default: PROCEDURE_PAGE_SIZE as u64,
-    },
-    required: false,
-};
-
-const LIMIT_SEARCH: Parameter = Parameter {
-    name: "limit",
-    description: "Most results (1 to 500, default 100).",
-    kind: Kind::Integer {
-        min: 1,
-        max: MAX_SEARCH_RESULTS as u64,
-        default: DEFAULT_SEARCH_RESULTS,
-    },
-    required: false,
-};
-
-choice! {
-    /// How `search_procedures` compares names.
-    pub(super) enum Matching {
-        Contains = "contains",
-        Exact = "exact",
-    }
+fn default_procedure_page() -> u64 {
+    PROCEDURE_PAGE_SIZE as u64
 }
 
-tool_arguments! {
-    /// The arguments of `list_procedures`.
-    pub(super) struct ListProceduresArguments<'a> {
-        document = DOCUMENT,
-        cursor: Option<&'a str> = CURSOR,
-        limit: u64 = LIMIT_PAGE,
-        provider = PROVIDER,
-    }
+fn default_search_results() -> u64 {
+    DEFAULT_SEARCH_RESULTS
 }
 
-tool_arguments! {
-    /// The arguments of `procedure_info`.
-    pub(super) struct ProcedureInfoArguments<'a> {
-        procedure: &'a str = Parameter {
-            name: "procedure",
-            description: "Start address (`0x` and lowercase hexadecimal) or unique name \
-                (display or raw) of the procedure.",
-            kind: Kind::Text,
-            required: true,
-        },
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+fn default_min_chars() -> u64 {
+    StringQuery::DEFAULT_MIN_CHARS as u64
 }
 
-tool_arguments! {
-    /// The arguments of `search_procedures`.
-    pub(super) struct SearchProceduresArguments<'a> {
-        query: &'a str = Parameter {
-            name: "query",
-            description: "Text to look for in procedure names.",
-            kind: Kind::Text,
-            required: true,
-        },
-        r#match: Matching = Parameter {
-            name: "match",
-            description: "`contains` (default): the name's matching key contains the \
-                query's; `exact`: the display or raw name equals the query.",
-            kind: Kind::Choice(Matching::OPTIONS),
-            required: false,
-        },
-        limit: u64 = LIMIT_SEARCH,
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+/// How `search_procedures` compares names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Matching {
+    // The name's matching key contains the query's. (Comments, not doc comments: a
+    // documented variant would turn the schema's `enum` into a `oneOf`.)
+    #[default]
+    Contains,
+    // The display or raw name equals the query.
+    Exact,
 }
 
-tool_arguments! {
-    /// The arguments of `list_segments`: the target only.
-    pub(super) struct ListSegmentsArguments<'a> {
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+/// The arguments of `list_procedures`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ListProceduresArguments {
+    #[serde(flatten)]
+    page: CursorArgument,
+    /// Most procedures in the page (1 to 500, default 500).
+    #[serde(default = "default_procedure_page")]
+    #[schemars(range(min = 1, max = PROCEDURE_PAGE_SIZE))]
+    limit: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
 }
 
-tool_arguments! {
-    /// The arguments of `search_strings`.
-    pub(super) struct SearchStringsArguments<'a> {
-        contains: Option<&'a str> = Parameter {
-            name: "contains",
-            description: "Only strings containing this text; omit for all strings.",
-            kind: Kind::Text,
-            required: false,
-        },
-        min_chars: u64 = Parameter {
-            name: "min_chars",
-            description: "Shortest string reported, in characters (1 to 256, default 4).",
-            kind: Kind::Integer {
-                min: 1,
-                max: 256,
-                default: StringQuery::DEFAULT_MIN_CHARS as u64,
-            },
-            required: false,
-        },
-        limit: u64 = LIMIT_SEARCH,
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+/// The arguments of `procedure_info`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ProcedureInfoArguments {
+    /// Start address (`0x` and lowercase hexadecimal) or unique name (display or raw) of the
+    /// procedure.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    procedure: String,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
 }
 
-tool_arguments! {
-    /// The arguments of `read_bytes`.
-    pub(super) struct ReadBytesArguments<'a> {
-        address: Address = Parameter {
-            name: "address",
-            description: "Address of the first byte (`0x` and lowercase hexadecimal).",
-            kind: Kind::Address,
-            required: true,
-        },
-        length: u64 = Parameter {
-            name: "length",
-            description: "Number of bytes to read (1 to 4096).",
-            kind: Kind::Integer {
-                min: 1,
-                max: MAX_READ_BYTES as u64,
-                default: MAX_READ_BYTES as u64,
-            },
-            required: true,
-        },
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+/// The arguments of `search_procedures`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct SearchProceduresArguments {
+    /// Text to look for in procedure names.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    query: String,
+    /// `contains` (default): the name's matching key contains the query's; `exact`: the
+    /// display or raw name equals the query.
+    #[serde(default)]
+    r#match: Matching,
+    /// Most results (1 to 500, default 100).
+    #[serde(default = "default_search_results")]
+    #[schemars(range(min = 1, max = MAX_SEARCH_RESULTS))]
+    limit: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
 }
 
-tool_arguments! {
-    /// The arguments of `list_imports`.
-    pub(super) struct ListImportsArguments<'a> {
-        document = DOCUMENT,
-        cursor: Option<&'a str> = CURSOR,
-        limit: u64 = LIMIT_IMPORTS,
-        provider = PROVIDER,
-    }
+/// The arguments of `list_segments`: the target only.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ListSegmentsArguments {
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
 }
 
-pub(super) const TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        name: "list_procedures",
-        title: "List procedures",
-        description: "One page of the procedures of a document, one per start address in \
+/// The arguments of `search_strings`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct SearchStringsArguments {
+    /// Only strings containing this text; omit for all strings.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    contains: Option<String>,
+    /// Shortest string reported, in characters (1 to 256, default 4).
+    #[serde(default = "default_min_chars")]
+    #[schemars(range(min = 1, max = 256))]
+    min_chars: u64,
+    /// Most results (1 to 500, default 100).
+    #[serde(default = "default_search_results")]
+    #[schemars(range(min = 1, max = MAX_SEARCH_RESULTS))]
+    limit: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
+}
+
+/// The arguments of `read_bytes`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ReadBytesArguments {
+    /// Address of the first byte (`0x` and lowercase hexadecimal).
+    #[serde(with = "address")]
+    #[schemars(with = "String", regex(pattern = ADDRESS_PATTERN))]
+    address: Address,
+    /// Number of bytes to read (1 to 4096).
+    #[schemars(range(min = 1, max = MAX_READ_BYTES))]
+    length: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
+}
+
+/// The arguments of `list_imports`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ListImportsArguments {
+    #[serde(flatten)]
+    page: CursorArgument,
+    /// Most imports in the page (1 to 500, default 500).
+    #[serde(default = "default_procedure_page")]
+    #[schemars(range(min = 1, max = PROCEDURE_PAGE_SIZE))]
+    limit: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
+}
+
+/// The static-analysis tools, in catalog order.
+pub(super) fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "list_procedures",
+            title: "List procedures",
+            description: "One page of the procedures of a document, one per start address in \
             address order, with the primary name when one is known and the other names at \
             the address (`aliases`, absent when there are none). Pass `next_cursor` back \
             as `cursor` for the next page; it is null on the last page. Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::ListProcedures, list_procedures),
-    },
-    ToolSpec {
-        name: "procedure_info",
-        title: "Describe a procedure",
-        description: "What the provider knows about one procedure: address, name (display and \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::ListProcedures, list_procedures),
+        },
+        ToolSpec {
+            name: "procedure_info",
+            title: "Describe a procedure",
+            description: "What the provider knows about one procedure: address, name (display and \
             raw), other names at the address, size, segment and where it was found. The \
             procedure is an address or a unique name; an ambiguous name is an error listing \
             the candidate addresses. Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::ProcedureInfo, procedure_info),
-    },
-    ToolSpec {
-        name: "search_procedures",
-        title: "Search procedures by name",
-        description: "Procedures whose display or raw name contains the query (compared by \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::ProcedureInfo, procedure_info),
+        },
+        ToolSpec {
+            name: "search_procedures",
+            title: "Search procedures by name",
+            description: "Procedures whose display or raw name contains the query (compared by \
             the Unicode-normalized, case-folded matching key) or equals it exactly, in \
             address order. Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::SearchProcedures, search_procedures),
-    },
-    ToolSpec {
-        name: "list_segments",
-        title: "List segments",
-        description: "The mapped regions (sections, or segments when there are no sections) \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::SearchProcedures, search_procedures),
+        },
+        ToolSpec {
+            name: "list_segments",
+            title: "List segments",
+            description: "The mapped regions (sections, or segments when there are no sections) \
             of a document in address order, with size, file extent and permissions. Records \
             Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::ListSegments, list_segments),
-    },
-    ToolSpec {
-        name: "search_strings",
-        title: "Search strings",
-        description: "Printable strings in the non-code, file-backed regions of a document, \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::ListSegments, list_segments),
+        },
+        ToolSpec {
+            name: "search_strings",
+            title: "Search strings",
+            description: "Printable strings in the non-code, file-backed regions of a document, \
             in address order, optionally only those containing a text (compared by the \
             matching key). Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::SearchStrings, search_strings),
-    },
-    ToolSpec {
-        name: "read_bytes",
-        title: "Read bytes",
-        description: "Read up to 4096 bytes of a document starting at an address, as \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::SearchStrings, search_strings),
+        },
+        ToolSpec {
+            name: "read_bytes",
+            title: "Read bytes",
+            description: "Read up to 4096 bytes of a document starting at an address, as \
             hexadecimal. Fewer bytes come back when the file-backed region ends first. \
             Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::ReadBytes, read_bytes),
-    },
-    ToolSpec {
-        name: "list_imports",
-        title: "List imports",
-        description: "One page of the imported symbols of a document, in the format's order: \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::ReadBytes, read_bytes),
+        },
+        ToolSpec {
+            name: "list_imports",
+            title: "List imports",
+            description: "One page of the imported symbols of a document, in the format's order: \
             name (display and raw), the library where the format says it (ELF version \
             requirement, PE import descriptor, Mach-O dylib ordinal), the ELF symbol version, \
             and the stub the code calls (PLT entry, import thunk, Mach-O stub) and the slot it \
             reads (GOT, IAT, lazy pointer) when known. Pass `next_cursor` back as `cursor` for \
             the next page; it is null on the last page. Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::ListImports, list_imports),
-    },
-];
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::ListImports, list_imports),
+        },
+    ]
+}
 
 fn list_imports(
     target: &Target,
-    arguments: ListImportsArguments<'_>,
+    arguments: ListImportsArguments,
 ) -> Result<ListImportsResult, ToolError> {
     let limit = usize::try_from(arguments.limit).unwrap_or(PROCEDURE_PAGE_SIZE);
     let page = target.query_document(|provider, document| {
-        provider.list_imports(document, arguments.cursor, limit)
+        provider.list_imports(document, arguments.page.cursor.as_deref(), limit)
     })?;
     Ok(ListImportsResult {
         document: target.document()?.to_owned(),
@@ -296,11 +275,11 @@ impl ToolResult for ListImportsResult {
 
 fn list_procedures(
     target: &Target,
-    arguments: ListProceduresArguments<'_>,
+    arguments: ListProceduresArguments,
 ) -> Result<ListProceduresResult, ToolError> {
     let limit = usize::try_from(arguments.limit).unwrap_or(PROCEDURE_PAGE_SIZE);
     let page = target.query_document(|provider, document| {
-        provider.list_procedures(document, arguments.cursor, limit)
+        provider.list_procedures(document, arguments.page.cursor.as_deref(), limit)
     })?;
     Ok(ListProceduresResult {
         document: target.document()?.to_owned(),
@@ -359,9 +338,9 @@ impl ToolResult for ListProceduresResult {
 
 fn procedure_info(
     target: &Target,
-    arguments: ProcedureInfoArguments<'_>,
+    arguments: ProcedureInfoArguments,
 ) -> Result<ProcedureInfoResult, ToolError> {
-    let address = target.resolve_procedure(arguments.procedure)?;
+    let address = target.resolve_procedure(&arguments.procedure)?;
     let info =
         target.query_document(|provider, document| provider.procedure_info(document, address))?;
     Ok(ProcedureInfoResult {
@@ -388,14 +367,14 @@ impl ToolResult for ProcedureInfoResult {
 
 fn search_procedures(
     target: &Target,
-    arguments: SearchProceduresArguments<'_>,
+    arguments: SearchProceduresArguments,
 ) -> Result<SearchProceduresResult, ToolError> {
     let matching = match arguments.r#match {
         Matching::Contains => NameMatch::Contains,
         Matching::Exact => NameMatch::Exact,
     };
     let limit = usize::try_from(arguments.limit).unwrap_or(MAX_SEARCH_RESULTS);
-    let query = ProcedureQuery::new(arguments.query, matching).with_limit(limit);
+    let query = ProcedureQuery::new(&arguments.query, matching).with_limit(limit);
     let found =
         target.query_document(|provider, document| provider.search_procedures(document, &query))?;
     if found.truncated {
@@ -431,7 +410,7 @@ impl ToolResult for SearchProceduresResult {
 
 fn list_segments(
     target: &Target,
-    _: ListSegmentsArguments<'_>,
+    _: ListSegmentsArguments,
 ) -> Result<ListSegmentsResult, ToolError> {
     let segments = target.query_document(|provider, document| provider.list_segments(document))?;
     Ok(ListSegmentsResult {
@@ -466,10 +445,10 @@ impl ToolResult for ListSegmentsResult {
 
 fn search_strings(
     target: &Target,
-    arguments: SearchStringsArguments<'_>,
+    arguments: SearchStringsArguments,
 ) -> Result<SearchStringsResult, ToolError> {
     let as_usize = |value| usize::try_from(value).unwrap_or(usize::MAX);
-    let query = StringQuery::new(arguments.contains.unwrap_or_default())
+    let query = StringQuery::new(arguments.contains.as_deref().unwrap_or_default())
         .with_min_chars(as_usize(arguments.min_chars))
         .with_limit(as_usize(arguments.limit));
     let found =
@@ -513,7 +492,7 @@ impl ToolResult for SearchStringsResult {
 
 fn read_bytes(
     target: &Target,
-    arguments: ReadBytesArguments<'_>,
+    arguments: ReadBytesArguments,
 ) -> Result<ReadBytesResult, ToolError> {
     let address = arguments.address;
     let length = ReadLength::new(arguments.length).map_err(|error| ArgumentError::Syntax {

@@ -10,14 +10,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::arguments::ArgumentError;
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{ArgumentError, Kind, Parameter, tool_arguments};
 use super::schema::{array, count, object, string};
-use super::spec::{Retained, ToolResult, ToolSpec, encode, read, retain};
+use super::spec::{Handler, Retained, ToolResult, ToolSpec, encode};
+use crate::core::MAX_VALUE_CHARS;
 use crate::inventory::{
     DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryDiff, InventoryLimits, InventoryPage,
     MAX_PAGE_SIZE, Occurrence, OccurrenceFilter, PageSize, compare_inventories, list_occurrences,
@@ -29,127 +31,95 @@ use crate::session::{Cancel, KeptWalk, Session};
 /// Largest page index accepted (far beyond any inventory the limits allow).
 const MAX_PAGE_INDEX: u64 = 1_000_000;
 
-const MANIFEST: &str = "A manifest ID of a retained inventory (see inventory_artifacts).";
-
-tool_arguments! {
-    /// The arguments of `inventory_artifacts`.
-    pub(super) struct InventoryArtifactsArguments<'a> {
-        path: &'a str = Parameter {
-            name: "path",
-            description: "Path of the directory or zip archive on the server's machine.",
-            kind: Kind::Text,
-            required: true,
-        },
-        page: u64 = Parameter {
-            name: "page",
-            description: "Page index, from 0 (default 0).",
-            kind: Kind::Integer {
-                min: 0,
-                max: MAX_PAGE_INDEX,
-                default: 0,
-            },
-            required: false,
-        },
-        manifest_id: Option<&'a str> = Parameter {
-            name: "manifest_id",
-            description: "For a later page: the manifest ID of page 0, so the page comes \
-                from that same walk of `path` (kept by the server) instead of a new one. \
-                It must name a walk of this `path`.",
-            kind: Kind::Text,
-            required: false,
-        },
-        page_size: u64 = Parameter {
-            name: "page_size",
-            description: "Most occurrences per page (1 to 1000, default 200).",
-            kind: Kind::Integer {
-                min: 1,
-                max: MAX_PAGE_SIZE as u64,
-                default: DEFAULT_PAGE_SIZE as u64,
-            },
-            required: false,
-        },
-    }
+fn default_page_size() -> u64 {
+    DEFAULT_PAGE_SIZE as u64
 }
 
-tool_arguments! {
-    /// The arguments of `list_artifact_occurrences`.
-    pub(super) struct ListOccurrencesArguments<'a> {
-        manifest_id: &'a str = Parameter {
-            name: "manifest_id",
-            description: MANIFEST,
-            kind: Kind::Text,
-            required: true,
-        },
-        under: Option<&'a str> = Parameter {
-            name: "under",
-            description: "Only occurrences at this path or below it (whole components).",
-            kind: Kind::Text,
-            required: false,
-        },
-        format: Option<&'a str> = Parameter {
-            name: "format",
-            description: "Only occurrences of this format: elf, mach-o, mach-o-fat, pe, \
-                zip, wasm, java-class, ar, script or unknown.",
-            kind: Kind::Text,
-            required: false,
-        },
-    }
+/// The arguments of `inventory_artifacts`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct InventoryArtifactsArguments {
+    /// Path of the directory or zip archive on the server's machine.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    path: String,
+    /// Page index, from 0 (default 0).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = MAX_PAGE_INDEX))]
+    page: u64,
+    /// For a later page: the manifest ID of page 0, so the page comes from that same walk of
+    /// `path` (kept by the server) instead of a new one. It must name a walk of this `path`.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    manifest_id: Option<String>,
+    /// Most occurrences per page (1 to 1000, default 200).
+    #[serde(default = "default_page_size")]
+    #[schemars(range(min = 1, max = MAX_PAGE_SIZE))]
+    page_size: u64,
 }
 
-tool_arguments! {
-    /// The arguments of `compare_inventories`.
-    pub(super) struct CompareArguments<'a> {
-        before: &'a str = Parameter {
-            name: "before",
-            description: MANIFEST,
-            kind: Kind::Text,
-            required: true,
-        },
-        after: &'a str = Parameter {
-            name: "after",
-            description: MANIFEST,
-            kind: Kind::Text,
-            required: true,
-        },
-    }
+/// The arguments of `list_artifact_occurrences`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ListOccurrencesArguments {
+    /// A manifest ID of a retained inventory (see inventory_artifacts).
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    manifest_id: String,
+    /// Only occurrences at this path or below it (whole components).
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    under: Option<String>,
+    /// Only occurrences of this format: elf, mach-o, mach-o-fat, pe, zip, wasm, java-class,
+    /// ar, script or unknown.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    format: Option<String>,
 }
 
-pub(super) const TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        name: "inventory_artifacts",
-        title: "Inventory Artifacts",
-        description: "Inventory a shipped application: a directory (symbolic links are reported, never \
+/// The arguments of `compare_inventories`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct CompareArguments {
+    /// A manifest ID of a retained inventory (see inventory_artifacts).
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    before: String,
+    /// A manifest ID of a retained inventory (see inventory_artifacts).
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    after: String,
+}
+
+/// The artifact tools, in catalog order.
+pub(super) fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "inventory_artifacts",
+            title: "Inventory Artifacts",
+            description: "Inventory a shipped application: a directory (symbolic links are reported, never \
             followed) or a zip archive (read, never extracted; entries with absolute \
             or `..` paths are reported as rejected). Returns one page of the Artifact \
             Inventory v1 document: manifest ID (derived from the content), and per file a \
             stable occurrence ID, path, size, sha256 and detected executable format. The page \
             is retained as Evidence; call again with the next `page` (and the `manifest_id`) \
             for the rest: later pages come from the same walk, not a new one.",
-        annotations: ToolAnnotations {
-            read_only_hint: false,
-            destructive_hint: false,
-            idempotent_hint: false,
-            open_world_hint: false,
+            annotations: ToolAnnotations {
+                read_only_hint: false,
+                destructive_hint: false,
+                idempotent_hint: false,
+                open_world_hint: false,
+            },
+            handler: Handler::retain(inventory_artifacts),
         },
-        handler: retain!(inventory_artifacts),
-    },
-    ToolSpec {
-        name: "list_artifact_occurrences",
-        title: "List Artifact Occurrences",
-        description: "Occurrences of a retained inventory (its retained pages only), each with \
+        ToolSpec {
+            name: "list_artifact_occurrences",
+            title: "List Artifact Occurrences",
+            description: "Occurrences of a retained inventory (its retained pages only), each with \
             its manifest ID, optionally only those below a path or of one executable format.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: read!(list_artifact_occurrences),
-    },
-    ToolSpec {
-        name: "compare_inventories",
-        title: "Compare Inventories",
-        description: "Compare two retained inventories by path and digest: occurrences added, \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::read(list_artifact_occurrences),
+        },
+        ToolSpec {
+            name: "compare_inventories",
+            title: "Compare Inventories",
+            description: "Compare two retained inventories by path and digest: occurrences added, \
             removed and changed from `before` to `after`. Every page of both must be retained.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: read!(compare),
-    },
-];
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::read(compare),
+        },
+    ]
+}
 
 /// Page 0 always walks the tree anew and keeps the result; a later page comes from the kept
 /// walk of `path` (with `manifest_id`, that walk of `path`; else the latest walk of `path`),
@@ -158,7 +128,7 @@ pub(super) const TOOLS: &[ToolSpec] = &[
 /// attribute that tree's files to `path`.
 fn inventory_artifacts(
     session: &Session,
-    arguments: InventoryArtifactsArguments<'_>,
+    arguments: InventoryArtifactsArguments,
     cancel: &Cancel,
 ) -> Result<Retained<InventoryPage>, ToolError> {
     let InventoryArtifactsArguments {
@@ -166,8 +136,8 @@ fn inventory_artifacts(
         page: index,
         manifest_id,
         page_size,
-        ..
     } = arguments;
+    let (path, manifest_id) = (path.as_str(), manifest_id.as_deref());
     let size = PageSize::new(usize::try_from(page_size).unwrap_or(0))?;
     let kept = match session.kept_inventory(manifest_id, path) {
         KeptWalk::OtherRoot(walked) => {
@@ -246,11 +216,12 @@ fn pages_of(pages: &[InventoryPage], manifest_id: &str) -> Result<Vec<InventoryP
 
 fn list_artifact_occurrences(
     session: &Session,
-    arguments: ListOccurrencesArguments<'_>,
+    arguments: ListOccurrencesArguments,
 ) -> Result<ListOccurrencesResult, ToolError> {
-    let manifest_id = arguments.manifest_id;
+    let manifest_id = arguments.manifest_id.as_str();
     let format = arguments
         .format
+        .as_deref()
         .map(|name| {
             serde_json::from_value::<ExecutableFormat>(json!(name)).map_err(|_| {
                 ArgumentError::Syntax {
@@ -264,7 +235,7 @@ fn list_artifact_occurrences(
     let pages = pages_of(&session.inventory_pages(), manifest_id)?;
     let filter = OccurrenceFilter {
         manifest_id: Some(manifest_id.to_owned()),
-        under: arguments.under.map(str::to_owned),
+        under: arguments.under,
         format,
     };
     let occurrences = list_occurrences(&pages, &filter)
@@ -306,10 +277,10 @@ impl ToolResult for ListOccurrencesResult {
     }
 }
 
-fn compare(session: &Session, arguments: CompareArguments<'_>) -> Result<InventoryDiff, ToolError> {
+fn compare(session: &Session, arguments: CompareArguments) -> Result<InventoryDiff, ToolError> {
     let pages = session.inventory_pages();
-    let before = pages_of(&pages, arguments.before)?;
-    let after = pages_of(&pages, arguments.after)?;
+    let before = pages_of(&pages, &arguments.before)?;
+    let after = pages_of(&pages, &arguments.after)?;
     Ok(compare_inventories(&before, &after)?)
 }
 

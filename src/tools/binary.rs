@@ -3,14 +3,16 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::arguments::{CursorArgument, NoArguments};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{CURSOR, Kind, PROVIDER, Parameter, tool_arguments};
 use super::schema::{array, count, flag, nullable_string, object, string};
-use super::spec::{CLOSE_BINARY, OPEN_BINARY, ToolResult, ToolSpec, change, observe, read};
+use super::spec::{CLOSE_BINARY, Handler, OPEN_BINARY, ToolResult, ToolSpec};
+use crate::core::MAX_VALUE_CHARS;
 use crate::providers::open_path_unless;
 use crate::session::{
     Cancel, ClosedBinary, DocumentInfo, Opened, Operation, ProviderSummary, Session, Target,
@@ -32,22 +34,13 @@ const SELECTS: ToolAnnotations = ToolAnnotations {
     open_world_hint: false,
 };
 
-tool_arguments! {
-    /// The arguments of `open_binary`.
-    pub(super) struct OpenBinaryArguments<'a> {
-        path: &'a str = Parameter {
-            name: "path",
-            description: "Path of the binary or catalog file on the server's machine \
-                (absolute, or relative to the server's working directory).",
-            kind: Kind::Text,
-            required: true,
-        },
-    }
-}
-
-tool_arguments! {
-    /// `close_binary`, `list_providers` and `current_document` take no arguments.
-    pub(super) struct NoArguments<'a> {}
+/// The arguments of `open_binary`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct OpenBinaryArguments {
+    /// Path of the binary or catalog file on the server's machine (absolute, or relative to
+    /// the server's working directory).
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    path: String,
 }
 
 /// Documents `open_binary` lists in its summary; `list_documents` pages through the rest.
@@ -57,42 +50,43 @@ pub const OPEN_SUMMARY_DOCUMENTS: usize = 20;
 const MAX_DOCUMENT_PAGE: u64 = 500;
 const DEFAULT_DOCUMENT_PAGE: u64 = 100;
 
-tool_arguments! {
-    /// The arguments of `list_documents`: a page, and the provider, which the ToolBox reads.
-    pub(super) struct ListDocumentsArguments<'a> {
-        cursor: Option<&'a str> = CURSOR,
-        limit: u64 = Parameter {
-            name: "limit",
-            description: "Most documents in the page (1 to 500, default 100).",
-            kind: Kind::Integer {
-                min: 1,
-                max: MAX_DOCUMENT_PAGE,
-                default: DEFAULT_DOCUMENT_PAGE,
-            },
-            required: false,
-        },
-        provider = PROVIDER,
-    }
+fn default_document_page() -> u64 {
+    DEFAULT_DOCUMENT_PAGE
 }
 
-tool_arguments! {
-    /// The arguments of `set_current_document`.
-    pub(super) struct SetCurrentDocumentArguments<'a> {
-        document: &'a str = Parameter {
-            name: "document",
-            description: "Name of the document to make current (see list_documents).",
-            kind: Kind::Text,
-            required: true,
-        },
-        provider: Option<&'a str> = PROVIDER,
-    }
+/// The arguments of `list_documents`: a page, and the provider, which the ToolBox reads.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ListDocumentsArguments {
+    #[serde(flatten)]
+    page: CursorArgument,
+    /// Most documents in the page (1 to 500, default 100).
+    #[serde(default = "default_document_page")]
+    #[schemars(range(min = 1, max = MAX_DOCUMENT_PAGE))]
+    limit: u64,
+    /// Identity of a declared provider (see list_providers); default: the current provider.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    #[allow(dead_code)] // read by the ToolBox, to pick the target
+    provider: Option<String>,
 }
 
-pub(super) const TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        name: OPEN_BINARY,
-        title: "Open a binary or catalog",
-        description: "Open a file for analysis: an ELF, Mach-O (fat binaries give one document \
+/// The arguments of `set_current_document`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct SetCurrentDocumentArguments {
+    /// Name of the document to make current (see list_documents).
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    document: String,
+    /// Identity of a declared provider (see list_providers); default: the current provider.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    provider: Option<String>,
+}
+
+/// The binary-session tools, in catalog order.
+pub(super) fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: OPEN_BINARY,
+            title: "Open a binary or catalog",
+            description: "Open a file for analysis: an ELF, Mach-O (fat binaries give one document \
             per slice) or PE binary with the built-in `native` provider, or a function catalog \
             (JSON, schema `rea.catalog` version 1, e.g. exported from Ghidra, IDA or Hopper) \
             with the `catalog` provider. Without `session`, the file opens in a new binary \
@@ -103,63 +97,64 @@ pub(super) const TOOLS: &[ToolSpec] = &[
             cannot be opened changes nothing. The first document becomes current. The result \
             summarises the documents (their count and the first 20); list_documents pages \
             through all of them.",
-        annotations: REPLACES,
-        handler: change!(open_binary),
-    },
-    ToolSpec {
-        name: CLOSE_BINARY,
-        title: "Close the binary",
-        description: "Close a binary session (`session`, default: this client's session) and \
+            annotations: REPLACES,
+            handler: Handler::change(open_binary),
+        },
+        ToolSpec {
+            name: CLOSE_BINARY,
+            title: "Close the binary",
+            description: "Close a binary session (`session`, default: this client's session) and \
             end it: its Evidence ledger, unknowns, inventories and captures are discarded and \
             its IDs are never reused or suggested again. Other sessions are not touched.",
-        annotations: ToolAnnotations {
-            idempotent_hint: true,
-            ..REPLACES
+            annotations: ToolAnnotations {
+                idempotent_hint: true,
+                ..REPLACES
+            },
+            handler: Handler::change(close_binary),
         },
-        handler: change!(close_binary),
-    },
-    ToolSpec {
-        name: "list_providers",
-        title: "List providers",
-        description: "List the providers declared by the open binary session, the operations \
+        ToolSpec {
+            name: "list_providers",
+            title: "List providers",
+            description: "List the providers declared by the open binary session, the operations \
             each supports, and which is current. Empty when no binary is open.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: read!(list_providers),
-    },
-    ToolSpec {
-        name: "list_documents",
-        title: "List documents",
-        description: "List the documents of a provider (a binary, one slice of a fat binary, or \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::read(list_providers),
+        },
+        ToolSpec {
+            name: "list_documents",
+            title: "List documents",
+            description: "List the documents of a provider (a binary, one slice of a fat binary, or \
             one program of a catalog) with their format and architecture, one page at a time \
             (`cursor`, `limit`), in the provider's order. Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::ListDocuments, list_documents),
-    },
-    ToolSpec {
-        name: "current_document",
-        title: "Show the current document",
-        description: "Show the open target, the current provider and the current document \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::ListDocuments, list_documents),
+        },
+        ToolSpec {
+            name: "current_document",
+            title: "Show the current document",
+            description: "Show the open target, the current provider and the current document \
             (what tools use when no `provider` or `document` is given). All null when no \
             binary is open.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: read!(current_document),
-    },
-    ToolSpec {
-        name: "set_current_document",
-        title: "Select the current document",
-        description: "Make a document of a provider current, and that provider the current \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::read(current_document),
+        },
+        ToolSpec {
+            name: "set_current_document",
+            title: "Select the current document",
+            description: "Make a document of a provider current, and that provider the current \
             provider. Later tool calls and completion suggestions use it by default.",
-        annotations: SELECTS,
-        handler: change!(set_current_document),
-    },
-];
+            annotations: SELECTS,
+            handler: Handler::change(set_current_document),
+        },
+    ]
+}
 
 fn open_binary(
     session: &Session,
-    arguments: OpenBinaryArguments<'_>,
+    arguments: OpenBinaryArguments,
     cancel: &Cancel,
 ) -> Result<OpenBinaryResult, ToolError> {
-    let opened = open_path_unless(session, Path::new(arguments.path), cancel)?;
+    let opened = open_path_unless(session, Path::new(&arguments.path), cancel)?;
     Ok(OpenBinaryResult::summary(opened))
 }
 
@@ -219,7 +214,7 @@ impl ToolResult for OpenBinaryResult {
 
 fn close_binary(
     session: &Session,
-    _: NoArguments<'_>,
+    _: NoArguments,
     cancel: &Cancel,
 ) -> Result<ClosedBinary, ToolError> {
     Ok(session.close_unless(cancel)?)
@@ -235,7 +230,7 @@ impl ToolResult for ClosedBinary {
     }
 }
 
-fn list_providers(session: &Session, _: NoArguments<'_>) -> Result<ListProvidersResult, ToolError> {
+fn list_providers(session: &Session, _: NoArguments) -> Result<ListProvidersResult, ToolError> {
     Ok(ListProvidersResult {
         label: session.label(),
         providers: session.providers(),
@@ -265,11 +260,11 @@ impl ToolResult for ListProvidersResult {
 
 fn list_documents(
     target: &Target,
-    arguments: ListDocumentsArguments<'_>,
+    arguments: ListDocumentsArguments,
 ) -> Result<ListDocumentsResult, ToolError> {
     let documents = target.query(|provider| provider.list_documents())?;
     let total = documents.len();
-    let start = match arguments.cursor {
+    let start = match arguments.page.cursor.as_deref() {
         None => 0,
         Some(cursor) => document_cursor(cursor, total)?,
     };
@@ -319,10 +314,7 @@ impl ToolResult for ListDocumentsResult {
     }
 }
 
-fn current_document(
-    session: &Session,
-    _: NoArguments<'_>,
-) -> Result<CurrentDocumentResult, ToolError> {
+fn current_document(session: &Session, _: NoArguments) -> Result<CurrentDocumentResult, ToolError> {
     let provider = session.providers().into_iter().find(|p| p.current);
     Ok(CurrentDocumentResult {
         document: session.current_document(),
@@ -351,13 +343,16 @@ impl ToolResult for CurrentDocumentResult {
 
 fn set_current_document(
     session: &Session,
-    arguments: SetCurrentDocumentArguments<'_>,
+    arguments: SetCurrentDocumentArguments,
     cancel: &Cancel,
 ) -> Result<SetCurrentDocumentResult, ToolError> {
-    let target =
-        session.set_current_document_unless(arguments.provider, arguments.document, cancel)?;
+    let target = session.set_current_document_unless(
+        arguments.provider.as_deref(),
+        &arguments.document,
+        cancel,
+    )?;
     Ok(SetCurrentDocumentResult {
-        document: arguments.document.to_owned(),
+        document: arguments.document,
         provider: target.provider_id().to_owned(),
     })
 }

@@ -3,80 +3,71 @@
 //! and imports what it recorded), and `verify_reconstruction` evaluates claims against
 //! retained Evidence only.
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{Kind, Parameter, tool_arguments};
 use super::schema::{array, flag, nullable_string, object, string};
-use super::spec::{Retained, ToolResult, ToolSpec, read, retain};
+use super::spec::{Handler, Retained, ToolResult, ToolSpec};
 use crate::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
 use crate::claims::{EvidenceRecordView, MAX_CLAIMS, Verdict, evaluate, parse_claims};
 use crate::session::{Cancel, Session};
 
-tool_arguments! {
-    /// The arguments of `import_process_capture`.
-    pub(super) struct ImportCaptureArguments<'a> {
-        capture: &'a Value = Parameter {
-            name: "capture",
-            description: "The capture document, a JSON object with `schema: \
-                \"rea.process-capture\"` and `version: 4`.",
-            kind: Kind::Object,
-            required: true,
-        },
-    }
+/// The arguments of `import_process_capture`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ImportCaptureArguments {
+    /// The capture document, a JSON object with `schema: "rea.process-capture"` and
+    /// `version: 4`.
+    capture: Map<String, Value>,
 }
 
-tool_arguments! {
-    /// The arguments of `verify_reconstruction`.
-    pub(super) struct VerifyArguments<'a> {
-        claims: &'a Value = Parameter {
-            name: "claims",
-            description: "Claim objects, each with a `kind` and that kind's fields, e.g. \
-                `{\"kind\": \"bytes_equal\", \"document\": \"app\", \"address\": \"0x1000\", \
-                \"hex\": \"5548\"}`.",
-            kind: Kind::List {
-                max_items: MAX_CLAIMS,
-            },
-            required: true,
-        },
-    }
+/// The arguments of `verify_reconstruction`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct VerifyArguments {
+    /// Claim objects, each with a `kind` and that kind's fields, e.g. `{"kind": "bytes_equal",
+    /// "document": "app", "address": "0x1000", "hex": "5548"}`.
+    #[schemars(length(max = MAX_CLAIMS))]
+    claims: Vec<Value>,
 }
 
-pub(super) const TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        name: "import_process_capture",
-        title: "Import Process Capture",
-        description: "Retain a Process Capture v4 document (subject, command, bounds, \
+/// The capture and reconstruction tools, in catalog order.
+pub(super) fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "import_process_capture",
+            title: "Import Process Capture",
+            description: "Retain a Process Capture v4 document (subject, command, bounds, \
             approval, exit, stream digests, events) as Evidence. This server never executes \
             processes: the person runs the approved experiment and imports its capture. The \
             capture is always retained; the result says whether it is a valid v4 capture, which \
             only then is offered as a Process capture and read by verify_reconstruction. The \
             capture is stored once, as the Evidence record's result (its recorded `capture` \
             argument says so); at most 64 levels deep and 256 KiB.",
-        annotations: ToolAnnotations {
-            read_only_hint: false,
-            destructive_hint: false,
-            idempotent_hint: false,
-            open_world_hint: false,
+            annotations: ToolAnnotations {
+                read_only_hint: false,
+                destructive_hint: false,
+                idempotent_hint: false,
+                open_world_hint: false,
+            },
+            handler: Handler::retain(import_process_capture),
         },
-        handler: retain!(import_process_capture),
-    },
-    ToolSpec {
-        name: "verify_reconstruction",
-        title: "Verify Reconstruction",
-        description: "Evaluate a list of claims (at most 100) against retained Evidence only: \
+        ToolSpec {
+            name: "verify_reconstruction",
+            title: "Verify Reconstruction",
+            description: "Evaluate a list of claims (at most 100) against retained Evidence only: \
             procedure_exists, procedure_named, bytes_equal, occurrence_digest, \
             occurrence_format, capture_exit_code, capture_stdout_digest, \
             capture_stderr_digest, calls (procedure `caller` calls `callee` directly, each an \
             address or a name; checked against retained callees and disassemble Evidence). \
             Each claim comes back supported, contradicted or \
             unverified, citing the Evidence IDs it rests on. Nothing is observed or recorded.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: read!(verify_reconstruction),
-    },
-];
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::read(verify_reconstruction),
+        },
+    ]
+}
 
 /// Stands for the capture among the recorded arguments: the document is stored once, as the
 /// record's result.
@@ -84,10 +75,10 @@ pub(crate) const CAPTURE_ARGUMENT_MARKER: &str = "(retained as this record's res
 
 fn import_process_capture(
     _session: &Session,
-    arguments: ImportCaptureArguments<'_>,
+    arguments: ImportCaptureArguments,
     _cancel: &Cancel,
 ) -> Result<Retained<ImportCaptureResult>, ToolError> {
-    let document = arguments.capture.clone();
+    let document = Value::Object(arguments.capture);
     let (valid, validity, problem) = match classify_capture(&document) {
         CaptureValidity::ValidV4 => (true, "valid_v4", None),
         CaptureValidity::OtherVersion(version) => (
@@ -138,9 +129,9 @@ impl ToolResult for ImportCaptureResult {
 
 fn verify_reconstruction(
     session: &Session,
-    arguments: VerifyArguments<'_>,
+    arguments: VerifyArguments,
 ) -> Result<VerifyResult, ToolError> {
-    let claims = parse_claims(arguments.claims)?;
+    let claims = parse_claims(&Value::Array(arguments.claims))?;
     let records = session.evidence_records();
     let views: Vec<EvidenceRecordView<'_>> = records
         .iter()

@@ -5,16 +5,16 @@
 //! `decompile` (an external provider such as `angr`) records decompiler output, marked as a
 //! reconstruction.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::arguments::{ADDRESS_PATTERN, ArgumentError, CursorArgument, TargetArguments, address};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{
-    ArgumentError, CURSOR, DOCUMENT, Kind, PROVIDER, Parameter, tool_arguments,
-};
 use super::schema::{array, count, flag, nullable_string, object, string};
-use super::spec::{ToolResult, ToolSpec, observe};
+use super::spec::{Handler, ToolResult, ToolSpec};
+use crate::core::MAX_VALUE_CHARS;
 use crate::session::{
     Address, AnalysisStatus, CallEdge, CallGraph, CodeScope, DEFAULT_DECOMPILE_CHARS,
     DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound, Disassembly, MAX_CODE_PAGE,
@@ -28,115 +28,107 @@ const DEFAULT_CODE_PAGE: u64 = 200;
 /// Default byte count of an address range to disassemble.
 const DEFAULT_RANGE_BYTES: u64 = 256;
 
-const PROCEDURE: Parameter = Parameter {
-    name: "procedure",
-    description: "Start address (`0x` and lowercase hexadecimal) or unique name (display or \
-        raw) of the procedure.",
-    kind: Kind::Text,
-    required: true,
-};
+fn default_code_page() -> u64 {
+    DEFAULT_CODE_PAGE
+}
 
-const LIMIT: Parameter = Parameter {
-    name: "limit",
-    description: "Most entries in the page (1 to 1000, default 200).",
-    kind: Kind::Integer {
-        min: 1,
-        max: MAX_CODE_PAGE as u64,
-        default: DEFAULT_CODE_PAGE,
-    },
-    required: false,
-};
+fn default_decompile_secs() -> u64 {
+    DEFAULT_DECOMPILE_TIME.as_secs()
+}
+
+fn default_decompile_chars() -> u64 {
+    DEFAULT_DECOMPILE_CHARS as u64
+}
 
 /// The arguments `disassemble` takes exactly one of.
 const DISASSEMBLY_SCOPES: &[&str] = &["procedure", "address"];
 
-tool_arguments! {
-    /// The arguments of `disassemble`.
-    pub(super) struct DisassembleArguments<'a> {
-        procedure: Option<&'a str> = Parameter {
-            required: false,
-            ..PROCEDURE
-        },
-        address: Option<Address> = Parameter {
-            name: "address",
-            description: "First address of a range to decode (`0x` and lowercase \
-                hexadecimal), instead of a procedure.",
-            kind: Kind::Address,
-            required: false,
-        },
-        length: Option<u64> = Parameter {
-            name: "length",
-            description: "Bytes of the range from `address` (1 to 65536, default 256).",
-            kind: Kind::Integer {
-                min: 1,
-                max: MAX_DISASSEMBLY_BYTES,
-                default: DEFAULT_RANGE_BYTES,
-            },
-            required: false,
-        },
-        cursor: Option<&'a str> = CURSOR,
-        limit: u64 = LIMIT,
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+/// The arguments of `disassemble`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct DisassembleArguments {
+    /// Start address (`0x` and lowercase hexadecimal) or unique name (display or raw) of the
+    /// procedure.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    procedure: Option<String>,
+    /// First address of a range to decode (`0x` and lowercase hexadecimal), instead of a
+    /// procedure.
+    #[serde(default, deserialize_with = "address::option")]
+    #[schemars(with = "String", regex(pattern = ADDRESS_PATTERN))]
+    address: Option<Address>,
+    /// Bytes of the range from `address` (1 to 65536, default 256).
+    #[schemars(range(min = 1, max = MAX_DISASSEMBLY_BYTES), extend("default" = DEFAULT_RANGE_BYTES))]
+    length: Option<u64>,
+    #[serde(flatten)]
+    page: CursorArgument,
+    /// Most entries in the page (1 to 1000, default 200).
+    #[serde(default = "default_code_page")]
+    #[schemars(range(min = 1, max = MAX_CODE_PAGE))]
+    limit: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
 }
 
-tool_arguments! {
-    /// The arguments of `xrefs_to`.
-    pub(super) struct XrefsToArguments<'a> {
-        address: Address = Parameter {
-            name: "address",
-            description: "The referenced address (`0x` and lowercase hexadecimal).",
-            kind: Kind::Address,
-            required: true,
-        },
-        cursor: Option<&'a str> = CURSOR,
-        limit: u64 = LIMIT,
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+/// The arguments of `xrefs_to`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct XrefsToArguments {
+    /// The referenced address (`0x` and lowercase hexadecimal).
+    #[serde(with = "address")]
+    #[schemars(with = "String", regex(pattern = ADDRESS_PATTERN))]
+    address: Address,
+    #[serde(flatten)]
+    page: CursorArgument,
+    /// Most entries in the page (1 to 1000, default 200).
+    #[serde(default = "default_code_page")]
+    #[schemars(range(min = 1, max = MAX_CODE_PAGE))]
+    limit: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
 }
 
-tool_arguments! {
-    /// The arguments of `callers` and `callees`.
-    pub(super) struct CallGraphArguments<'a> {
-        procedure: &'a str = PROCEDURE,
-        cursor: Option<&'a str> = CURSOR,
-        limit: u64 = LIMIT,
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+/// The arguments of `callers` and `callees`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct CallGraphArguments {
+    /// Start address (`0x` and lowercase hexadecimal) or unique name (display or raw) of the
+    /// procedure.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    procedure: String,
+    #[serde(flatten)]
+    page: CursorArgument,
+    /// Most entries in the page (1 to 1000, default 200).
+    #[serde(default = "default_code_page")]
+    #[schemars(range(min = 1, max = MAX_CODE_PAGE))]
+    limit: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
 }
 
-tool_arguments! {
-    /// The arguments of `decompile`.
-    pub(super) struct DecompileArguments<'a> {
-        procedure: &'a str = PROCEDURE,
-        timeout_secs: u64 = Parameter {
-            name: "timeout_secs",
-            description: "Most seconds the decompiler may take (1 to 300, default 30); a \
-                bound that cuts it gives `complete: false`.",
-            kind: Kind::Integer {
-                min: 1,
-                max: MAX_DECOMPILE_TIME.as_secs(),
-                default: DEFAULT_DECOMPILE_TIME.as_secs(),
-            },
-            required: false,
-        },
-        max_chars: u64 = Parameter {
-            name: "max_chars",
-            description: "Most characters of pseudo-C returned (1 to 100000, default 40000); \
-                longer output is cut and marked `complete: false`.",
-            kind: Kind::Integer {
-                min: 1,
-                max: MAX_DECOMPILE_CHARS as u64,
-                default: DEFAULT_DECOMPILE_CHARS as u64,
-            },
-            required: false,
-        },
-        document = DOCUMENT,
-        provider = PROVIDER,
-    }
+/// The arguments of `decompile`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct DecompileArguments {
+    /// Start address (`0x` and lowercase hexadecimal) or unique name (display or raw) of the
+    /// procedure.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    procedure: String,
+    /// Most seconds the decompiler may take (1 to 300, default 30); a bound that cuts it gives
+    /// `complete: false`.
+    #[serde(default = "default_decompile_secs")]
+    #[schemars(range(min = 1, max = MAX_DECOMPILE_TIME.as_secs()))]
+    timeout_secs: u64,
+    /// Most characters of pseudo-C returned (1 to 100000, default 40000); longer output is cut
+    /// and marked `complete: false`.
+    #[serde(default = "default_decompile_chars")]
+    #[schemars(range(min = 1, max = MAX_DECOMPILE_CHARS))]
+    max_chars: u64,
+    // Read by the ToolBox, which picks the target before the handler runs.
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    target: TargetArguments,
 }
 
 /// What every `decompile` record says it is, so a reader of the ledger never takes it for an
@@ -148,68 +140,68 @@ const RECONSTRUCTION_NOTE: &str = "Pseudo-C is a decompiler's reconstruction, no
     observation: claims about behaviour rest on disassembly or captures; pseudo-C supports \
     inferences only.";
 
-pub(super) const TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        name: "disassemble",
-        title: "Disassemble",
-        description: "The instructions of a procedure (up to the next procedure start, the \
+/// The code-analysis tools, in catalog order.
+pub(super) fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "disassemble",
+            title: "Disassemble",
+            description: "The instructions of a procedure (up to the next procedure start, the \
             end of its section or its known size) or of an address range of at most 65536 \
             bytes: address, bytes, mnemonic, operands (Intel syntax on x86) and the resolved \
             target of calls, branches and PC-relative operands with the procedure, stub \
             (`printf@plt`) or import it names. Give `procedure`, or `address` and `length`. \
             Paged: pass `next_cursor` back as `cursor`. Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::Disassemble, disassemble),
-    },
-    ToolSpec {
-        name: "xrefs_to",
-        title: "References to an address",
-        description: "Who refers to an address: calls, jumps and data references (RIP-relative \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::Disassemble, disassemble),
+        },
+        ToolSpec {
+            name: "xrefs_to",
+            title: "References to an address",
+            description: "Who refers to an address: calls, jumps and data references (RIP-relative \
             operands, adrp+add/ldr pairs, absolute operands, pointers in data sections), each \
             with the referring procedure and segment, in address order. A string address from \
             search_strings leads to the procedures that use it. Paged. Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::XrefsTo, xrefs_to),
-    },
-    ToolSpec {
-        name: "callers",
-        title: "Callers of a procedure",
-        description: "The procedures with a direct call or tail call to a procedure (or to a \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::XrefsTo, xrefs_to),
+        },
+        ToolSpec {
+            name: "callers",
+            title: "Callers of a procedure",
+            description: "The procedures with a direct call or tail call to a procedure (or to a \
             stub such as `printf@plt`, given by address), each with its call sites and `kind` \
             (`call` or `tail_call`), in address order. Paged. Records Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::Callers, callers),
-    },
-    ToolSpec {
-        name: "callees",
-        title: "Callees of a procedure",
-        description: "What a procedure calls directly, each with its call sites and `kind` \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::Callers, callers),
+        },
+        ToolSpec {
+            name: "callees",
+            title: "Callees of a procedure",
+            description: "What a procedure calls directly, each with its call sites and `kind` \
             (`call`, or `tail_call` for an unconditional jump to the start of another \
             procedure), in address order; calls through PLT stubs, PE import thunks, Mach-O \
             stubs and import slots are named by the imported symbol (`import`). Paged. Records \
             Evidence.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::Callees, callees),
-    },
-    ToolSpec {
-        name: "decompile",
-        title: "Decompile a procedure",
-        description: "Pseudo-C of one procedure from a provider with a decompiler (`angr` \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::Callees, callees),
+        },
+        ToolSpec {
+            name: "decompile",
+            title: "Decompile a procedure",
+            description: "Pseudo-C of one procedure from a provider with a decompiler (`angr` \
             with `rea serve --provider angr`): the code, the decompiler's warnings and errors \
             verbatim, and `complete: false` with the reason when structuring failed, the time \
             bound (`timeout_secs`, default 30, at most 300) stopped it, or the output was cut \
             to `max_chars`. Pseudo-C is a reconstruction: base claims about behaviour on \
             disassemble or captures. Records Evidence marked `decompiler_output`.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: observe!(Operation::Decompile, decompile),
-    },
-];
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::observe(Operation::Decompile, decompile),
+        },
+    ]
+}
 
-fn decompile(
-    target: &Target,
-    arguments: DecompileArguments<'_>,
-) -> Result<DecompileResult, ToolError> {
-    let procedure = target.resolve_procedure(arguments.procedure)?;
+fn decompile(target: &Target, arguments: DecompileArguments) -> Result<DecompileResult, ToolError> {
+    let procedure = target.resolve_procedure(&arguments.procedure)?;
     let bound = DecompileBound::new(
         std::time::Duration::from_secs(arguments.timeout_secs),
         usize::try_from(arguments.max_chars).unwrap_or(MAX_DECOMPILE_CHARS),
@@ -256,9 +248,9 @@ fn page_limit(limit: u64) -> usize {
 
 fn disassemble(
     target: &Target,
-    arguments: DisassembleArguments<'_>,
+    arguments: DisassembleArguments,
 ) -> Result<DisassembleResult, ToolError> {
-    let scope = match (arguments.procedure, arguments.address) {
+    let scope = match (arguments.procedure.as_deref(), arguments.address) {
         (Some(procedure), None) => {
             if arguments.length.is_some() {
                 return Err(ArgumentError::Requires {
@@ -284,7 +276,7 @@ fn disassemble(
     };
     let limit = page_limit(arguments.limit);
     let disassembly = target.query_document(|provider, document| {
-        provider.disassemble(document, scope, arguments.cursor, limit)
+        provider.disassemble(document, scope, arguments.page.cursor.as_deref(), limit)
     })?;
     Ok(DisassembleResult {
         document: target.document()?.to_owned(),
@@ -327,10 +319,15 @@ impl ToolResult for DisassembleResult {
     }
 }
 
-fn xrefs_to(target: &Target, arguments: XrefsToArguments<'_>) -> Result<XrefsToResult, ToolError> {
+fn xrefs_to(target: &Target, arguments: XrefsToArguments) -> Result<XrefsToResult, ToolError> {
     let limit = page_limit(arguments.limit);
     let references = target.query_document(|provider, document| {
-        provider.xrefs_to(document, arguments.address, arguments.cursor, limit)
+        provider.xrefs_to(
+            document,
+            arguments.address,
+            arguments.page.cursor.as_deref(),
+            limit,
+        )
     })?;
     Ok(XrefsToResult {
         document: target.document()?.to_owned(),
@@ -369,7 +366,7 @@ impl ToolResult for XrefsToResult {
 type GraphQuery =
     fn(&dyn Provider, &str, Address, Option<&str>, usize) -> Result<CallGraph, ProviderError>;
 
-fn callers(target: &Target, arguments: CallGraphArguments<'_>) -> Result<CallersResult, ToolError> {
+fn callers(target: &Target, arguments: CallGraphArguments) -> Result<CallersResult, ToolError> {
     let (page, callers) = call_graph(
         target,
         &arguments,
@@ -378,7 +375,7 @@ fn callers(target: &Target, arguments: CallGraphArguments<'_>) -> Result<Callers
     Ok(CallersResult { page, callers })
 }
 
-fn callees(target: &Target, arguments: CallGraphArguments<'_>) -> Result<CalleesResult, ToolError> {
+fn callees(target: &Target, arguments: CallGraphArguments) -> Result<CalleesResult, ToolError> {
     let (page, callees) = call_graph(
         target,
         &arguments,
@@ -389,13 +386,19 @@ fn callees(target: &Target, arguments: CallGraphArguments<'_>) -> Result<Callees
 
 fn call_graph(
     target: &Target,
-    arguments: &CallGraphArguments<'_>,
+    arguments: &CallGraphArguments,
     query: GraphQuery,
 ) -> Result<(GraphPage, Vec<CallEdge>), ToolError> {
-    let procedure = target.resolve_procedure(arguments.procedure)?;
+    let procedure = target.resolve_procedure(&arguments.procedure)?;
     let limit = page_limit(arguments.limit);
     let graph = target.query_document(|provider, document| {
-        query(provider, document, procedure, arguments.cursor, limit)
+        query(
+            provider,
+            document,
+            procedure,
+            arguments.page.cursor.as_deref(),
+            limit,
+        )
     })?;
     let page = GraphPage {
         analysis: graph.analysis,

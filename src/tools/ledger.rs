@@ -1,82 +1,75 @@
 //! Ledger tools: page through and fetch retained Evidence. They read the ledger and append
 //! nothing to it.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::arguments::EVIDENCE_ID_PATTERN;
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{Kind, Parameter, tool_arguments};
 use super::schema::{any, array, count, nullable_string, object, string};
-use super::spec::{ToolResult, ToolSpec, read};
+use super::spec::{Handler, ToolResult, ToolSpec};
 use crate::session::{EvidenceId, EvidenceRecord, Session};
 
 /// Default and largest page of `list_evidence`.
 const DEFAULT_EVIDENCE_PAGE: u64 = 50;
 const MAX_EVIDENCE_PAGE: u64 = 100;
 
-tool_arguments! {
-    /// The arguments of `list_evidence`.
-    pub(super) struct ListEvidenceArguments<'a> {
-        cursor: Option<&'a str> = Parameter {
-            name: "cursor",
-            description: "The `next_cursor` of the previous page (an Evidence ID); omit \
-                for the first page.",
-            kind: Kind::EvidenceId,
-            required: false,
-        },
-        limit: u64 = Parameter {
-            name: "limit",
-            description: "Most records in the page (1 to 100, default 50).",
-            kind: Kind::Integer {
-                min: 1,
-                max: MAX_EVIDENCE_PAGE,
-                default: DEFAULT_EVIDENCE_PAGE,
-            },
-            required: false,
-        },
-    }
+fn default_evidence_page() -> u64 {
+    DEFAULT_EVIDENCE_PAGE
 }
 
-tool_arguments! {
-    /// The arguments of `get_evidence`.
-    pub(super) struct GetEvidenceArguments<'a> {
-        id: &'a str = Parameter {
-            name: "id",
-            description: "The Evidence ID, e.g. `ev-000000000042`.",
-            kind: Kind::EvidenceId,
-            required: true,
-        },
-    }
+/// The arguments of `list_evidence`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ListEvidenceArguments {
+    /// The `next_cursor` of the previous page (an Evidence ID); omit for the first page.
+    #[schemars(regex(pattern = EVIDENCE_ID_PATTERN))]
+    cursor: Option<String>,
+    /// Most records in the page (1 to 100, default 50).
+    #[serde(default = "default_evidence_page")]
+    #[schemars(range(min = 1, max = MAX_EVIDENCE_PAGE))]
+    limit: u64,
 }
 
-pub(super) const TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        name: "list_evidence",
-        title: "List Evidence",
-        description: "Page through the Evidence ledger of the open session, oldest first: \
+/// The arguments of `get_evidence`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct GetEvidenceArguments {
+    /// The Evidence ID, e.g. `ev-000000000042`.
+    #[schemars(regex(pattern = EVIDENCE_ID_PATTERN))]
+    id: String,
+}
+
+/// The ledger tools, in catalog order.
+pub(super) fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "list_evidence",
+            title: "List Evidence",
+            description: "Page through the Evidence ledger of the open session, oldest first: \
             each record's ID, sequence, operation, arguments, provider and document (fetch \
             the result with get_evidence). Pass `next_cursor` back as `cursor` for the next \
             page.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: read!(list_evidence),
-    },
-    ToolSpec {
-        name: "get_evidence",
-        title: "Get Evidence",
-        description: "One retained Evidence record in full: ID, sequence, the operation that \
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::read(list_evidence),
+        },
+        ToolSpec {
+            name: "get_evidence",
+            title: "Get Evidence",
+            description: "One retained Evidence record in full: ID, sequence, the operation that \
             observed it, its arguments and result, provider and document.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: read!(get_evidence),
-    },
-];
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::read(get_evidence),
+        },
+    ]
+}
 
 fn list_evidence(
     session: &Session,
-    arguments: ListEvidenceArguments<'_>,
+    arguments: ListEvidenceArguments,
 ) -> Result<ListEvidenceResult, ToolError> {
     let limit = usize::try_from(arguments.limit).unwrap_or(usize::MAX);
-    let page = session.list_evidence(arguments.cursor, limit)?;
+    let page = session.list_evidence(arguments.cursor.as_deref(), limit)?;
     Ok(ListEvidenceResult {
         evidence: page
             .records
@@ -132,9 +125,9 @@ impl EvidenceSummary {
 
 fn get_evidence(
     session: &Session,
-    arguments: GetEvidenceArguments<'_>,
+    arguments: GetEvidenceArguments,
 ) -> Result<EvidenceRecord, ToolError> {
-    Ok(session.evidence(arguments.id)?.as_ref().clone())
+    Ok(session.evidence(&arguments.id)?.as_ref().clone())
 }
 
 /// The result of `get_evidence`: the record.

@@ -110,6 +110,7 @@
 //! `toolbox.rs`.
 
 mod analysis;
+mod arguments;
 mod artifacts;
 mod binary;
 mod captures;
@@ -117,14 +118,13 @@ mod code;
 mod definition;
 mod ledger;
 mod outcome;
-mod parameters;
 mod residuals;
 mod schema;
 mod spec;
 mod toolbox;
 
+pub use arguments::ArgumentError;
 pub use binary::OPEN_SUMMARY_DOCUMENTS;
 pub use definition::{ToolAnnotations, ToolDefinition, ToolKind};
 pub use outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
-pub use parameters::ArgumentError;
 pub use toolbox::{MAX_RESULT_BYTES, ToolBox};

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::parameters::ArgumentError;
+use super::arguments::ArgumentError;
 use crate::claims::ClaimError;
 use crate::inventory::{CompareError, InventoryError, PageSizeError};
 use crate::providers::{LoadError, OpenError};
@@ -151,6 +151,15 @@ pub enum ToolError {
     Cancelled {
         /// The tool.
         tool: &'static str,
+    },
+    /// Arguments that fit the input schema could not be read into the tool's argument type (a
+    /// bug: the schema is generated from that type).
+    #[error("the arguments of {tool} could not be read: {reason}")]
+    Decoding {
+        /// The tool.
+        tool: &'static str,
+        /// What went wrong.
+        reason: String,
     },
     /// The result could not be turned into a JSON object (a bug in a tool or a provider type).
     #[error("the result of {tool} could not be encoded: {reason}")]

@@ -1,14 +1,16 @@
 //! Residual-unknown tools: register, refine, resolve (with Evidence only) and list. They change
 //! or read the session's registry and append no Evidence.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::arguments::{ArgumentError, EVIDENCE_ID_PATTERN};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::parameters::{ArgumentError, Kind, Parameter, choice, tool_arguments};
 use super::schema::{array, count, nullable_string, object, string};
-use super::spec::{ToolResult, ToolSpec, change, read};
+use super::spec::{Handler, ToolResult, ToolSpec};
+use crate::core::MAX_VALUE_CHARS;
 use crate::session::{Cancel, Session};
 use crate::unknowns::{
     MAX_RESOLVING_EVIDENCE, ResolutionDraft, RevisionFilter, StatusFilter, Unknown, UnknownDraft,
@@ -28,214 +30,174 @@ const RECORDS: ToolAnnotations = ToolAnnotations {
     open_world_hint: false,
 };
 
-const QUESTION: Parameter = Parameter {
-    name: "question",
-    description: "The open question, e.g. `What does 0x401000 decrypt?` (1 to 4,096 characters).",
-    kind: Kind::Text,
-    required: true,
-};
-
-const DOCUMENT: Parameter = Parameter {
-    name: "document",
-    description: "The document the question concerns, if any.",
-    kind: Kind::Text,
-    required: false,
-};
-
-const PROCEDURE: Parameter = Parameter {
-    name: "procedure",
-    description: "The procedure (address or name) the question concerns, if any.",
-    kind: Kind::Text,
-    required: false,
-};
-
-const ID: Parameter = Parameter {
-    name: "id",
-    description: "The ID of the current head of a residual unknown, e.g. `unk-000000000003`.",
-    kind: Kind::Text,
-    required: true,
-};
-
-choice! {
-    /// Which statuses `list_unknowns` lists.
-    pub(super) enum Status {
-        All = "all",
-        Open = "open",
-        Resolved = "resolved",
-    }
+fn default_unknown_page() -> u64 {
+    DEFAULT_UNKNOWN_PAGE
 }
 
-choice! {
-    /// Which revisions `list_unknowns` lists.
-    pub(super) enum Revisions {
-        Heads = "heads",
-        All = "all",
-    }
+/// Which statuses `list_unknowns` lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Status {
+    #[default]
+    All,
+    Open,
+    Resolved,
 }
 
-tool_arguments! {
-    /// The arguments of `register_unknown`.
-    pub(super) struct RegisterArguments<'a> {
-        question: &'a str = QUESTION,
-        document: Option<&'a str> = DOCUMENT,
-        procedure: Option<&'a str> = PROCEDURE,
-    }
+/// Which revisions `list_unknowns` lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Revisions {
+    #[default]
+    Heads,
+    All,
 }
 
-tool_arguments! {
-    /// The arguments of `refine_unknown`.
-    pub(super) struct RefineArguments<'a> {
-        id: &'a str = ID,
-        question: &'a str = QUESTION,
-        document: Option<&'a str> = DOCUMENT,
-        procedure: Option<&'a str> = PROCEDURE,
-    }
+/// What an unknown concerns: the question, and the document and procedure if any.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct Concerns {
+    /// The open question, e.g. `What does 0x401000 decrypt?` (1 to 4,096 characters).
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    question: String,
+    /// The document the question concerns, if any.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    document: Option<String>,
+    /// The procedure (address or name) the question concerns, if any.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    procedure: Option<String>,
 }
 
-tool_arguments! {
-    /// The arguments of `resolve_unknown`.
-    pub(super) struct ResolveArguments<'a> {
-        id: &'a str = ID,
-        evidence: Vec<String> = Parameter {
-            name: "evidence",
-            description: "Evidence IDs that answer the question (1 to 100).",
-            kind: Kind::EvidenceIds {
-                max_items: MAX_RESOLVING_EVIDENCE,
-            },
-            required: true,
-        },
-        note: Option<&'a str> = Parameter {
-            name: "note",
-            description: "A short answer, if any.",
-            kind: Kind::Text,
-            required: false,
-        },
-    }
+/// The arguments of `register_unknown`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct RegisterArguments {
+    #[serde(flatten)]
+    concerns: Concerns,
 }
 
-tool_arguments! {
-    /// The arguments of `list_unknowns`.
-    pub(super) struct ListArguments<'a> {
-        status: Status = Parameter {
-            name: "status",
-            description: "Which statuses to list.",
-            kind: Kind::Choice(Status::OPTIONS),
-            required: false,
-        },
-        revisions: Revisions = Parameter {
-            name: "revisions",
-            description: "Current heads only, or every revision.",
-            kind: Kind::Choice(Revisions::OPTIONS),
-            required: false,
-        },
-        document: Option<&'a str> = DOCUMENT,
-        procedure: Option<&'a str> = PROCEDURE,
-        cursor: Option<&'a str> = Parameter {
-            name: "cursor",
-            description: "The `next_cursor` of the previous page (an unknown ID); omit for \
-                the first page.",
-            kind: Kind::Text,
-            required: false,
-        },
-        limit: u64 = Parameter {
-            name: "limit",
-            description: "Most unknowns in the page (1 to 100, default 50).",
-            kind: Kind::Integer {
-                min: 1,
-                max: MAX_UNKNOWN_PAGE,
-                default: DEFAULT_UNKNOWN_PAGE,
-            },
-            required: false,
-        },
-    }
+/// The arguments of `refine_unknown`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct RefineArguments {
+    /// The ID of the current head of a residual unknown, e.g. `unk-000000000003`.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    id: String,
+    #[serde(flatten)]
+    concerns: Concerns,
 }
 
-pub(super) const TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        name: "register_unknown",
-        title: "Register Residual Unknown",
-        description: "Record an open question of the investigation (a residual unknown), \
+/// The arguments of `resolve_unknown`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ResolveArguments {
+    /// The ID of the current head of a residual unknown, e.g. `unk-000000000003`.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    id: String,
+    /// Evidence IDs that answer the question (1 to 100).
+    #[schemars(length(min = 1, max = MAX_RESOLVING_EVIDENCE), inner(regex(pattern = EVIDENCE_ID_PATTERN)))]
+    evidence: Vec<String>,
+    /// A short answer, if any.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    note: Option<String>,
+}
+
+/// The arguments of `list_unknowns`.
+#[derive(Deserialize, JsonSchema)]
+pub(super) struct ListArguments {
+    /// Which statuses to list.
+    #[serde(default)]
+    status: Status,
+    /// Current heads only, or every revision.
+    #[serde(default)]
+    revisions: Revisions,
+    /// The document the question concerns, if any.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    document: Option<String>,
+    /// The procedure (address or name) the question concerns, if any.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    procedure: Option<String>,
+    /// The `next_cursor` of the previous page (an unknown ID); omit for the first page.
+    #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
+    cursor: Option<String>,
+    /// Most unknowns in the page (1 to 100, default 50).
+    #[serde(default = "default_unknown_page")]
+    #[schemars(range(min = 1, max = MAX_UNKNOWN_PAGE))]
+    limit: u64,
+}
+
+/// The residual-unknown tools, in catalog order.
+pub(super) fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "register_unknown",
+            title: "Register Residual Unknown",
+            description: "Record an open question of the investigation (a residual unknown), \
             optionally about a document or procedure. It is offered for completion until it is \
             resolved; closing the binary discards it.",
-        annotations: RECORDS,
-        handler: change!(register),
-    },
-    ToolSpec {
-        name: "refine_unknown",
-        title: "Refine Residual Unknown",
-        description: "Record a sharper revision of an open residual unknown. The new revision \
+            annotations: RECORDS,
+            handler: Handler::change(register),
+        },
+        ToolSpec {
+            name: "refine_unknown",
+            title: "Refine Residual Unknown",
+            description: "Record a sharper revision of an open residual unknown. The new revision \
             gets its own ID and becomes the head; the old one is kept as superseded.",
-        annotations: RECORDS,
-        handler: change!(refine),
-    },
-    ToolSpec {
-        name: "resolve_unknown",
-        title: "Resolve Residual Unknown",
-        description: "Resolve the head of a residual unknown with Evidence: every cited \
+            annotations: RECORDS,
+            handler: Handler::change(refine),
+        },
+        ToolSpec {
+            name: "resolve_unknown",
+            title: "Resolve Residual Unknown",
+            description: "Resolve the head of a residual unknown with Evidence: every cited \
             Evidence ID must be retained in the ledger (an error names the missing ones). \
             Resolution is final.",
-        annotations: RECORDS,
-        handler: change!(resolve),
-    },
-    ToolSpec {
-        name: "list_unknowns",
-        title: "List Residual Unknowns",
-        description: "Residual unknowns in creation order, filtered by status (`all`, `open`, \
+            annotations: RECORDS,
+            handler: Handler::change(resolve),
+        },
+        ToolSpec {
+            name: "list_unknowns",
+            title: "List Residual Unknowns",
+            description: "Residual unknowns in creation order, filtered by status (`all`, `open`, \
             `resolved`), revisions (`heads` or `all`, superseded ones included), document and \
             procedure, one page at a time: pass `next_cursor` back as `cursor` for the next \
             page.",
-        annotations: ToolAnnotations::READ_ONLY,
-        handler: read!(list),
-    },
-];
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::read(list),
+        },
+    ]
+}
 
-fn draft(question: &str, document: Option<&str>, procedure: Option<&str>) -> UnknownDraft {
+fn draft(concerns: Concerns) -> UnknownDraft {
     UnknownDraft {
-        question: question.to_owned(),
-        document: document.map(str::to_owned),
-        procedure: procedure.map(str::to_owned),
+        question: concerns.question,
+        document: concerns.document,
+        procedure: concerns.procedure,
     }
 }
 
 fn register(
     session: &Session,
-    arguments: RegisterArguments<'_>,
+    arguments: RegisterArguments,
     cancel: &Cancel,
 ) -> Result<Unknown, ToolError> {
-    let RegisterArguments {
-        question,
-        document,
-        procedure,
-        ..
-    } = arguments;
-    Ok(session.register_unknown_unless(draft(question, document, procedure), cancel)?)
+    Ok(session.register_unknown_unless(draft(arguments.concerns), cancel)?)
 }
 
 fn refine(
     session: &Session,
-    arguments: RefineArguments<'_>,
+    arguments: RefineArguments,
     cancel: &Cancel,
 ) -> Result<Unknown, ToolError> {
-    let RefineArguments {
-        id,
-        question,
-        document,
-        procedure,
-        ..
-    } = arguments;
-    Ok(session.refine_unknown_unless(id, draft(question, document, procedure), cancel)?)
+    Ok(session.refine_unknown_unless(&arguments.id, draft(arguments.concerns), cancel)?)
 }
 
 fn resolve(
     session: &Session,
-    arguments: ResolveArguments<'_>,
+    arguments: ResolveArguments,
     cancel: &Cancel,
 ) -> Result<Unknown, ToolError> {
     let resolution = ResolutionDraft {
         evidence: arguments.evidence,
-        note: arguments.note.map(str::to_owned),
+        note: arguments.note,
     };
-    Ok(session.resolve_unknown_unless(arguments.id, resolution, cancel)?)
+    Ok(session.resolve_unknown_unless(&arguments.id, resolution, cancel)?)
 }
 
 /// The result of `register_unknown`, `refine_unknown` and `resolve_unknown`: the revision.
@@ -245,7 +207,7 @@ impl ToolResult for Unknown {
     }
 }
 
-fn list(session: &Session, arguments: ListArguments<'_>) -> Result<ListUnknownsResult, ToolError> {
+fn list(session: &Session, arguments: ListArguments) -> Result<ListUnknownsResult, ToolError> {
     let filter = UnknownFilter {
         status: match arguments.status {
             Status::All => StatusFilter::All,
@@ -256,11 +218,11 @@ fn list(session: &Session, arguments: ListArguments<'_>) -> Result<ListUnknownsR
             Revisions::Heads => RevisionFilter::Heads,
             Revisions::All => RevisionFilter::All,
         },
-        document: arguments.document.map(str::to_owned),
-        procedure: arguments.procedure.map(str::to_owned),
+        document: arguments.document,
+        procedure: arguments.procedure,
     };
     let unknowns = session.list_unknowns(&filter);
-    let start = match arguments.cursor {
+    let start = match arguments.cursor.as_deref() {
         None => 0,
         Some(cursor) => {
             let valid = cursor.strip_prefix("unk-").is_some_and(|digits| {

@@ -1,20 +1,21 @@
 //! [`ToolSpec`]: one catalog entry, its [`Handler`], and what the tool files share. The tool
 //! files and the [`super::ToolBox`] both import this file; it imports neither.
 //!
-//! A handler is a plain function from its typed arguments (declared with
-//! [`tool_arguments!`](super::parameters::tool_arguments)) to its typed result (a
-//! [`ToolResult`]); the [`observe!`], [`change!`], [`read!`] and [`retain!`] macros wrap it
-//! into a [`Handler`], taking its parameter table from the argument type and its output schema
-//! from the result type, so neither is written a second time.
+//! A handler is a plain function from its argument type (deriving `Deserialize` and
+//! `JsonSchema`, see [`super::arguments`]) to its result type (a [`ToolResult`]). The four
+//! constructors [`Handler::observe`], [`Handler::change`], [`Handler::read`] and
+//! [`Handler::retain`] take that function and fix whether Evidence is recorded; the input
+//! schema comes from the argument type and the output schema from the result type, so neither
+//! is written a second time.
 
+use schemars::JsonSchema;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::arguments::{InputSchema, SESSION, session_schema};
 use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKind};
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError};
-use super::parameters::{
-    Arguments, FromArguments, Parameter, SESSION, input_schema, session_schema,
-};
 use super::schema::{string, with_optional_property, with_property};
 use crate::session::{Cancel, Operation, Session, Target};
 
@@ -25,6 +26,12 @@ pub(crate) trait ToolResult: Serialize {
     /// The JSON Schema of the serialized result: every field listed, required, and no other.
     fn output_schema() -> Value;
 }
+
+/// A tool's argument type: deserialized from the arguments once they fit the schema generated
+/// from it.
+pub(crate) trait ToolArguments: DeserializeOwned + JsonSchema + 'static {}
+
+impl<A: DeserializeOwned + JsonSchema + 'static> ToolArguments for A {}
 
 /// The tool that opens a binary, and a binary session when it names none.
 pub(crate) const OPEN_BINARY: &str = "open_binary";
@@ -38,10 +45,28 @@ pub(crate) const SESSION_FIELD: &str = "session";
 /// A result object, as the [`super::ToolBox`] sends and records it.
 pub(crate) type ResultObject = Map<String, Value>;
 
-/// Runs one tool: its parameters, the schema of its result, and how it runs.
+/// The checked arguments of a call, without `session`.
+pub(crate) type Checked = Map<String, Value>;
+
+type Observer =
+    Box<dyn Fn(&'static str, &Target, Checked) -> Result<ResultObject, ToolError> + Send + Sync>;
+type Changer = Box<
+    dyn Fn(&'static str, &Session, Checked, &Cancel) -> Result<ResultObject, ToolError>
+        + Send
+        + Sync,
+>;
+type Reader =
+    Box<dyn Fn(&'static str, &Session, Checked) -> Result<ResultObject, ToolError> + Send + Sync>;
+type Retainer = Box<
+    dyn Fn(&'static str, &Session, Checked, &Cancel) -> Result<Retained<ResultObject>, ToolError>
+        + Send
+        + Sync,
+>;
+
+/// Runs one tool: its input schema, the schema of its result, and how it runs.
 pub(crate) struct Handler {
-    /// The parameters, from the handler's typed argument struct.
-    pub(crate) parameters: &'static [Parameter],
+    /// The input schema, generated from the handler's argument type.
+    pub(crate) input: fn() -> InputSchema,
     /// The output schema, from the handler's result type.
     pub(crate) output: fn() -> Value,
     /// How it runs.
@@ -54,19 +79,16 @@ pub(crate) enum Run {
     /// Observes the open binary: the [`super::ToolBox`] picks the target from the optional
     /// `provider` and `document` arguments, checks that the provider supports `operation`,
     /// runs `run`, and records the result as Evidence.
-    Observe {
-        operation: Operation,
-        run: fn(&Target, &Arguments<'_>) -> Result<ResultObject, ToolError>,
-    },
+    Observe { operation: Operation, run: Observer },
     /// Changes the session; no Evidence. Long work (opening) stops when the cancel is set.
-    Change(fn(&Session, &Arguments<'_>, &Cancel) -> Result<ResultObject, ToolError>),
+    Change(Changer),
     /// Reads the session or the ledger; no Evidence.
-    Read(fn(&Session, &Arguments<'_>) -> Result<ResultObject, ToolError>),
+    Read(Reader),
     /// Retains a document that no provider observed (an inventory page, an imported capture)
     /// as an unbound Evidence record: the [`super::ToolBox`] records `document` as the result
     /// and answers `reply` with the record's ID. Long work (a walk) stops when the cancel is
     /// set.
-    Retain(fn(&Session, &Arguments<'_>, &Cancel) -> Result<Retained<ResultObject>, ToolError>),
+    Retain(Retainer),
 }
 
 /// What a [`Run::Retain`] tool keeps and answers.
@@ -81,107 +103,67 @@ pub(crate) struct Retained<R> {
 }
 
 impl Handler {
-    /// An observation over `_handler`'s arguments and result (see [`observe!`]).
-    pub(crate) const fn observe<'a, A: FromArguments<'a>, R: ToolResult>(
-        _handler: fn(&Target, A) -> Result<R, ToolError>,
+    /// An observation by `handler` of the target, for `operation`.
+    pub(crate) fn observe<A: ToolArguments, R: ToolResult + 'static>(
         operation: Operation,
-        run: fn(&Target, &Arguments<'_>) -> Result<ResultObject, ToolError>,
+        handler: fn(&Target, A) -> Result<R, ToolError>,
     ) -> Handler {
         Handler {
-            parameters: A::PARAMETERS,
+            input: InputSchema::of::<A>,
             output: R::output_schema,
-            run: Run::Observe { operation, run },
+            run: Run::Observe {
+                operation,
+                run: Box::new(move |tool, target, arguments| {
+                    encode_result(tool, &handler(target, decode(tool, arguments)?)?)
+                }),
+            },
         }
     }
 
-    /// A session change over `_handler`'s arguments and result (see [`change!`]).
-    pub(crate) const fn change<'a, A: FromArguments<'a>, R: ToolResult>(
-        _handler: fn(&Session, A, &Cancel) -> Result<R, ToolError>,
-        run: fn(&Session, &Arguments<'_>, &Cancel) -> Result<ResultObject, ToolError>,
+    /// A session change by `handler`.
+    pub(crate) fn change<A: ToolArguments, R: ToolResult + 'static>(
+        handler: fn(&Session, A, &Cancel) -> Result<R, ToolError>,
     ) -> Handler {
         Handler {
-            parameters: A::PARAMETERS,
+            input: InputSchema::of::<A>,
             output: R::output_schema,
-            run: Run::Change(run),
+            run: Run::Change(Box::new(move |tool, session, arguments, cancel| {
+                encode_result(tool, &handler(session, decode(tool, arguments)?, cancel)?)
+            })),
         }
     }
 
-    /// A read over `_handler`'s arguments and result (see [`read!`]).
-    pub(crate) const fn read<'a, A: FromArguments<'a>, R: ToolResult>(
-        _handler: fn(&Session, A) -> Result<R, ToolError>,
-        run: fn(&Session, &Arguments<'_>) -> Result<ResultObject, ToolError>,
+    /// A read of the session by `handler`.
+    pub(crate) fn read<A: ToolArguments, R: ToolResult + 'static>(
+        handler: fn(&Session, A) -> Result<R, ToolError>,
     ) -> Handler {
         Handler {
-            parameters: A::PARAMETERS,
+            input: InputSchema::of::<A>,
             output: R::output_schema,
-            run: Run::Read(run),
+            run: Run::Read(Box::new(move |tool, session, arguments| {
+                encode_result(tool, &handler(session, decode(tool, arguments)?)?)
+            })),
         }
     }
 
-    /// A retaining tool over `_handler`'s arguments and result (see [`retain!`]).
-    pub(crate) const fn retain<'a, A: FromArguments<'a>, R: ToolResult>(
-        _handler: fn(&Session, A, &Cancel) -> Result<Retained<R>, ToolError>,
-        run: fn(&Session, &Arguments<'_>, &Cancel) -> Result<Retained<ResultObject>, ToolError>,
+    /// A tool whose `handler` retains a document as an unbound observation.
+    pub(crate) fn retain<A: ToolArguments, R: ToolResult + 'static>(
+        handler: fn(&Session, A, &Cancel) -> Result<Retained<R>, ToolError>,
     ) -> Handler {
         Handler {
-            parameters: A::PARAMETERS,
+            input: InputSchema::of::<A>,
             output: R::output_schema,
-            run: Run::Retain(run),
+            run: Run::Retain(Box::new(move |tool, session, arguments, cancel| {
+                let retained = handler(session, decode(tool, arguments)?, cancel)?;
+                Ok(Retained {
+                    reply: encode_result(tool, &retained.reply)?,
+                    document: retained.document,
+                    recorded_arguments: retained.recorded_arguments,
+                })
+            })),
         }
     }
 }
-
-/// `observe!(Operation::X, handler)`: a [`Run::Observe`] handler from
-/// `fn(&Target, Arguments) -> Result<impl ToolResult, ToolError>`.
-macro_rules! observe {
-    ($operation:expr, $handler:path) => {
-        $crate::tools::spec::Handler::observe($handler, $operation, |target, arguments| {
-            let result = $handler(target, arguments.typed()?)?;
-            $crate::tools::spec::encode_result(arguments.tool(), &result)
-        })
-    };
-}
-pub(crate) use observe;
-
-/// `change!(handler)`: a [`Run::Change`] handler from
-/// `fn(&Session, Arguments, &Cancel) -> Result<impl ToolResult, ToolError>`.
-macro_rules! change {
-    ($handler:path) => {
-        $crate::tools::spec::Handler::change($handler, |session, arguments, cancel| {
-            let result = $handler(session, arguments.typed()?, cancel)?;
-            $crate::tools::spec::encode_result(arguments.tool(), &result)
-        })
-    };
-}
-pub(crate) use change;
-
-/// `read!(handler)`: a [`Run::Read`] handler from
-/// `fn(&Session, Arguments) -> Result<impl ToolResult, ToolError>`.
-macro_rules! read {
-    ($handler:path) => {
-        $crate::tools::spec::Handler::read($handler, |session, arguments| {
-            let result = $handler(session, arguments.typed()?)?;
-            $crate::tools::spec::encode_result(arguments.tool(), &result)
-        })
-    };
-}
-pub(crate) use read;
-
-/// `retain!(handler)`: a [`Run::Retain`] handler from
-/// `fn(&Session, Arguments, &Cancel) -> Result<Retained<impl ToolResult>, ToolError>`.
-macro_rules! retain {
-    ($handler:path) => {
-        $crate::tools::spec::Handler::retain($handler, |session, arguments, cancel| {
-            let retained = $handler(session, arguments.typed()?, cancel)?;
-            Ok($crate::tools::spec::Retained {
-                reply: $crate::tools::spec::encode_result(arguments.tool(), &retained.reply)?,
-                document: retained.document,
-                recorded_arguments: retained.recorded_arguments,
-            })
-        })
-    };
-}
-pub(crate) use retain;
 
 /// One catalog entry: the tool's definition and its handler.
 pub(crate) struct ToolSpec {
@@ -193,8 +175,9 @@ pub(crate) struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// The definition `tools/list` shows.
-    pub(crate) fn definition(&self) -> ToolDefinition {
+    /// The definition `tools/list` shows, with `input`, the schema made by the handler's
+    /// `input`.
+    pub(crate) fn definition(&self, input: &InputSchema) -> ToolDefinition {
         let (kind, operation) = match self.handler.run {
             Run::Observe { operation, .. } => (ToolKind::Observation, Some(operation)),
             Run::Retain(_) => (ToolKind::Observation, None),
@@ -216,11 +199,8 @@ impl ToolSpec {
                 string("The handle of the binary session: pass it as `session` to name it."),
             );
         }
-        let input_schema = with_optional_property(
-            input_schema(self.handler.parameters),
-            SESSION.name,
-            session_schema(),
-        );
+        let input_schema =
+            with_optional_property(input.schema().clone(), SESSION, session_schema());
         ToolDefinition::new(DefinitionParts {
             name: self.name,
             title: self.title,
@@ -255,6 +235,30 @@ pub(crate) fn encode_result<R: Serialize>(
 /// Serializes a session or provider value (a document to retain, ...).
 pub(crate) fn encode<T: Serialize>(tool: &'static str, value: &T) -> Result<Value, ToolError> {
     serde_json::to_value(value).map_err(|error| ToolError::Encoding {
+        tool,
+        reason: error.to_string(),
+    })
+}
+
+/// Deserializes checked arguments into the tool's argument type. Integral numbers written as
+/// floats (`5.0`, which JSON Schema counts as integers) are read as integers.
+pub(crate) fn decode<A: DeserializeOwned>(
+    tool: &'static str,
+    mut values: Map<String, Value>,
+) -> Result<A, ToolError> {
+    for value in values.values_mut() {
+        if let Value::Number(number) = value
+            && number.is_f64()
+            && let Some(float) = number.as_f64()
+            && float.fract() == 0.0
+            && (0.0..=18_446_744_073_709_551_615.0).contains(&float)
+        {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // integral, in range
+            let integer = float as u64;
+            *value = Value::from(integer);
+        }
+    }
+    serde_json::from_value(Value::Object(values)).map_err(|error| ToolError::Decoding {
         tool,
         reason: error.to_string(),
     })

@@ -1,14 +1,14 @@
 //! [`ToolBox`]: the catalog, argument checking, dispatch, Evidence recording and availability.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::{Map, Value};
 
+use super::arguments::{InputSchema, TargetArguments, split_session};
 use super::definition::ToolDefinition;
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
-use super::parameters::{Arguments, split_session};
-use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec};
+use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec, decode};
 use super::{analysis, artifacts, binary, captures, code, ledger, residuals};
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::session::{
@@ -16,17 +16,44 @@ use crate::session::{
     SessionStore, StoreConfig, StoreError, Target,
 };
 
-/// The catalog, in `tools/list` order. A group of tools is one file with a `TOOLS` list; a
+/// The catalog, in `tools/list` order. A group of tools is one file with a `tools()` list; a
 /// new group is one more line.
-const CATALOG: [&[ToolSpec]; 7] = [
-    binary::TOOLS,
-    analysis::TOOLS,
-    code::TOOLS,
-    ledger::TOOLS,
-    residuals::TOOLS,
-    artifacts::TOOLS,
-    captures::TOOLS,
-];
+fn catalog() -> impl Iterator<Item = ToolSpec> {
+    [
+        binary::tools(),
+        analysis::tools(),
+        code::tools(),
+        ledger::tools(),
+        residuals::tools(),
+        artifacts::tools(),
+        captures::tools(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// One tool of the catalog with what is made once per process: its input schema (with the
+/// compiled validator) and its definition.
+struct Tool {
+    spec: ToolSpec,
+    input: InputSchema,
+    definition: ToolDefinition,
+}
+
+/// The catalog, built on first use: every toolbox shares the compiled validators.
+static CATALOG: LazyLock<Vec<Tool>> = LazyLock::new(|| {
+    catalog()
+        .map(|spec| {
+            let input = (spec.handler.input)();
+            let definition = spec.definition(&input);
+            Tool {
+                spec,
+                input,
+                definition,
+            }
+        })
+        .collect()
+});
 
 /// What the built-in native provider supports: every operation but `decompile`. With no
 /// binary open, provider-backed tools are offered when this includes their operation (or a
@@ -53,13 +80,13 @@ pub struct ToolBox {
     store: Arc<SessionStore>,
     /// The client of [`ToolBox::call`] and [`ToolBox::call_cancellable`].
     own_client: ClientSessions,
-    specs: Vec<&'static ToolSpec>,
+    specs: &'static [Tool],
     definitions: Vec<ToolDefinition>,
 }
 
 impl fmt::Debug for ToolBox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.specs.iter().map(|spec| spec.name).collect();
+        let names: Vec<&str> = self.specs.iter().map(|tool| tool.spec.name).collect();
         f.debug_struct("ToolBox")
             .field("store", &self.store)
             .field("tools", &names)
@@ -111,8 +138,8 @@ impl ToolBox {
 
     /// The full catalog over the sessions of `store`.
     pub fn with_store(store: Arc<SessionStore>) -> ToolBox {
-        let specs: Vec<&'static ToolSpec> = CATALOG.into_iter().flatten().collect();
-        let definitions = specs.iter().map(|spec| spec.definition()).collect();
+        let specs: &'static [Tool] = &CATALOG;
+        let definitions = specs.iter().map(|tool| tool.definition.clone()).collect();
         ToolBox {
             store,
             own_client: ClientSessions::new(),
@@ -187,12 +214,12 @@ impl ToolBox {
         arguments: &Map<String, Value>,
         cancel: &Cancel,
     ) -> Result<ToolOutcome, UnknownTool> {
-        let spec = self
+        let tool = self
             .specs
             .iter()
-            .find(|spec| spec.name == name)
+            .find(|tool| tool.spec.name == name)
             .ok_or_else(|| UnknownTool::new(name))?;
-        Ok(match self.run_in_session(client, spec, arguments, cancel) {
+        Ok(match self.run_in_session(client, tool, arguments, cancel) {
             Ok((result, Some(handle))) => ToolOutcome::success(result).in_session(handle),
             Ok((result, None)) => ToolOutcome::success(result),
             Err(error) => ToolOutcome::failure(&error),
@@ -203,14 +230,15 @@ impl ToolBox {
     fn run_in_session(
         &self,
         client: &ClientSessions,
-        spec: &ToolSpec,
+        tool: &Tool,
         arguments: &Map<String, Value>,
         cancel: &Cancel,
     ) -> Result<(Map<String, Value>, Option<SessionHandle>), ToolError> {
+        let spec = &tool.spec;
         let (named, arguments) = split_session(spec.name, arguments)?;
         let usage = session_use(spec.name);
         let chosen = self.choose(client, named.as_deref(), usage, &spec.handler.run)?;
-        let mut result = self.run(&chosen.session, spec, &arguments, cancel)?;
+        let mut result = self.run(&chosen.session, tool, &arguments, cancel)?;
         let handle = match chosen.handle {
             Some(handle) => handle,
             None if matches!(spec.handler.run, Run::Read(_)) => return Ok((result, None)),
@@ -278,24 +306,26 @@ impl ToolBox {
     fn run(
         &self,
         session: &Session,
-        spec: &ToolSpec,
+        tool: &Tool,
         arguments: &Map<String, Value>,
         cancel: &Cancel,
     ) -> Result<Map<String, Value>, ToolError> {
-        let checked = Arguments::check(spec.name, spec.handler.parameters, arguments)?;
-        match spec.handler.run {
+        let spec = &tool.spec;
+        tool.input.check(spec.name, arguments)?;
+        let checked = arguments.clone();
+        match &spec.handler.run {
             Run::Change(run) => {
-                let result = run(session, &checked, cancel)?;
+                let result = run(spec.name, session, checked, cancel)?;
                 check_size(spec.name, &result)?;
                 Ok(result)
             }
             Run::Read(run) => {
-                let result = run(session, &checked)?;
+                let result = run(spec.name, session, checked)?;
                 check_size(spec.name, &result)?;
                 Ok(result)
             }
             Run::Retain(run) => {
-                let retained = run(session, &checked, cancel)?;
+                let retained = run(spec.name, session, checked, cancel)?;
                 let mut reply = retained.reply;
                 check_size(spec.name, &reply)?;
                 let observation = Observation::unbound(
@@ -315,10 +345,10 @@ impl ToolBox {
                 Ok(reply)
             }
             Run::Observe { operation, run } => {
-                let (provider, document) = checked.target_selection();
-                let target = session.target(provider, document)?;
-                check_support(&target, operation)?;
-                let mut result = run(&target, &checked)?;
+                let TargetArguments { provider, document } = decode(spec.name, checked.clone())?;
+                let target = session.target(provider.as_deref(), document.as_deref())?;
+                check_support(&target, *operation)?;
+                let mut result = run(spec.name, &target, checked)?;
                 check_size(spec.name, &result)?;
                 let observation = target.observation(
                     spec.name,
