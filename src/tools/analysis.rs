@@ -1,7 +1,9 @@
 //! Static-analysis tools: procedures, segments, strings and bytes of a document. Each is an
 //! observation: its result is recorded as Evidence.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -9,9 +11,10 @@ use super::arguments::{ADDRESS_PATTERN, ArgumentError, CursorArgument, TargetArg
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::schema::{
-    array, count, flag, nullable_count, nullable_string, object, string, with_optional_property,
+    array, count, flag, hand_written, nullable_count, nullable_string, object, string,
+    with_optional_property,
 };
-use super::spec::{Handler, ToolResult, ToolSpec};
+use super::spec::{Handler, ToolSpec};
 use crate::base::notices::{self, Notice};
 use crate::core::{MAX_VALUE_CHARS, PROCEDURE_PAGE_SIZE};
 use crate::session::{
@@ -251,25 +254,31 @@ pub(super) struct ListImportsResult {
     page: ImportPage,
 }
 
-impl ToolResult for ListImportsResult {
-    fn output_schema() -> Value {
-        let symbol = object(json!({
-            "name": string("Display name (demangled when the raw name is mangled)."),
-            "raw_name": string("The name exactly as the binary stores it; `#<ordinal>` for a PE import by ordinal."),
-        }));
-        let import = object(json!({
-            "symbol": symbol,
-            "library": nullable_string("The library the format binds the symbol to, when it says."),
-            "version": nullable_string("The ELF symbol version, e.g. `GLIBC_2.2.5`, when it has one."),
-            "ordinal": nullable_count("The PE import ordinal (or hint) or the Mach-O library ordinal."),
-            "stub": nullable_string("Address of the stub the code calls (PLT entry, import thunk, Mach-O stub), when known."),
-            "slot": nullable_string("Address of the slot holding the target (GOT, IAT, lazy pointer), when known."),
-        }));
-        object(json!({
-            "document": string("The document listed."),
-            "imports": array(import, "This page's imports, in the format's order."),
-            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-        }))
+impl JsonSchema for ListImportsResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ListImportsResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let symbol = object(json!({
+                "name": string("Display name (demangled when the raw name is mangled)."),
+                "raw_name": string("The name exactly as the binary stores it; `#<ordinal>` for a PE import by ordinal."),
+            }));
+            let import = object(json!({
+                "symbol": symbol,
+                "library": nullable_string("The library the format binds the symbol to, when it says."),
+                "version": nullable_string("The ELF symbol version, e.g. `GLIBC_2.2.5`, when it has one."),
+                "ordinal": nullable_count("The PE import ordinal (or hint) or the Mach-O library ordinal."),
+                "stub": nullable_string("Address of the stub the code calls (PLT entry, import thunk, Mach-O stub), when known."),
+                "slot": nullable_string("Address of the slot holding the target (GOT, IAT, lazy pointer), when known."),
+            }));
+            object(json!({
+                "document": string("The document listed."),
+                "imports": array(import, "This page's imports, in the format's order."),
+                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+            }))
+        })
     }
 }
 
@@ -314,25 +323,31 @@ struct ListedProcedure {
     aliases: Vec<String>,
 }
 
-impl ToolResult for ListProceduresResult {
-    fn output_schema() -> Value {
-        let entry = object(json!({
-            "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
-            "name": nullable_string("The primary name, or null when none is known."),
-        }));
-        let entry = with_optional_property(
-            entry,
-            "aliases",
-            array(
-                json!({"type": "string"}),
-                "Other names at the same address; absent when none is known.",
-            ),
-        );
-        object(json!({
-            "document": string("The document listed."),
-            "procedures": array(entry, "This page's procedures, in the provider's stable order."),
-            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-        }))
+impl JsonSchema for ListProceduresResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ListProceduresResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let entry = object(json!({
+                "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
+                "name": nullable_string("The primary name, or null when none is known."),
+            }));
+            let entry = with_optional_property(
+                entry,
+                "aliases",
+                array(
+                    json!({"type": "string"}),
+                    "Other names at the same address; absent when none is known.",
+                ),
+            );
+            object(json!({
+                "document": string("The document listed."),
+                "procedures": array(entry, "This page's procedures, in the provider's stable order."),
+                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+            }))
+        })
     }
 }
 
@@ -357,11 +372,17 @@ pub(super) struct ProcedureInfoResult {
     info: ProcedureInfo,
 }
 
-impl ToolResult for ProcedureInfoResult {
-    fn output_schema() -> Value {
-        let mut properties = procedure_properties();
-        properties["document"] = string("The document.");
-        object(properties)
+impl JsonSchema for ProcedureInfoResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ProcedureInfoResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let mut properties = procedure_properties();
+            properties["document"] = string("The document.");
+            object(properties)
+        })
     }
 }
 
@@ -398,13 +419,19 @@ pub(super) struct SearchProceduresResult {
     truncated: bool,
 }
 
-impl ToolResult for SearchProceduresResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "document": string("The document searched."),
-            "procedures": array(object(procedure_properties()), "Matching procedures, in address order."),
-            "truncated": flag("Whether more procedures matched than were returned."),
-        }))
+impl JsonSchema for SearchProceduresResult {
+    fn schema_name() -> Cow<'static, str> {
+        "SearchProceduresResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "document": string("The document searched."),
+                "procedures": array(object(procedure_properties()), "Matching procedures, in address order."),
+                "truncated": flag("Whether more procedures matched than were returned."),
+            }))
+        })
     }
 }
 
@@ -426,20 +453,26 @@ pub(super) struct ListSegmentsResult {
     segments: Vec<Segment>,
 }
 
-impl ToolResult for ListSegmentsResult {
-    fn output_schema() -> Value {
-        let segment = object(json!({
-            "name": string("Name, e.g. `.text` or `__TEXT,__text`."),
-            "address": string("Start address."),
-            "size": count("Size in memory, in bytes."),
-            "file_offset": nullable_count("Offset of its bytes in the file, if it has any."),
-            "file_size": count("Bytes backed by the file (0 for zero-fill regions)."),
-            "permissions": string("Permissions as `rwx` with `-` for absent ones, e.g. `r-x`."),
-        }));
-        object(json!({
-            "document": string("The document."),
-            "segments": array(segment, "Its segments, in address order."),
-        }))
+impl JsonSchema for ListSegmentsResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ListSegmentsResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let segment = object(json!({
+                "name": string("Name, e.g. `.text` or `__TEXT,__text`."),
+                "address": string("Start address."),
+                "size": count("Size in memory, in bytes."),
+                "file_offset": nullable_count("Offset of its bytes in the file, if it has any."),
+                "file_size": count("Bytes backed by the file (0 for zero-fill regions)."),
+                "permissions": string("Permissions as `rwx` with `-` for absent ones, e.g. `r-x`."),
+            }));
+            object(json!({
+                "document": string("The document."),
+                "segments": array(segment, "Its segments, in address order."),
+            }))
+        })
     }
 }
 
@@ -474,19 +507,25 @@ pub(super) struct SearchStringsResult {
     truncated: bool,
 }
 
-impl ToolResult for SearchStringsResult {
-    fn output_schema() -> Value {
-        let found = object(json!({
-            "address": string("Address of the first byte."),
-            "text": string("The string (at most 4096 characters)."),
-            "truncated": flag("Whether the string in the file is longer than `text`."),
-            "segment": string("The segment containing it."),
-        }));
-        object(json!({
-            "document": string("The document searched."),
-            "strings": array(found, "Matching strings, in address order."),
-            "truncated": flag("Whether the search stopped early (limit or scan bound reached)."),
-        }))
+impl JsonSchema for SearchStringsResult {
+    fn schema_name() -> Cow<'static, str> {
+        "SearchStringsResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let found = object(json!({
+                "address": string("Address of the first byte."),
+                "text": string("The string (at most 4096 characters)."),
+                "truncated": flag("Whether the string in the file is longer than `text`."),
+                "segment": string("The segment containing it."),
+            }));
+            object(json!({
+                "document": string("The document searched."),
+                "strings": array(found, "Matching strings, in address order."),
+                "truncated": flag("Whether the search stopped early (limit or scan bound reached)."),
+            }))
+        })
     }
 }
 
@@ -521,14 +560,20 @@ pub(super) struct ReadBytesResult {
     length: usize,
 }
 
-impl ToolResult for ReadBytesResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "document": string("The document read."),
-            "address": string("Address of the first byte, canonical (no leading zeros)."),
-            "length": count("Number of bytes read (fewer than asked when the region ends)."),
-            "hex": string("The bytes as lowercase hexadecimal, two digits per byte."),
-        }))
+impl JsonSchema for ReadBytesResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ReadBytesResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "document": string("The document read."),
+                "address": string("Address of the first byte, canonical (no leading zeros)."),
+                "length": count("Number of bytes read (fewer than asked when the region ends)."),
+                "hex": string("The bytes as lowercase hexadecimal, two digits per byte."),
+            }))
+        })
     }
 }
 

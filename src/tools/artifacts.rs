@@ -7,18 +7,19 @@
 //! read only those retained pages (never the file system) and append nothing; the Artifact
 //! manifest and Artifact occurrence completion families project the same pages.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::arguments::ArgumentError;
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, count, object, string};
-use super::spec::{Handler, Retained, ToolResult, ToolSpec, encode};
+use super::schema::{array, count, hand_written, object, string};
+use super::spec::{Handler, Retained, ToolSpec, encode};
 use crate::core::MAX_VALUE_CHARS;
 use crate::inventory::{
     DEFAULT_PAGE_SIZE, ExecutableFormat, Inventory, InventoryDiff, InventoryLimits, InventoryPage,
@@ -185,16 +186,20 @@ fn inventory_artifacts(
 }
 
 /// The result of `inventory_artifacts`: the page, which is also the retained document.
-impl ToolResult for InventoryPage {
+impl JsonSchema for InventoryPage {
+    fn schema_name() -> Cow<'static, str> {
+        "InventoryPage".into()
+    }
+
     /// The published Artifact Inventory v1 schema.
-    fn output_schema() -> Value {
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
         let mut schema: Value =
             serde_json::from_str(ARTIFACT_INVENTORY_V1).expect("the published schema is JSON");
         if let Some(object) = schema.as_object_mut() {
             object.remove("$schema");
             object.remove("$id");
         }
-        schema
+        hand_written(schema)
     }
 }
 
@@ -266,14 +271,20 @@ struct ListedItem {
     occurrence: Occurrence,
 }
 
-impl ToolResult for ListOccurrencesResult {
-    fn output_schema() -> Value {
-        let mut listed = occurrence_properties();
-        listed["manifest_id"] = string("The inventory's manifest ID.");
-        object(json!({
-            "manifest_id": string("The inventory listed."),
-            "occurrences": array(object(listed), "Matching occurrences, in path order."),
-        }))
+impl JsonSchema for ListOccurrencesResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ListOccurrencesResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let mut listed = occurrence_properties();
+            listed["manifest_id"] = string("The inventory's manifest ID.");
+            object(json!({
+                "manifest_id": string("The inventory listed."),
+                "occurrences": array(object(listed), "Matching occurrences, in path order."),
+            }))
+        })
     }
 }
 
@@ -285,21 +296,27 @@ fn compare(session: &Session, arguments: CompareArguments) -> Result<InventoryDi
 }
 
 /// The result of `compare_inventories`.
-impl ToolResult for InventoryDiff {
-    fn output_schema() -> Value {
-        let occurrence = object(occurrence_properties());
-        object(json!({
-            "before": string("Manifest ID of the first inventory."),
-            "after": string("Manifest ID of the second inventory."),
-            "added": array(occurrence.clone(), "Paths only `after` has."),
-            "removed": array(occurrence.clone(), "Paths only `before` has."),
-            "changed": array(object(json!({
-                "path": string("The path."),
-                "before": occurrence.clone(),
-                "after": occurrence,
-            })), "Paths both have, with different digests."),
-            "unchanged": count("Paths both have with the same digest."),
-        }))
+impl JsonSchema for InventoryDiff {
+    fn schema_name() -> Cow<'static, str> {
+        "InventoryDiff".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let occurrence = object(occurrence_properties());
+            object(json!({
+                "before": string("Manifest ID of the first inventory."),
+                "after": string("Manifest ID of the second inventory."),
+                "added": array(occurrence.clone(), "Paths only `after` has."),
+                "removed": array(occurrence.clone(), "Paths only `before` has."),
+                "changed": array(object(json!({
+                    "path": string("The path."),
+                    "before": occurrence.clone(),
+                    "after": occurrence,
+                })), "Paths both have, with different digests."),
+                "unchanged": count("Paths both have with the same digest."),
+            }))
+        })
     }
 }
 

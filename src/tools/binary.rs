@@ -1,17 +1,18 @@
 //! Binary-session tools: open and close a binary, list providers and documents, pick the current
 //! document.
 
+use std::borrow::Cow;
 use std::path::Path;
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::arguments::{CursorArgument, NoArguments};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, count, flag, nullable_string, object, string};
-use super::spec::{CLOSE_BINARY, Handler, OPEN_BINARY, ToolResult, ToolSpec};
+use super::schema::{array, count, flag, hand_written, nullable_string, object, string};
+use super::spec::{CLOSE_BINARY, Handler, OPEN_BINARY, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::providers::open_path_unless;
 use crate::session::{
@@ -195,20 +196,26 @@ impl OpenBinaryResult {
     }
 }
 
-impl ToolResult for OpenBinaryResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "label": string("The opened target: the path as given."),
-            "providers": array(json!({"type": "string"}), "Declared provider identities; the first is current."),
-            "document_count": count("How many documents the current provider lists."),
-            "documents": array(document_schema(), "The current provider's first documents (at most 20; list_documents pages through all)."),
-            "more_documents": flag("Whether the provider lists more documents than `documents` shows."),
-            "current_document": nullable_string("The current document: the first document, if any."),
-            "replaced": {
-                "description": "The binary session this one replaced, or null.",
-                "anyOf": [ClosedBinary::output_schema(), {"type": "null"}],
-            },
-        }))
+impl JsonSchema for OpenBinaryResult {
+    fn schema_name() -> Cow<'static, str> {
+        "OpenBinaryResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "label": string("The opened target: the path as given."),
+                "providers": array(json!({"type": "string"}), "Declared provider identities; the first is current."),
+                "document_count": count("How many documents the current provider lists."),
+                "documents": array(document_schema(), "The current provider's first documents (at most 20; list_documents pages through all)."),
+                "more_documents": flag("Whether the provider lists more documents than `documents` shows."),
+                "current_document": nullable_string("The current document: the first document, if any."),
+                "replaced": {
+                    "description": "The binary session this one replaced, or null.",
+                    "anyOf": [ClosedBinary::json_schema(&mut SchemaGenerator::default()).to_value(), {"type": "null"}],
+                },
+            }))
+        })
     }
 }
 
@@ -221,12 +228,18 @@ fn close_binary(
 }
 
 /// The result of `close_binary`: what was closed.
-impl ToolResult for ClosedBinary {
-    fn output_schema() -> Value {
-        object(json!({
-            "label": string("The closed target (for a file, its path)."),
-            "evidence_discarded": count("How many Evidence records were discarded."),
-        }))
+impl JsonSchema for ClosedBinary {
+    fn schema_name() -> Cow<'static, str> {
+        "ClosedBinary".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "label": string("The closed target (for a file, its path)."),
+                "evidence_discarded": count("How many Evidence records were discarded."),
+            }))
+        })
     }
 }
 
@@ -244,17 +257,23 @@ pub(super) struct ListProvidersResult {
     providers: Vec<ProviderSummary>,
 }
 
-impl ToolResult for ListProvidersResult {
-    fn output_schema() -> Value {
-        let provider = object(json!({
-            "id": string("The provider's identity."),
-            "operations": array(json!({"type": "string"}), "Operations (tool names) it supports."),
-            "current": flag("Whether it is the current provider."),
-        }));
-        object(json!({
-            "label": nullable_string("The open target, or null when no binary is open."),
-            "providers": array(provider, "Declared providers, in declaration order."),
-        }))
+impl JsonSchema for ListProvidersResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ListProvidersResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let provider = object(json!({
+                "id": string("The provider's identity."),
+                "operations": array(json!({"type": "string"}), "Operations (tool names) it supports."),
+                "current": flag("Whether it is the current provider."),
+            }));
+            object(json!({
+                "label": nullable_string("The open target, or null when no binary is open."),
+                "providers": array(provider, "Declared providers, in declaration order."),
+            }))
+        })
     }
 }
 
@@ -303,14 +322,20 @@ pub(super) struct ListDocumentsResult {
     total: usize,
 }
 
-impl ToolResult for ListDocumentsResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "provider": string("The provider asked."),
-            "documents": array(document_schema(), "This page of its documents, in its order."),
-            "next_cursor": nullable_string("Cursor of the next page, or null on the last page."),
-            "total": count("How many documents the provider lists in all."),
-        }))
+impl JsonSchema for ListDocumentsResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ListDocumentsResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "provider": string("The provider asked."),
+                "documents": array(document_schema(), "This page of its documents, in its order."),
+                "next_cursor": nullable_string("Cursor of the next page, or null on the last page."),
+                "total": count("How many documents the provider lists in all."),
+            }))
+        })
     }
 }
 
@@ -331,13 +356,19 @@ pub(super) struct CurrentDocumentResult {
     provider: Option<String>,
 }
 
-impl ToolResult for CurrentDocumentResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "label": nullable_string("The open target, or null when no binary is open."),
-            "provider": nullable_string("The current provider, or null."),
-            "document": nullable_string("The current document, or null."),
-        }))
+impl JsonSchema for CurrentDocumentResult {
+    fn schema_name() -> Cow<'static, str> {
+        "CurrentDocumentResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "label": nullable_string("The open target, or null when no binary is open."),
+                "provider": nullable_string("The current provider, or null."),
+                "document": nullable_string("The current document, or null."),
+            }))
+        })
     }
 }
 
@@ -364,12 +395,18 @@ pub(super) struct SetCurrentDocumentResult {
     provider: String,
 }
 
-impl ToolResult for SetCurrentDocumentResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "provider": string("The provider that is now current."),
-            "document": string("The document that is now current."),
-        }))
+impl JsonSchema for SetCurrentDocumentResult {
+    fn schema_name() -> Cow<'static, str> {
+        "SetCurrentDocumentResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "provider": string("The provider that is now current."),
+                "document": string("The document that is now current."),
+            }))
+        })
     }
 }
 

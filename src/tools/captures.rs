@@ -3,14 +3,16 @@
 //! and imports what it recorded), and `verify_reconstruction` evaluates claims against
 //! retained Evidence only.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, flag, nullable_string, object, string};
-use super::spec::{Handler, Retained, ToolResult, ToolSpec};
+use super::schema::{array, flag, hand_written, nullable_string, object, string};
+use super::spec::{Handler, Retained, ToolSpec};
 use crate::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
 use crate::claims::{EvidenceRecordView, MAX_CLAIMS, Verdict, evaluate, parse_claims};
 use crate::session::{Cancel, Session};
@@ -113,17 +115,23 @@ pub(super) struct ImportCaptureResult {
     validity: &'static str,
 }
 
-impl ToolResult for ImportCaptureResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "valid": flag("Whether the capture is a valid Process Capture v4 (a Process capture completion candidate)."),
-            "validity": {
-                "type": "string",
-                "enum": ["valid_v4", "other_version", "invalid"],
-                "description": "What the document is.",
-            },
-            "problem": nullable_string("Why it is not a valid v4 capture; null when valid."),
-        }))
+impl JsonSchema for ImportCaptureResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ImportCaptureResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "valid": flag("Whether the capture is a valid Process Capture v4 (a Process capture completion candidate)."),
+                "validity": {
+                    "type": "string",
+                    "enum": ["valid_v4", "other_version", "invalid"],
+                    "description": "What the document is.",
+                },
+                "problem": nullable_string("Why it is not a valid v4 capture; null when valid."),
+            }))
+        })
     }
 }
 
@@ -154,20 +162,26 @@ pub(super) struct VerifyResult {
     verdicts: Vec<Verdict>,
 }
 
-impl ToolResult for VerifyResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "verdicts": array(object(json!({
-                "index": {"type": "integer", "minimum": 0, "description": "Position of the claim, from 0."},
-                "kind": string("The claim's kind."),
-                "status": {
-                    "type": "string",
-                    "enum": ["supported", "contradicted", "unverified"],
-                    "description": "The verdict.",
-                },
-                "evidence": array(string("An Evidence ID."), "Evidence the verdict rests on, in ledger order."),
-                "reason": string("One sentence saying why."),
-            })), "One verdict per claim, in claim order."),
-        }))
+impl JsonSchema for VerifyResult {
+    fn schema_name() -> Cow<'static, str> {
+        "VerifyResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "verdicts": array(object(json!({
+                    "index": {"type": "integer", "minimum": 0, "description": "Position of the claim, from 0."},
+                    "kind": string("The claim's kind."),
+                    "status": {
+                        "type": "string",
+                        "enum": ["supported", "contradicted", "unverified"],
+                        "description": "The verdict.",
+                    },
+                    "evidence": array(string("An Evidence ID."), "Evidence the verdict rests on, in ledger order."),
+                    "reason": string("One sentence saying why."),
+                })), "One verdict per claim, in claim order."),
+            }))
+        })
     }
 }

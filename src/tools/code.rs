@@ -5,15 +5,17 @@
 //! `decompile` (an external provider such as `angr`) records decompiler output, marked as a
 //! reconstruction.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::arguments::{ADDRESS_PATTERN, ArgumentError, CursorArgument, TargetArguments, address};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, count, flag, nullable_string, object, string};
-use super::spec::{Handler, ToolResult, ToolSpec};
+use super::schema::{array, count, flag, hand_written, nullable_string, object, string};
+use super::spec::{Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{
     Address, AnalysisStatus, CallEdge, CallGraph, CodeScope, DEFAULT_DECOMPILE_CHARS,
@@ -226,19 +228,25 @@ pub(super) struct DecompileResult {
     decompilation: Decompilation,
 }
 
-impl ToolResult for DecompileResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "document": string("The document."),
-            "evidence_kind": {"type": "string", "enum": [DECOMPILER_OUTPUT], "description": "Always `decompiler_output`: the record is a reconstruction, not an observation."},
-            "note": string("What pseudo-C may and may not support."),
-            "procedure": named_address("The procedure decompiled."),
-            "decompiler": string("The decompiler and its version, e.g. `angr 9.2.213`."),
-            "code": string("The pseudo-C."),
-            "warnings": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_DECOMPILE_WARNINGS, "description": "The decompiler's warnings and errors, verbatim."},
-            "complete": flag("Whether `code` is the whole procedure as the decompiler reconstructed it."),
-            "incomplete_reason": nullable_string("Why `complete` is false (structuring failed, a bound stopped it, the output was cut); null when complete."),
-        }))
+impl JsonSchema for DecompileResult {
+    fn schema_name() -> Cow<'static, str> {
+        "DecompileResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "document": string("The document."),
+                "evidence_kind": {"type": "string", "enum": [DECOMPILER_OUTPUT], "description": "Always `decompiler_output`: the record is a reconstruction, not an observation."},
+                "note": string("What pseudo-C may and may not support."),
+                "procedure": named_address("The procedure decompiled."),
+                "decompiler": string("The decompiler and its version, e.g. `angr 9.2.213`."),
+                "code": string("The pseudo-C."),
+                "warnings": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_DECOMPILE_WARNINGS, "description": "The decompiler's warnings and errors, verbatim."},
+                "complete": flag("Whether `code` is the whole procedure as the decompiler reconstructed it."),
+                "incomplete_reason": nullable_string("Why `complete` is false (structuring failed, a bound stopped it, the output was cut); null when complete."),
+            }))
+        })
     }
 }
 
@@ -292,30 +300,36 @@ pub(super) struct DisassembleResult {
     disassembly: Disassembly,
 }
 
-impl ToolResult for DisassembleResult {
-    fn output_schema() -> Value {
-        let instruction = object(json!({
-            "address": string("Address of the instruction."),
-            "bytes": string("Its bytes, lowercase hexadecimal."),
-            "mnemonic": string("The mnemonic."),
-            "operands": string("The operands as text."),
-            "target": nullable_string("Address it calls, branches to or refers to PC-relatively, or null."),
-            "target_kind": {
-                "description": "How it refers to `target` (null without one).",
-                "anyOf": [reference_kind("Reference kind."), {"type": "null"}],
-            },
-            "target_name": nullable_string("What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported symbol; null when unknown."),
-        }));
-        object(json!({
-            "document": string("The document."),
-            "architecture": string("The decoded architecture (`x86_64`, `i386`, `aarch64`)."),
-            "procedure": nullable(named_address("The procedure."), "The procedure decoded, or null for an address range."),
-            "start": string("First address of the procedure or range."),
-            "end": string("End of the procedure or range (exclusive)."),
-            "instructions": array(instruction, "This page's instructions, in address order."),
-            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-            "analysis": analysis_schema(),
-        }))
+impl JsonSchema for DisassembleResult {
+    fn schema_name() -> Cow<'static, str> {
+        "DisassembleResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let instruction = object(json!({
+                "address": string("Address of the instruction."),
+                "bytes": string("Its bytes, lowercase hexadecimal."),
+                "mnemonic": string("The mnemonic."),
+                "operands": string("The operands as text."),
+                "target": nullable_string("Address it calls, branches to or refers to PC-relatively, or null."),
+                "target_kind": {
+                    "description": "How it refers to `target` (null without one).",
+                    "anyOf": [reference_kind("Reference kind."), {"type": "null"}],
+                },
+                "target_name": nullable_string("What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported symbol; null when unknown."),
+            }));
+            object(json!({
+                "document": string("The document."),
+                "architecture": string("The decoded architecture (`x86_64`, `i386`, `aarch64`)."),
+                "procedure": nullable(named_address("The procedure."), "The procedure decoded, or null for an address range."),
+                "start": string("First address of the procedure or range."),
+                "end": string("End of the procedure or range (exclusive)."),
+                "instructions": array(instruction, "This page's instructions, in address order."),
+                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+                "analysis": analysis_schema(),
+            }))
+        })
     }
 }
 
@@ -343,22 +357,28 @@ pub(super) struct XrefsToResult {
     references: References,
 }
 
-impl ToolResult for XrefsToResult {
-    fn output_schema() -> Value {
-        let reference = object(json!({
-            "from": string("The referring instruction, or the data word holding the pointer."),
-            "kind": reference_kind("`call`, `jump` or `data`."),
-            "procedure": nullable(named_address("The procedure."), "The procedure containing `from`, or null."),
-            "segment": nullable_string("The segment containing `from`."),
-        }));
-        object(json!({
-            "document": string("The document."),
-            "target": named_address("The referenced address and what is there."),
-            "references": array(reference, "This page's references, by referring address."),
-            "total": count("Number of references to the address."),
-            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-            "analysis": analysis_schema(),
-        }))
+impl JsonSchema for XrefsToResult {
+    fn schema_name() -> Cow<'static, str> {
+        "XrefsToResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let reference = object(json!({
+                "from": string("The referring instruction, or the data word holding the pointer."),
+                "kind": reference_kind("`call`, `jump` or `data`."),
+                "procedure": nullable(named_address("The procedure."), "The procedure containing `from`, or null."),
+                "segment": nullable_string("The segment containing `from`."),
+            }));
+            object(json!({
+                "document": string("The document."),
+                "target": named_address("The referenced address and what is there."),
+                "references": array(reference, "This page's references, by referring address."),
+                "total": count("Number of references to the address."),
+                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+                "analysis": analysis_schema(),
+            }))
+        })
     }
 }
 
@@ -428,9 +448,16 @@ pub(super) struct CallersResult {
     page: GraphPage,
 }
 
-impl ToolResult for CallersResult {
-    fn output_schema() -> Value {
-        graph_schema("callers", "This page's callers, in address order.")
+impl JsonSchema for CallersResult {
+    fn schema_name() -> Cow<'static, str> {
+        "CallersResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written(graph_schema(
+            "callers",
+            "This page's callers, in address order.",
+        ))
     }
 }
 
@@ -442,9 +469,16 @@ pub(super) struct CalleesResult {
     page: GraphPage,
 }
 
-impl ToolResult for CalleesResult {
-    fn output_schema() -> Value {
-        graph_schema("callees", "This page's callees, in address order.")
+impl JsonSchema for CalleesResult {
+    fn schema_name() -> Cow<'static, str> {
+        "CalleesResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written(graph_schema(
+            "callees",
+            "This page's callees, in address order.",
+        ))
     }
 }
 

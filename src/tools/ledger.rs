@@ -1,15 +1,17 @@
 //! Ledger tools: page through and fetch retained Evidence. They read the ledger and append
 //! nothing to it.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::arguments::EVIDENCE_ID_PATTERN;
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{any, array, count, nullable_string, object, string};
-use super::spec::{Handler, ToolResult, ToolSpec};
+use super::schema::{any, array, count, hand_written, nullable_string, object, string};
+use super::spec::{Handler, ToolSpec};
 use crate::session::{EvidenceId, EvidenceRecord, Session};
 
 /// Default and largest page of `list_evidence`.
@@ -89,13 +91,19 @@ pub(super) struct ListEvidenceResult {
     total: usize,
 }
 
-impl ToolResult for ListEvidenceResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "evidence": array(object(record_properties()), "This page's records, oldest first (without results)."),
-            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-            "total": count("Records retained in the ledger."),
-        }))
+impl JsonSchema for ListEvidenceResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ListEvidenceResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "evidence": array(object(record_properties()), "This page's records, oldest first (without results)."),
+                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+                "total": count("Records retained in the ledger."),
+            }))
+        })
     }
 }
 
@@ -131,11 +139,17 @@ fn get_evidence(
 }
 
 /// The result of `get_evidence`: the record.
-impl ToolResult for EvidenceRecord {
-    fn output_schema() -> Value {
-        let mut properties = record_properties();
-        properties["result"] = any("The result of that call (without its `evidence_id`).");
-        object(properties)
+impl JsonSchema for EvidenceRecord {
+    fn schema_name() -> Cow<'static, str> {
+        "EvidenceRecord".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            let mut properties = record_properties();
+            properties["result"] = any("The result of that call (without its `evidence_id`).");
+            object(properties)
+        })
     }
 }
 

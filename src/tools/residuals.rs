@@ -1,15 +1,17 @@
 //! Residual-unknown tools: register, refine, resolve (with Evidence only) and list. They change
 //! or read the session's registry and append no Evidence.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::arguments::{ArgumentError, EVIDENCE_ID_PATTERN};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, count, nullable_string, object, string};
-use super::spec::{Handler, ToolResult, ToolSpec};
+use super::schema::{array, count, hand_written, nullable_string, object, string};
+use super::spec::{Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{Cancel, Session};
 use crate::unknowns::{
@@ -201,9 +203,13 @@ fn resolve(
 }
 
 /// The result of `register_unknown`, `refine_unknown` and `resolve_unknown`: the revision.
-impl ToolResult for Unknown {
-    fn output_schema() -> Value {
-        object(unknown_properties())
+impl JsonSchema for Unknown {
+    fn schema_name() -> Cow<'static, str> {
+        "Unknown".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written(object(unknown_properties()))
     }
 }
 
@@ -263,13 +269,19 @@ pub(super) struct ListUnknownsResult {
     unknowns: Vec<Unknown>,
 }
 
-impl ToolResult for ListUnknownsResult {
-    fn output_schema() -> Value {
-        object(json!({
-            "unknowns": array(object(unknown_properties()), "This page of the residual unknowns, in creation order."),
-            "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-            "total": count("Unknowns that pass the filter, over all pages."),
-        }))
+impl JsonSchema for ListUnknownsResult {
+    fn schema_name() -> Cow<'static, str> {
+        "ListUnknownsResult".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written({
+            object(json!({
+                "unknowns": array(object(unknown_properties()), "This page of the residual unknowns, in creation order."),
+                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
+                "total": count("Unknowns that pass the filter, over all pages."),
+            }))
+        })
     }
 }
 

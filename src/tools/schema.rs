@@ -1,6 +1,88 @@
-//! Small builders for the output schemas (JSON Schema 2020-12) of tool results.
+//! Output schemas (JSON Schema 2020-12) of tool results: [`output_schema`] generates one from
+//! the result type, and small builders describe, by hand, the session types a tool returns
+//! (the session layer does not derive schemas; [`hand_written`] makes such a description the
+//! type's `JsonSchema`).
 
-use serde_json::{Value, json};
+use schemars::generate::{Contract, SchemaSettings};
+use schemars::{JsonSchema, Schema};
+use serde_json::{Map, Value, json};
+
+/// The output schema of the result type `R`: inlined, every field listed and required (what
+/// serialization writes; a field skipped when empty is listed but not required), no other
+/// properties allowed, integers without the Rust formats.
+pub(crate) fn output_schema<R: JsonSchema>() -> Value {
+    let settings = SchemaSettings::draft2020_12().with(|settings| {
+        settings.inline_subschemas = true;
+        settings.meta_schema = None;
+        settings.contract = Contract::Serialize;
+    });
+    let mut schema = settings
+        .into_generator()
+        .into_root_schema_for::<R>()
+        .to_value();
+    // The type's name and doc comment are not part of the published result; a published
+    // document schema (with its own definitions) keeps its title and description.
+    if let Some(object) = schema.as_object_mut()
+        && !object.contains_key("$defs")
+    {
+        object.remove("title");
+        object.remove("description");
+    }
+    close(&mut schema);
+    schema
+}
+
+/// Closes every object schema of a derived output schema, drops the integer formats and the
+/// titles, and joins the lines of each paragraph of every description (doc comments keep
+/// their line breaks).
+fn close(schema: &mut Value) {
+    match schema {
+        // A published document schema (with its own definitions) is kept as published.
+        Value::Object(object) if object.contains_key("$defs") => {}
+        Value::Object(object) => {
+            let derived_object = object.contains_key("properties");
+            if derived_object {
+                object
+                    .entry("additionalProperties")
+                    .or_insert(Value::Bool(false));
+                object
+                    .entry("required")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+            }
+            if object.get("type").is_some_and(|kind| {
+                kind == "integer"
+                    || kind
+                        .as_array()
+                        .is_some_and(|k| k.contains(&json!("integer")))
+            }) {
+                object.remove("format");
+            }
+            for (key, value) in object.iter_mut() {
+                match value {
+                    Value::String(text) if key == "description" => {
+                        let paragraphs: Vec<String> = text
+                            .split("\n\n")
+                            .map(|paragraph| paragraph.split('\n').collect::<Vec<_>>().join(" "))
+                            .collect();
+                        *text = paragraphs.join("\n\n");
+                    }
+                    // Property names are not schemas.
+                    Value::Object(properties) if key == "properties" => {
+                        properties.values_mut().for_each(close);
+                    }
+                    other => close(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(close),
+        _ => {}
+    }
+}
+
+/// A hand-written description as a `JsonSchema` (for a session type a tool returns).
+pub(crate) fn hand_written(schema: Value) -> Schema {
+    Schema::try_from(schema).unwrap_or_else(|_| Schema::from(Map::new()))
+}
 
 /// An object schema whose properties are all required and which allows no others.
 pub(crate) fn object(properties: Value) -> Value {

@@ -16,16 +16,15 @@ use serde_json::{Map, Value};
 use super::arguments::{InputSchema, SESSION, session_schema};
 use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKind};
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError};
-use super::schema::{string, with_optional_property, with_property};
+use super::schema::{output_schema, string, with_optional_property, with_property};
 use crate::session::{Cancel, Operation, Session, Target};
 
-/// A tool's result: serialized as the `structuredContent` object, described by
-/// [`ToolResult::output_schema`] (without `evidence_id`, which observations add). Implement it
-/// right below the result type.
-pub(crate) trait ToolResult: Serialize {
-    /// The JSON Schema of the serialized result: every field listed, required, and no other.
-    fn output_schema() -> Value;
-}
+/// A tool's result: serialized as the `structuredContent` object, and described by the output
+/// schema generated from its `JsonSchema` (see [`output_schema`]; without `evidence_id`, which
+/// observations add). Derive both on the result type.
+pub(crate) trait ToolResult: Serialize + JsonSchema + 'static {}
+
+impl<R: Serialize + JsonSchema + 'static> ToolResult for R {}
 
 /// A tool's argument type: deserialized from the arguments once they fit the schema generated
 /// from it.
@@ -104,13 +103,13 @@ pub(crate) struct Retained<R> {
 
 impl Handler {
     /// An observation by `handler` of the target, for `operation`.
-    pub(crate) fn observe<A: ToolArguments, R: ToolResult + 'static>(
+    pub(crate) fn observe<A: ToolArguments, R: ToolResult>(
         operation: Operation,
         handler: fn(&Target, A) -> Result<R, ToolError>,
     ) -> Handler {
         Handler {
             input: InputSchema::of::<A>,
-            output: R::output_schema,
+            output: output_schema::<R>,
             run: Run::Observe {
                 operation,
                 run: Box::new(move |tool, target, arguments| {
@@ -121,12 +120,12 @@ impl Handler {
     }
 
     /// A session change by `handler`.
-    pub(crate) fn change<A: ToolArguments, R: ToolResult + 'static>(
+    pub(crate) fn change<A: ToolArguments, R: ToolResult>(
         handler: fn(&Session, A, &Cancel) -> Result<R, ToolError>,
     ) -> Handler {
         Handler {
             input: InputSchema::of::<A>,
-            output: R::output_schema,
+            output: output_schema::<R>,
             run: Run::Change(Box::new(move |tool, session, arguments, cancel| {
                 encode_result(tool, &handler(session, decode(tool, arguments)?, cancel)?)
             })),
@@ -134,12 +133,12 @@ impl Handler {
     }
 
     /// A read of the session by `handler`.
-    pub(crate) fn read<A: ToolArguments, R: ToolResult + 'static>(
+    pub(crate) fn read<A: ToolArguments, R: ToolResult>(
         handler: fn(&Session, A) -> Result<R, ToolError>,
     ) -> Handler {
         Handler {
             input: InputSchema::of::<A>,
-            output: R::output_schema,
+            output: output_schema::<R>,
             run: Run::Read(Box::new(move |tool, session, arguments| {
                 encode_result(tool, &handler(session, decode(tool, arguments)?)?)
             })),
@@ -147,12 +146,12 @@ impl Handler {
     }
 
     /// A tool whose `handler` retains a document as an unbound observation.
-    pub(crate) fn retain<A: ToolArguments, R: ToolResult + 'static>(
+    pub(crate) fn retain<A: ToolArguments, R: ToolResult>(
         handler: fn(&Session, A, &Cancel) -> Result<Retained<R>, ToolError>,
     ) -> Handler {
         Handler {
             input: InputSchema::of::<A>,
-            output: R::output_schema,
+            output: output_schema::<R>,
             run: Run::Retain(Box::new(move |tool, session, arguments, cancel| {
                 let retained = handler(session, decode(tool, arguments)?, cancel)?;
                 Ok(Retained {
