@@ -12,7 +12,6 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::schema::{
     array, count, flag, hand_written, nullable_count, nullable_string, object, string,
-    with_optional_property,
 };
 use super::spec::{Handler, ToolSpec};
 use crate::base::notices::{self, Notice};
@@ -246,17 +245,19 @@ fn list_imports(
 }
 
 /// The result of `list_imports`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ListImportsResult {
+    /// The document listed.
     document: String,
-    /// `imports` and `next_cursor`.
+    // `imports` and `next_cursor`.
     #[serde(flatten)]
     page: ImportPage,
 }
 
-impl JsonSchema for ListImportsResult {
+/// A page of imports, as `list_imports` describes it.
+impl JsonSchema for ImportPage {
     fn schema_name() -> Cow<'static, str> {
-        "ListImportsResult".into()
+        "ImportPage".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
@@ -274,7 +275,6 @@ impl JsonSchema for ListImportsResult {
                 "slot": nullable_string("Address of the slot holding the target (GOT, IAT, lazy pointer), when known."),
             }));
             object(json!({
-                "document": string("The document listed."),
                 "imports": array(import, "This page's imports, in the format's order."),
                 "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
             }))
@@ -306,49 +306,27 @@ fn list_procedures(
 }
 
 /// The result of `list_procedures`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ListProceduresResult {
+    /// The document listed.
     document: String,
+    /// Cursor of the next page; null on the last page.
     next_cursor: Option<String>,
+    /// This page's procedures, in the provider's stable order.
     procedures: Vec<ListedProcedure>,
 }
 
 /// One procedure of a `list_procedures` page.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct ListedProcedure {
+    /// Start address, lowercase `0x`-prefixed hexadecimal.
     address: String,
+    /// The primary name, or null when none is known.
     name: Option<String>,
-    /// Left out when empty: most addresses have one name, and a page stays small.
+    /// Other names at the same address; absent when none is known.
+    // Left out when empty: most addresses have one name, and a page stays small.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     aliases: Vec<String>,
-}
-
-impl JsonSchema for ListProceduresResult {
-    fn schema_name() -> Cow<'static, str> {
-        "ListProceduresResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let entry = object(json!({
-                "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
-                "name": nullable_string("The primary name, or null when none is known."),
-            }));
-            let entry = with_optional_property(
-                entry,
-                "aliases",
-                array(
-                    json!({"type": "string"}),
-                    "Other names at the same address; absent when none is known.",
-                ),
-            );
-            object(json!({
-                "document": string("The document listed."),
-                "procedures": array(entry, "This page's procedures, in the provider's stable order."),
-                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-            }))
-        })
-    }
 }
 
 fn procedure_info(
@@ -365,24 +343,22 @@ fn procedure_info(
 }
 
 /// The result of `procedure_info`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ProcedureInfoResult {
+    /// The document.
     document: String,
     #[serde(flatten)]
     info: ProcedureInfo,
 }
 
-impl JsonSchema for ProcedureInfoResult {
+/// A procedure as `procedure_info` and `search_procedures` describe it.
+impl JsonSchema for ProcedureInfo {
     fn schema_name() -> Cow<'static, str> {
-        "ProcedureInfoResult".into()
+        "ProcedureInfo".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let mut properties = procedure_properties();
-            properties["document"] = string("The document.");
-            object(properties)
-        })
+        hand_written(object(procedure_properties()))
     }
 }
 
@@ -412,27 +388,14 @@ fn search_procedures(
 }
 
 /// The result of `search_procedures`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct SearchProceduresResult {
+    /// The document searched.
     document: String,
+    /// Matching procedures, in address order.
     procedures: Vec<ProcedureInfo>,
+    /// Whether more procedures matched than were returned.
     truncated: bool,
-}
-
-impl JsonSchema for SearchProceduresResult {
-    fn schema_name() -> Cow<'static, str> {
-        "SearchProceduresResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "document": string("The document searched."),
-                "procedures": array(object(procedure_properties()), "Matching procedures, in address order."),
-                "truncated": flag("Whether more procedures matched than were returned."),
-            }))
-        })
-    }
 }
 
 fn list_segments(
@@ -447,30 +410,29 @@ fn list_segments(
 }
 
 /// The result of `list_segments`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ListSegmentsResult {
+    /// The document.
     document: String,
+    /// Its segments, in address order.
     segments: Vec<Segment>,
 }
 
-impl JsonSchema for ListSegmentsResult {
+/// A segment as `list_segments` describes it.
+impl JsonSchema for Segment {
     fn schema_name() -> Cow<'static, str> {
-        "ListSegmentsResult".into()
+        "Segment".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         hand_written({
-            let segment = object(json!({
+            object(json!({
                 "name": string("Name, e.g. `.text` or `__TEXT,__text`."),
                 "address": string("Start address."),
                 "size": count("Size in memory, in bytes."),
                 "file_offset": nullable_count("Offset of its bytes in the file, if it has any."),
                 "file_size": count("Bytes backed by the file (0 for zero-fill regions)."),
                 "permissions": string("Permissions as `rwx` with `-` for absent ones, e.g. `r-x`."),
-            }));
-            object(json!({
-                "document": string("The document."),
-                "segments": array(segment, "Its segments, in address order."),
             }))
         })
     }
@@ -500,30 +462,29 @@ fn search_strings(
 }
 
 /// The result of `search_strings`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct SearchStringsResult {
+    /// The document searched.
     document: String,
+    /// Matching strings, in address order.
     strings: Vec<StringMatch>,
+    /// Whether the search stopped early (limit or scan bound reached).
     truncated: bool,
 }
 
-impl JsonSchema for SearchStringsResult {
+/// A string as `search_strings` describes it.
+impl JsonSchema for StringMatch {
     fn schema_name() -> Cow<'static, str> {
-        "SearchStringsResult".into()
+        "StringMatch".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         hand_written({
-            let found = object(json!({
+            object(json!({
                 "address": string("Address of the first byte."),
                 "text": string("The string (at most 4096 characters)."),
                 "truncated": flag("Whether the string in the file is longer than `text`."),
                 "segment": string("The segment containing it."),
-            }));
-            object(json!({
-                "document": string("The document searched."),
-                "strings": array(found, "Matching strings, in address order."),
-                "truncated": flag("Whether the search stopped early (limit or scan bound reached)."),
             }))
         })
     }
@@ -552,29 +513,16 @@ fn read_bytes(
 }
 
 /// The result of `read_bytes`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ReadBytesResult {
+    /// Address of the first byte, canonical (no leading zeros).
     address: String,
+    /// The document read.
     document: String,
+    /// The bytes as lowercase hexadecimal, two digits per byte.
     hex: String,
+    /// Number of bytes read (fewer than asked when the region ends).
     length: usize,
-}
-
-impl JsonSchema for ReadBytesResult {
-    fn schema_name() -> Cow<'static, str> {
-        "ReadBytesResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "document": string("The document read."),
-                "address": string("Address of the first byte, canonical (no leading zeros)."),
-                "length": count("Number of bytes read (fewer than asked when the region ends)."),
-                "hex": string("The bytes as lowercase hexadecimal, two digits per byte."),
-            }))
-        })
-    }
 }
 
 fn hex(bytes: &[u8]) -> String {

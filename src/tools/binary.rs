@@ -6,7 +6,7 @@ use std::path::Path;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::arguments::{CursorArgument, NoArguments};
 use super::definition::ToolAnnotations;
@@ -162,14 +162,21 @@ fn open_binary(
 /// The result of `open_binary`: what was opened, with its documents summarised so the result
 /// stays small however many documents a catalog holds (the opening is committed before the
 /// result is built, so the result must never be what fails).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct OpenBinaryResult {
+    /// The opened target: the path as given.
     label: String,
+    /// Declared provider identities; the first is current.
     providers: Vec<String>,
+    /// How many documents the current provider lists.
     document_count: usize,
+    /// The current provider's first documents (at most 20; list_documents pages through all).
     documents: Vec<DocumentInfo>,
+    /// Whether the provider lists more documents than `documents` shows.
     more_documents: bool,
+    /// The current document: the first document, if any.
     current_document: Option<String>,
+    /// The binary session this one replaced, or null.
     replaced: Option<ClosedBinary>,
 }
 
@@ -193,29 +200,6 @@ impl OpenBinaryResult {
             current_document,
             replaced,
         }
-    }
-}
-
-impl JsonSchema for OpenBinaryResult {
-    fn schema_name() -> Cow<'static, str> {
-        "OpenBinaryResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "label": string("The opened target: the path as given."),
-                "providers": array(json!({"type": "string"}), "Declared provider identities; the first is current."),
-                "document_count": count("How many documents the current provider lists."),
-                "documents": array(document_schema(), "The current provider's first documents (at most 20; list_documents pages through all)."),
-                "more_documents": flag("Whether the provider lists more documents than `documents` shows."),
-                "current_document": nullable_string("The current document: the first document, if any."),
-                "replaced": {
-                    "description": "The binary session this one replaced, or null.",
-                    "anyOf": [ClosedBinary::json_schema(&mut SchemaGenerator::default()).to_value(), {"type": "null"}],
-                },
-            }))
-        })
     }
 }
 
@@ -251,29 +235,26 @@ fn list_providers(session: &Session, _: NoArguments) -> Result<ListProvidersResu
 }
 
 /// The result of `list_providers`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ListProvidersResult {
+    /// The open target, or null when no binary is open.
     label: Option<String>,
+    /// Declared providers, in declaration order.
     providers: Vec<ProviderSummary>,
 }
 
-impl JsonSchema for ListProvidersResult {
+/// A provider as `list_providers` describes it.
+impl JsonSchema for ProviderSummary {
     fn schema_name() -> Cow<'static, str> {
-        "ListProvidersResult".into()
+        "ProviderSummary".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let provider = object(json!({
-                "id": string("The provider's identity."),
-                "operations": array(json!({"type": "string"}), "Operations (tool names) it supports."),
-                "current": flag("Whether it is the current provider."),
-            }));
-            object(json!({
-                "label": nullable_string("The open target, or null when no binary is open."),
-                "providers": array(provider, "Declared providers, in declaration order."),
-            }))
-        })
+        hand_written(object(json!({
+            "id": string("The provider's identity."),
+            "operations": array(json!({"type": "string"}), "Operations (tool names) it supports."),
+            "current": flag("Whether it is the current provider."),
+        })))
     }
 }
 
@@ -314,29 +295,16 @@ fn document_cursor(cursor: &str, total: usize) -> Result<usize, ToolError> {
 }
 
 /// The result of `list_documents`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ListDocumentsResult {
+    /// This page of its documents, in its order.
     documents: Vec<DocumentInfo>,
+    /// Cursor of the next page, or null on the last page.
     next_cursor: Option<String>,
+    /// The provider asked.
     provider: String,
+    /// How many documents the provider lists in all.
     total: usize,
-}
-
-impl JsonSchema for ListDocumentsResult {
-    fn schema_name() -> Cow<'static, str> {
-        "ListDocumentsResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "provider": string("The provider asked."),
-                "documents": array(document_schema(), "This page of its documents, in its order."),
-                "next_cursor": nullable_string("Cursor of the next page, or null on the last page."),
-                "total": count("How many documents the provider lists in all."),
-            }))
-        })
-    }
 }
 
 fn current_document(session: &Session, _: NoArguments) -> Result<CurrentDocumentResult, ToolError> {
@@ -349,27 +317,14 @@ fn current_document(session: &Session, _: NoArguments) -> Result<CurrentDocument
 }
 
 /// The result of `current_document`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct CurrentDocumentResult {
+    /// The current document, or null.
     document: Option<String>,
+    /// The open target, or null when no binary is open.
     label: Option<String>,
+    /// The current provider, or null.
     provider: Option<String>,
-}
-
-impl JsonSchema for CurrentDocumentResult {
-    fn schema_name() -> Cow<'static, str> {
-        "CurrentDocumentResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "label": nullable_string("The open target, or null when no binary is open."),
-                "provider": nullable_string("The current provider, or null."),
-                "document": nullable_string("The current document, or null."),
-            }))
-        })
-    }
 }
 
 fn set_current_document(
@@ -389,32 +344,25 @@ fn set_current_document(
 }
 
 /// The result of `set_current_document`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct SetCurrentDocumentResult {
+    /// The document that is now current.
     document: String,
+    /// The provider that is now current.
     provider: String,
 }
 
-impl JsonSchema for SetCurrentDocumentResult {
+/// A document as `open_binary` and `list_documents` describe it.
+impl JsonSchema for DocumentInfo {
     fn schema_name() -> Cow<'static, str> {
-        "SetCurrentDocumentResult".into()
+        "DocumentInfo".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "provider": string("The provider that is now current."),
-                "document": string("The document that is now current."),
-            }))
-        })
+        hand_written(object(json!({
+            "name": string("Document name, unique within its provider."),
+            "format": nullable_string("Container format (`elf`, `macho`, `pe`, ...), when known."),
+            "architecture": nullable_string("Architecture (`x86_64`, `arm64`, ...), when known."),
+        })))
     }
-}
-
-/// A document as `open_binary` and `list_documents` describe it.
-fn document_schema() -> Value {
-    object(json!({
-        "name": string("Document name, unique within its provider."),
-        "format": nullable_string("Container format (`elf`, `macho`, `pe`, ...), when known."),
-        "architecture": nullable_string("Architecture (`x86_64`, `arm64`, ...), when known."),
-    }))
 }
