@@ -219,26 +219,28 @@ fn decompile(target: &Target, arguments: DecompileArguments) -> Result<Decompile
 }
 
 /// The result of `decompile`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct DecompileResult {
+    /// The document.
     document: String,
+    /// Always `decompiler_output`: the record is a reconstruction, not an observation.
+    #[schemars(extend("enum" = [DECOMPILER_OUTPUT]))]
     evidence_kind: &'static str,
+    /// What pseudo-C may and may not support.
     note: &'static str,
     #[serde(flatten)]
     decompilation: Decompilation,
 }
 
-impl JsonSchema for DecompileResult {
+/// A decompilation, as `decompile` describes it.
+impl JsonSchema for Decompilation {
     fn schema_name() -> Cow<'static, str> {
-        "DecompileResult".into()
+        "Decompilation".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         hand_written({
             object(json!({
-                "document": string("The document."),
-                "evidence_kind": {"type": "string", "enum": [DECOMPILER_OUTPUT], "description": "Always `decompiler_output`: the record is a reconstruction, not an observation."},
-                "note": string("What pseudo-C may and may not support."),
                 "procedure": named_address("The procedure decompiled."),
                 "decompiler": string("The decompiler and its version, e.g. `angr 9.2.213`."),
                 "code": string("The pseudo-C."),
@@ -293,16 +295,18 @@ fn disassemble(
 }
 
 /// The result of `disassemble`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct DisassembleResult {
+    /// The document.
     document: String,
     #[serde(flatten)]
     disassembly: Disassembly,
 }
 
-impl JsonSchema for DisassembleResult {
+/// A page of disassembly, as `disassemble` describes it.
+impl JsonSchema for Disassembly {
     fn schema_name() -> Cow<'static, str> {
-        "DisassembleResult".into()
+        "Disassembly".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
@@ -320,7 +324,6 @@ impl JsonSchema for DisassembleResult {
                 "target_name": nullable_string("What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported symbol; null when unknown."),
             }));
             object(json!({
-                "document": string("The document."),
                 "architecture": string("The decoded architecture (`x86_64`, `i386`, `aarch64`)."),
                 "procedure": nullable(named_address("The procedure."), "The procedure decoded, or null for an address range."),
                 "start": string("First address of the procedure or range."),
@@ -350,16 +353,18 @@ fn xrefs_to(target: &Target, arguments: XrefsToArguments) -> Result<XrefsToResul
 }
 
 /// The result of `xrefs_to`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct XrefsToResult {
+    /// The document.
     document: String,
     #[serde(flatten)]
     references: References,
 }
 
-impl JsonSchema for XrefsToResult {
+/// A page of references, as `xrefs_to` describes it.
+impl JsonSchema for References {
     fn schema_name() -> Cow<'static, str> {
-        "XrefsToResult".into()
+        "References".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
@@ -371,7 +376,6 @@ impl JsonSchema for XrefsToResult {
                 "segment": nullable_string("The segment containing `from`."),
             }));
             object(json!({
-                "document": string("The document."),
                 "target": named_address("The referenced address and what is there."),
                 "references": array(reference, "This page's references, by referring address."),
                 "total": count("Number of references to the address."),
@@ -431,55 +435,36 @@ fn call_graph(
 }
 
 /// What a `callers` or `callees` result holds besides its edges.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct GraphPage {
+    /// The document's code analysis: when it is not complete, lists may miss entries.
     analysis: AnalysisStatus,
+    /// The document.
     document: String,
+    /// Cursor of the next page; null on the last page.
     next_cursor: Option<String>,
+    /// The procedure asked about.
     procedure: NamedAddress,
+    /// Number of edges.
     total: usize,
 }
 
 /// The result of `callers`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct CallersResult {
+    /// This page's callers, in address order.
     callers: Vec<CallEdge>,
     #[serde(flatten)]
     page: GraphPage,
 }
 
-impl JsonSchema for CallersResult {
-    fn schema_name() -> Cow<'static, str> {
-        "CallersResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(graph_schema(
-            "callers",
-            "This page's callers, in address order.",
-        ))
-    }
-}
-
 /// The result of `callees`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct CalleesResult {
+    /// This page's callees, in address order.
     callees: Vec<CallEdge>,
     #[serde(flatten)]
     page: GraphPage,
-}
-
-impl JsonSchema for CalleesResult {
-    fn schema_name() -> Cow<'static, str> {
-        "CalleesResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(graph_schema(
-            "callees",
-            "This page's callees, in address order.",
-        ))
-    }
 }
 
 fn named_address(description: &str) -> Value {
@@ -514,20 +499,44 @@ fn analysis_schema() -> Value {
     schema
 }
 
-fn graph_schema(edges: &str, description: &str) -> Value {
-    let edge = object(json!({
-        "procedure": named_address("The caller or callee."),
-        "import": nullable_string("The imported symbol when the callee is a stub (PLT entry, PE import thunk, Mach-O stub) or an import slot."),
-        "kind": {"type": "string", "enum": ["call", "tail_call"], "description": "`call` for call instructions; `tail_call` for unconditional jumps from inside the caller to the start of the callee (another procedure, a stub or an import slot)."},
-        "call_sites": array(string("Address of a call instruction, or of a tail-call jump."), "The calls (or tail-call jumps) of this edge, in address order."),
-    }));
-    let mut properties = json!({
-        "document": string("The document."),
-        "procedure": named_address("The procedure asked about."),
-        "total": count("Number of edges."),
-        "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-        "analysis": analysis_schema(),
-    });
-    properties[edges] = array(edge, description);
-    object(properties)
+/// A call-graph edge, as `callers` and `callees` describe it.
+impl JsonSchema for CallEdge {
+    fn schema_name() -> Cow<'static, str> {
+        "CallEdge".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written(object(json!({
+            "procedure": named_address("The caller or callee."),
+            "import": nullable_string("The imported symbol when the callee is a stub (PLT entry, PE import thunk, Mach-O stub) or an import slot."),
+            "kind": {"type": "string", "enum": ["call", "tail_call"], "description": "`call` for call instructions; `tail_call` for unconditional jumps from inside the caller to the start of the callee (another procedure, a stub or an import slot)."},
+            "call_sites": array(string("Address of a call instruction, or of a tail-call jump."), "The calls (or tail-call jumps) of this edge, in address order."),
+        })))
+    }
+}
+
+/// An address and what is there.
+impl JsonSchema for NamedAddress {
+    fn schema_name() -> Cow<'static, str> {
+        "NamedAddress".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let mut schema = named_address("");
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("description");
+        }
+        hand_written(schema)
+    }
+}
+
+/// The state of a document's code analysis.
+impl JsonSchema for AnalysisStatus {
+    fn schema_name() -> Cow<'static, str> {
+        "AnalysisStatus".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hand_written(analysis_schema())
+    }
 }
