@@ -257,34 +257,31 @@ fn list_artifact_occurrences(
 }
 
 /// The result of `list_artifact_occurrences`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ListOccurrencesResult {
+    /// The inventory listed.
     manifest_id: String,
+    /// Matching occurrences, in path order.
     occurrences: Vec<ListedItem>,
 }
 
-/// One listed occurrence: its fields and its inventory's manifest ID.
-#[derive(Serialize)]
+// One listed occurrence: its fields and its inventory's manifest ID.
+#[derive(Serialize, JsonSchema)]
 struct ListedItem {
+    /// The inventory's manifest ID.
     manifest_id: String,
     #[serde(flatten)]
     occurrence: Occurrence,
 }
 
-impl JsonSchema for ListOccurrencesResult {
+/// An occurrence of an inventory, as the artifact tools describe it.
+impl JsonSchema for Occurrence {
     fn schema_name() -> Cow<'static, str> {
-        "ListOccurrencesResult".into()
+        "Occurrence".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let mut listed = occurrence_properties();
-            listed["manifest_id"] = string("The inventory's manifest ID.");
-            object(json!({
-                "manifest_id": string("The inventory listed."),
-                "occurrences": array(object(listed), "Matching occurrences, in path order."),
-            }))
-        })
+        hand_written(object(occurrence_properties()))
     }
 }
 

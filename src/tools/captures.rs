@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, flag, hand_written, nullable_string, object, string};
+use super::schema::{array, hand_written, object, string};
 use super::spec::{Handler, Retained, ToolSpec};
 use crate::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
 use crate::claims::{EvidenceRecordView, MAX_CLAIMS, Verdict, evaluate, parse_claims};
@@ -108,31 +108,16 @@ fn import_process_capture(
 }
 
 /// The result of `import_process_capture`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ImportCaptureResult {
+    /// Why it is not a valid v4 capture; null when valid.
     problem: Option<String>,
+    /// Whether the capture is a valid Process Capture v4 (a Process capture completion
+    /// candidate).
     valid: bool,
+    /// What the document is.
+    #[schemars(extend("enum" = ["valid_v4", "other_version", "invalid"]))]
     validity: &'static str,
-}
-
-impl JsonSchema for ImportCaptureResult {
-    fn schema_name() -> Cow<'static, str> {
-        "ImportCaptureResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "valid": flag("Whether the capture is a valid Process Capture v4 (a Process capture completion candidate)."),
-                "validity": {
-                    "type": "string",
-                    "enum": ["valid_v4", "other_version", "invalid"],
-                    "description": "What the document is.",
-                },
-                "problem": nullable_string("Why it is not a valid v4 capture; null when valid."),
-            }))
-        })
-    }
 }
 
 fn verify_reconstruction(
@@ -157,20 +142,21 @@ fn verify_reconstruction(
 }
 
 /// The result of `verify_reconstruction`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct VerifyResult {
+    /// One verdict per claim, in claim order.
     verdicts: Vec<Verdict>,
 }
 
-impl JsonSchema for VerifyResult {
+/// A claim's verdict, as `verify_reconstruction` describes it.
+impl JsonSchema for Verdict {
     fn schema_name() -> Cow<'static, str> {
-        "VerifyResult".into()
+        "Verdict".into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         hand_written({
             object(json!({
-                "verdicts": array(object(json!({
                     "index": {"type": "integer", "minimum": 0, "description": "Position of the claim, from 0."},
                     "kind": string("The claim's kind."),
                     "status": {
@@ -180,7 +166,6 @@ impl JsonSchema for VerifyResult {
                     },
                     "evidence": array(string("An Evidence ID."), "Evidence the verdict rests on, in ledger order."),
                     "reason": string("One sentence saying why."),
-                })), "One verdict per claim, in claim order."),
             }))
         })
     }

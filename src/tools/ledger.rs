@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::arguments::EVIDENCE_ID_PATTERN;
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{any, array, count, hand_written, nullable_string, object, string};
+use super::schema::{any, count, hand_written, nullable_string, object, string};
 use super::spec::{Handler, ToolSpec};
 use crate::session::{EvidenceId, EvidenceRecord, Session};
 
@@ -84,37 +84,33 @@ fn list_evidence(
 }
 
 /// The result of `list_evidence`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ListEvidenceResult {
+    /// This page's records, oldest first (without results).
     evidence: Vec<EvidenceSummary>,
+    /// Cursor of the next page; null on the last page.
+    #[schemars(with = "Option<String>")]
     next_cursor: Option<EvidenceId>,
+    /// Records retained in the ledger.
     total: usize,
 }
 
-impl JsonSchema for ListEvidenceResult {
-    fn schema_name() -> Cow<'static, str> {
-        "ListEvidenceResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "evidence": array(object(record_properties()), "This page's records, oldest first (without results)."),
-                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-                "total": count("Records retained in the ledger."),
-            }))
-        })
-    }
-}
-
-/// An Evidence record without its result.
-#[derive(Serialize)]
+// An Evidence record without its result. (A comment, not a doc comment: it would become the
+// description of each listed record.)
+#[derive(Serialize, JsonSchema)]
 struct EvidenceSummary {
+    /// The Evidence ID.
+    #[schemars(with = "String")]
     id: EvidenceId,
+    /// Position in the session's ledger, from 1.
     sequence: u64,
+    /// The tool that observed it.
     operation: String,
+    /// The arguments of that call, as given.
     arguments: Value,
+    /// The provider that answered, if any.
     provider: Option<String>,
+    /// The document observed, if any.
     document: Option<String>,
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::arguments::{ArgumentError, EVIDENCE_ID_PATTERN};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, count, hand_written, nullable_string, object, string};
+use super::schema::{array, hand_written, nullable_string, object, string};
 use super::spec::{Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{Cancel, Session};
@@ -262,27 +262,14 @@ fn list(session: &Session, arguments: ListArguments) -> Result<ListUnknownsResul
 }
 
 /// The result of `list_unknowns`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub(super) struct ListUnknownsResult {
+    /// Cursor of the next page; null on the last page.
     next_cursor: Option<String>,
+    /// Unknowns that pass the filter, over all pages.
     total: usize,
+    /// This page of the residual unknowns, in creation order.
     unknowns: Vec<Unknown>,
-}
-
-impl JsonSchema for ListUnknownsResult {
-    fn schema_name() -> Cow<'static, str> {
-        "ListUnknownsResult".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "unknowns": array(object(unknown_properties()), "This page of the residual unknowns, in creation order."),
-                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-                "total": count("Unknowns that pass the filter, over all pages."),
-            }))
-        })
-    }
 }
 
 fn unknown_properties() -> Value {
