@@ -90,23 +90,29 @@
 //!
 //! # Adding a tool
 //!
-//! A tool is one `ToolSpec` entry in the `TOOLS` list of its group file (`binary.rs`,
+//! A tool is one `ToolSpec` entry in the `tools()` list of its group file (`binary.rs`,
 //! `analysis.rs`, `code.rs`, `ledger.rs`, `residuals.rs`, `artifacts.rs`, `captures.rs`) and,
-//! beside it, three things declared once each:
+//! beside it, three plain Rust items:
 //!
-//! - its arguments, with `tool_arguments!`: one entry per parameter gives the input schema,
-//!   the argument checks and a typed struct field, so the handler reads `arguments.limit` and
-//!   a misspelled name does not compile;
-//! - its result, a `#[derive(Serialize)]` type with `impl ToolResult` right below it, whose
-//!   `output_schema` is the published `outputSchema` (a test validates every tool's real
-//!   results against it);
-//! - its handler, a function from the arguments to the result, wrapped by `observe!`,
-//!   `change!`, `read!` or `retain!`, which fixes whether Evidence is recorded. `retain!`
-//!   records a document no provider observed (an inventory page, an imported capture) as an
-//!   unbound observation ([`Observation::unbound`](crate::session::Observation::unbound)) and
-//!   returns its ID as `evidence_id`.
+//! - its arguments, one struct deriving `Deserialize` and `JsonSchema` (schemars): each field
+//!   is a parameter, its doc comment the description, its bounds `#[schemars(length(..))]`,
+//!   `range(..)` or `regex(pattern = ..)`, its default a serde default. The input schema is
+//!   generated from the struct (inlined, `additionalProperties: false`, a `required` list) and
+//!   the arguments are checked against it by a validator compiled once per tool before they
+//!   are deserialized, so the schema and the struct cannot disagree. The target (`document`,
+//!   `provider`) and the `cursor` are structs to `#[serde(flatten)]`;
+//! - its result, a type deriving `Serialize` and `JsonSchema`, whose generated schema is the
+//!   published `outputSchema` (every field required, none other allowed; a test validates
+//!   every tool's real results against it). A session type in a result that derives no schema
+//!   has a hand-written `JsonSchema` impl beside the tool that returns it;
+//! - its handler, a function from the argument struct to the result, given to
+//!   `Handler::observe`, `Handler::change`, `Handler::read` or `Handler::retain`, which fixes
+//!   whether Evidence is recorded. `retain` records a document no provider observed (an
+//!   inventory page, an imported capture) as an unbound observation
+//!   ([`Observation::unbound`](crate::session::Observation::unbound)) and returns its ID as
+//!   `evidence_id`.
 //!
-//! A new group is a new file with its `TOOLS` list and one line in the catalog of
+//! A new group is a new file with its `tools()` list and one line in the catalog of
 //! `toolbox.rs`.
 
 mod analysis;
