@@ -583,3 +583,99 @@ fn quoted_list(options: &[&str]) -> String {
     let quoted: Vec<String> = options.iter().map(|o| format!("{o:?}")).collect();
     quoted.join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::{Map, Value, json};
+
+    use super::{ArgumentError, InputSchema, TargetArguments};
+
+    fn default_limit() -> u64 {
+        5
+    }
+
+    /// A tool's arguments: a required text, the flattened target, a bounded integer.
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Sample {
+        /// The name.
+        #[schemars(length(min = 1, max = 8))]
+        name: String,
+        #[serde(flatten)]
+        target: TargetArguments,
+        /// The limit.
+        #[serde(default = "default_limit")]
+        #[schemars(range(min = 1, max = 9))]
+        limit: u64,
+    }
+
+    fn arguments(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn parameters_are_in_declaration_order_with_flattened_ones_in_place() {
+        let input = InputSchema::of::<Sample>();
+        let names: Vec<&str> = input.parameters.iter().map(|p| p.name).collect();
+        assert_eq!(names, ["name", "document", "provider", "limit"]);
+        assert_eq!(input.schema()["required"], json!(["name"]));
+        assert_eq!(input.schema()["additionalProperties"], false);
+        assert_eq!(input.schema()["properties"]["limit"]["default"], 5);
+        assert_eq!(input.schema()["properties"]["document"]["type"], "string");
+    }
+
+    #[test]
+    fn unknown_names_come_first_in_name_order_then_parameters_in_declaration_order() {
+        let input = InputSchema::of::<Sample>();
+        let error = input
+            .check("t", &arguments(json!({"zz": 1, "aa": 1, "limit": 0})))
+            .unwrap_err();
+        assert!(
+            matches!(&error, ArgumentError::Unknown { argument, .. } if *argument == "aa"),
+            "{error}"
+        );
+        // `name` is declared before `limit`: its absence is reported first.
+        let error = input
+            .check("t", &arguments(json!({"limit": 0})))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ArgumentError::Missing {
+                tool: "t",
+                argument: "name"
+            }
+        );
+        let error = input
+            .check("t", &arguments(json!({"name": "x", "provider": null})))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "argument \"provider\" of t must be a string, not null (omit it to use the default)"
+        );
+    }
+
+    proptest! {
+        /// An integer argument is accepted exactly within its range; anything else numeric is
+        /// a range error quoting the number.
+        #[test]
+        fn an_integer_is_accepted_exactly_in_its_range(n in -20i64..20, fraction in prop::bool::ANY) {
+            let input = InputSchema::of::<Sample>();
+            let given = if fraction { json!(n as f64 + 0.5) } else { json!(n) };
+            let result = input.check("t", &arguments(json!({"name": "x", "limit": given})));
+            if !fraction && (1..=9).contains(&n) {
+                prop_assert!(result.is_ok());
+            } else {
+                prop_assert_eq!(result.unwrap_err(), ArgumentError::Range {
+                    tool: "t",
+                    argument: "limit",
+                    min: 1,
+                    max: 9,
+                    found: given.to_string(),
+                });
+            }
+        }
+    }
+}
