@@ -103,8 +103,9 @@
 //!   `provider`) and the `cursor` are structs to `#[serde(flatten)]`;
 //! - its result, a type deriving `Serialize` and `JsonSchema`, whose generated schema is the
 //!   published `outputSchema` (every field required, none other allowed; a test validates
-//!   every tool's real results against it). A session type in a result that derives no schema
-//!   has a hand-written `JsonSchema` impl beside the tool that returns it;
+//!   every tool's real results against it). A type of a lower layer in a result (a session,
+//!   inventory, unknown or claim type, which derive no schema) has a hand-written `JsonSchema`
+//!   impl beside the tool that returns it;
 //! - its handler, a function from the argument struct to the result, given to
 //!   `Handler::observe`, `Handler::change`, `Handler::read` or `Handler::retain`, which fixes
 //!   whether Evidence is recorded. `retain` records a document no provider observed (an

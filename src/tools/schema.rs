@@ -1,7 +1,7 @@
 //! Output schemas (JSON Schema 2020-12) of tool results: [`output_schema`] generates one from
-//! the result type, and small builders describe, by hand, the session types a tool returns
-//! (the session layer does not derive schemas; [`hand_written`] makes such a description the
-//! type's `JsonSchema`).
+//! the result type, and small builders describe, by hand, the types of lower layers a tool
+//! returns (they derive no schemas; [`hand_written`] makes such a description the type's
+//! `JsonSchema`).
 
 use schemars::generate::{Contract, SchemaSettings};
 use schemars::{JsonSchema, Schema};
@@ -79,7 +79,7 @@ fn close(schema: &mut Value) {
     }
 }
 
-/// A hand-written description as a `JsonSchema` (for a session type a tool returns).
+/// A hand-written description as a `JsonSchema` (for a lower layer's type a tool returns).
 pub(crate) fn hand_written(schema: Value) -> Schema {
     Schema::try_from(schema).unwrap_or_else(|_| Schema::from(Map::new()))
 }
