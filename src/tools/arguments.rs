@@ -172,17 +172,22 @@ impl InputSchema {
         &self.schema
     }
 
-    /// Checks `values` against the schema: unknown names first (in name order), then each
-    /// parameter in declaration order; the first failure is the error.
+    /// Checks `values` against the schema and answers them, to deserialize: unknown names
+    /// first (in name order), then each parameter in declaration order; the first failure is
+    /// the error.
     pub(crate) fn check(
         &self,
         tool: &'static str,
         values: &Map<String, Value>,
-    ) -> Result<(), ArgumentError> {
+    ) -> Result<Map<String, Value>, ArgumentError> {
         let instance = Value::Object(values.clone());
-        if self.validator.is_valid(&instance) {
-            return Ok(());
+        if self.validator.is_valid(&instance)
+            && let Value::Object(checked) = instance
+        {
+            return Ok(checked);
         }
+        // Rejected (rare): made again, to say why.
+        let instance = Value::Object(values.clone());
         let errors: Vec<_> = self.validator.iter_errors(&instance).collect();
         let unknown = errors
             .iter()

@@ -311,8 +311,7 @@ impl ToolBox {
         cancel: &Cancel,
     ) -> Result<Map<String, Value>, ToolError> {
         let spec = &tool.spec;
-        tool.input.check(spec.name, arguments)?;
-        let checked = arguments.clone();
+        let checked = tool.input.check(spec.name, arguments)?;
         match &spec.handler.run {
             Run::Change(run) => {
                 let result = run(spec.name, session, checked, cancel)?;
