@@ -11,7 +11,7 @@
 //! checks itself), `Vec<Value>` and `Vec<String>` with `length(...)`. The common arguments are
 //! structs to flatten: [`TargetArguments`] and [`CursorArgument`].
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use jsonschema::Validator;
 use jsonschema::error::ValidationErrorKind;
@@ -116,7 +116,10 @@ pub(crate) struct InputSchema {
     schema: Value,
     /// The parameters in declaration order.
     parameters: Vec<Parameter>,
-    validator: Validator,
+    /// Compiled on the tool's first call: a validator holds its own copy of the draft's
+    /// metaschemas (about 150 KB resident each, 4.3 MB for the catalog), and most sessions
+    /// call a few of its tools.
+    validator: OnceLock<Validator>,
 }
 
 impl std::fmt::Debug for InputSchema {
@@ -134,7 +137,8 @@ fn leak(text: &str) -> &'static str {
 impl InputSchema {
     /// The input schema of `A`: a JSON Schema (2020-12) object schema with inlined properties,
     /// a `required` list and `additionalProperties: false`. Build it once per tool (the
-    /// catalog does): it compiles a validator and keeps the parameter names for the life of
+    /// catalog does): it keeps the parameter names for the life of the process, and compiles
+    /// its validator on first use (see [`InputSchema::check`]).
     /// the process.
     pub(crate) fn of<A: JsonSchema>() -> InputSchema {
         let schema = generate::<A>(Contract::Deserialize);
@@ -158,12 +162,10 @@ impl InputSchema {
                     .unwrap_or(&[]),
             })
             .collect();
-        let validator = jsonschema::draft202012::new(&schema)
-            .unwrap_or_else(|error| panic!("a generated input schema compiles: {error}"));
         InputSchema {
             schema,
             parameters,
-            validator,
+            validator: OnceLock::new(),
         }
     }
 
@@ -181,14 +183,18 @@ impl InputSchema {
         values: &Map<String, Value>,
     ) -> Result<Map<String, Value>, ArgumentError> {
         let instance = Value::Object(values.clone());
-        if self.validator.is_valid(&instance)
+        let validator = self.validator.get_or_init(|| {
+            jsonschema::draft202012::new(&self.schema)
+                .unwrap_or_else(|error| panic!("a generated input schema compiles: {error}"))
+        });
+        if validator.is_valid(&instance)
             && let Value::Object(checked) = instance
         {
             return Ok(checked);
         }
         // Rejected (rare): made again, to say why.
         let instance = Value::Object(values.clone());
-        let errors: Vec<_> = self.validator.iter_errors(&instance).collect();
+        let errors: Vec<_> = validator.iter_errors(&instance).collect();
         let unknown = errors
             .iter()
             .filter_map(|error| match error.kind() {
