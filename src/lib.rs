@@ -187,7 +187,7 @@
 //!    `std::io`, `std::fs`, `std::time`, `std::thread`, `std::net`, `std::process`, `std::env`,
 //!    `tokio`, `serde_json` or `jsonrpsee`.
 //! 2. [`base`]: helpers with I/O and no policy (checked file opening, [`base::Cancel`],
-//!    per-request notices).
+//!    per-request notices, the fixed thread pools).
 //! 3. [`prompts`]: guided prompts and their registry.
 //! 4. The domains beside the session, each with its invariants in its module doc:
 //!    [`schemas`] (the published JSON Schemas), [`capture`] (process captures), [`inventory`]

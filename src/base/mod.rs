@@ -5,11 +5,14 @@
 //!   [`Confinement`](files::Confinement).
 //! - [`notices`]: what a client should see about its request (a provider call that timed
 //!   out, a bound that cut a result), collected per request on the thread that runs it.
+//! - `pool`: fixed pools of named threads for blocking work (the shell's tool and completion
+//!   pools, and the provider pool of completion), started once and never grown.
 //! - [`Cancel`]: the cancellation signal of one request, and how work that changes state
 //!   claims its commit.
 
 mod cancel;
 pub mod files;
 pub mod notices;
+pub(crate) mod pool;
 
 pub use cancel::{Cancel, Cancelled};

@@ -11,11 +11,11 @@ use serde_json::{Value, json};
 
 use super::error::RequestError;
 use super::params::{self, RequestParams};
-use super::pool::WorkerPool;
 use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::extension::{self, Target};
 use super::state::{Connection, RequestContext, Shared};
 use crate::base::notices;
+use crate::base::pool::WorkerPool;
 use crate::core::{Completion, Family, Prefix};
 use crate::prompts::DEFAULT_PAGE_SIZE;
 use crate::resources;

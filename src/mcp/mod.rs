@@ -14,7 +14,6 @@ pub mod http;
 pub(crate) mod message;
 mod outlet;
 mod params;
-mod pool;
 pub mod prompt_file;
 pub(crate) mod protocol;
 mod roots;

@@ -9,13 +9,13 @@
 //! ([`QUEUED_CALLS`]); past it the call is refused (an empty completion).
 
 use std::cell::Cell;
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use super::provider::Provider;
 use crate::base::notices::{self, Notice};
+use crate::base::pool::{Job, start_workers};
 use crate::text::Quoted;
 
 /// Threads that run provider calls for completion, for the whole process.
@@ -23,27 +23,6 @@ pub const PROVIDER_THREADS: usize = 2;
 
 /// Provider calls that may wait for a thread; more are refused.
 pub const QUEUED_CALLS: usize = 16;
-
-/// Work for a worker thread.
-pub(crate) type Job = Box<dyn FnOnce() + Send>;
-
-/// Starts `threads` workers named `name-N` that run the jobs of `jobs` until every sender is
-/// gone; returns how many started.
-pub(crate) fn start_workers(name: &str, threads: usize, jobs: Receiver<Job>) -> usize {
-    let jobs = Arc::new(Mutex::new(jobs));
-    let mut started = 0;
-    for index in 0..threads {
-        let jobs = Arc::clone(&jobs);
-        let spawned = thread::Builder::new()
-            .name(format!("{name}-{index}"))
-            .spawn(move || run_jobs(&jobs));
-        match spawned {
-            Ok(_) => started += 1,
-            Err(error) => tracing::error!(%error, "cannot start a worker thread"),
-        }
-    }
-    started
-}
 
 /// The process-wide pool.
 struct ProviderPool {
@@ -65,16 +44,6 @@ impl ProviderPool {
             queue,
             overrunning: Arc::default(),
         })
-    }
-}
-
-fn run_jobs(jobs: &Mutex<Receiver<Job>>) {
-    loop {
-        let job = match jobs.lock().unwrap_or_else(|e| e.into_inner()).recv() {
-            Ok(job) => job,
-            Err(_) => return,
-        };
-        job();
     }
 }
 

@@ -40,8 +40,8 @@ use self::process::Process;
 use self::protocol::{
     DecompiledCode, INVALID_CURSOR, Method, NO_PROCEDURE, Reply, UNKNOWN_DOCUMENT,
 };
+use crate::base::pool::{Job, start_workers};
 use crate::core::ProcedurePage;
-use crate::session::bounded::{Job, start_workers};
 use crate::session::{
     Address, Companions, Decompilation, DecompileBound, DocumentInfo, NamedAddress, Operation,
     ProcedureInfo, ProcedureName, ProcedureSource, Provider, ProviderError, completion_deadline,

@@ -1,16 +1,48 @@
-//! [`WorkerPool`]: a fixed number of threads for blocking work (tool calls, completion).
+//! Fixed pools of named threads for blocking work: [`start_workers`], which the provider pool
+//! of completion (`session::bounded`) builds on, and [`WorkerPool`], the shell's pools for
+//! tool calls and completion.
 //!
 //! tokio's `spawn_blocking` pool is shared with tokio's own stdin and stdout and grows to 512
 //! threads; work that may block (reading a binary, walking a tree, waiting on a provider) runs
 //! here instead, on threads started once. The queue is bounded by the shell: each in-flight
 //! request submits at most one job, and the number of requests in flight is capped.
 
-use std::sync::Mutex;
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
 
 use tokio::sync::oneshot;
 
-use crate::session::bounded::{Job, start_workers};
+/// Work for a worker thread.
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
+
+/// Starts `threads` workers named `name-N` that run the jobs of `jobs` until every sender is
+/// gone; returns how many started.
+pub(crate) fn start_workers(name: &str, threads: usize, jobs: Receiver<Job>) -> usize {
+    let jobs = Arc::new(Mutex::new(jobs));
+    let mut started = 0;
+    for index in 0..threads {
+        let jobs = Arc::clone(&jobs);
+        let spawned = thread::Builder::new()
+            .name(format!("{name}-{index}"))
+            .spawn(move || run_jobs(&jobs));
+        match spawned {
+            Ok(_) => started += 1,
+            Err(error) => tracing::error!(%error, "cannot start a worker thread"),
+        }
+    }
+    started
+}
+
+fn run_jobs(jobs: &Mutex<Receiver<Job>>) {
+    loop {
+        let job = match jobs.lock().unwrap_or_else(|e| e.into_inner()).recv() {
+            Ok(job) => job,
+            Err(_) => return,
+        };
+        job();
+    }
+}
 
 /// A fixed set of named worker threads fed from one queue.
 #[derive(Debug)]
