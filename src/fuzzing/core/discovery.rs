@@ -125,24 +125,33 @@ fn check_pages(
     mut page: impl FnMut(usize) -> ProcedurePage,
 ) -> Result<(), Violation> {
     let shown = || format!("{count} pages");
-    let mut fed: Vec<ProcedurePage> = Vec::new();
+    // An adversarial provider repeats its pages, so each is made once and fed as a copy; what
+    // was fed is kept as indices into the made pages (`None`: the empty last page).
+    let mut made: Vec<Option<ProcedurePage>> = vec![None; count];
+    let mut fed_at: Vec<Option<usize>> = Vec::new();
     let mut requests: Vec<PageRequest> = Vec::new();
     let mut overrun = false;
     let outcome = discover(|request| {
         requests.push(request.clone());
-        if fed.len() == PROCEDURE_ADDRESS_LIMIT {
+        if fed_at.len() == PROCEDURE_ADDRESS_LIMIT {
             // Past the proven bound: answer a last page so the check itself terminates.
             overrun = true;
             return Ok::<_, Infallible>(ProcedurePage::default());
         }
-        let page = match count {
-            0 => ProcedurePage::default(),
-            _ => page(fed.len() % count),
-        };
-        fed.push(page.clone());
-        Ok(page)
+        if count == 0 {
+            fed_at.push(None);
+            return Ok(ProcedurePage::default());
+        }
+        let at = fed_at.len() % count;
+        fed_at.push(Some(at));
+        Ok(made[at].get_or_insert_with(|| page(at)).clone())
     });
     let Ok(outcome) = outcome;
+    let empty = ProcedurePage::default();
+    let fed: Vec<&ProcedurePage> = fed_at
+        .iter()
+        .map(|at| at.and_then(|at| made[at].as_ref()).unwrap_or(&empty))
+        .collect();
     ensure(
         !overrun,
         "discovery ends within PROCEDURE_ADDRESS_LIMIT pages",
