@@ -311,11 +311,7 @@ fn one_line_descriptions(schema: &mut Value) {
             for (key, value) in object.iter_mut() {
                 match value {
                     Value::String(text) if key == "description" => {
-                        let paragraphs: Vec<String> = text
-                            .split("\n\n")
-                            .map(|paragraph| paragraph.split('\n').collect::<Vec<_>>().join(" "))
-                            .collect();
-                        *text = paragraphs.join("\n\n");
+                        *text = super::schema::running_text(text);
                     }
                     other => one_line_descriptions(other),
                 }

@@ -60,11 +60,7 @@ fn close(schema: &mut Value) {
             for (key, value) in object.iter_mut() {
                 match value {
                     Value::String(text) if key == "description" => {
-                        let paragraphs: Vec<String> = text
-                            .split("\n\n")
-                            .map(|paragraph| paragraph.split('\n').collect::<Vec<_>>().join(" "))
-                            .collect();
-                        *text = paragraphs.join("\n\n");
+                        *text = running_text(text);
                     }
                     // Property names are not schemas.
                     Value::Object(properties) if key == "properties" => {
@@ -148,4 +144,14 @@ pub(crate) fn array(items: Value, description: &str) -> Value {
 /// Any JSON value, with a description.
 pub(crate) fn any(description: &str) -> Value {
     json!({"description": description})
+}
+
+/// A doc comment's description as running text: the lines of each paragraph joined by spaces,
+/// paragraphs kept apart.
+pub(crate) fn running_text(text: &str) -> String {
+    let paragraphs: Vec<String> = text
+        .split("\n\n")
+        .map(|paragraph| paragraph.split('\n').collect::<Vec<_>>().join(" "))
+        .collect();
+    paragraphs.join("\n\n")
 }
