@@ -43,7 +43,8 @@
 //!
 //! # async fn run() -> std::io::Result<()> {
 //! let server = Server::new(ServerConfig::default());
-//! // Dedicated stdin and stdout threads, bounded queues (see "Execution model" below).
+//! // Pipes and sockets on the async workers, anything else on dedicated threads; bounded
+//! // queues either way (see "Execution model" below).
 //! server.serve_stdio().await
 //! # }
 //! ```
@@ -114,8 +115,10 @@
 //!
 //! `rea serve` stays within stated bounds whatever a client sends, cancels or fails to read:
 //!
-//! - **Threads**: stdin and stdout each have a dedicated thread (over HTTP, connections are
-//!   served on the async workers); two async workers; tool calls
+//! - **Threads**: two async workers serve stdin and stdout when they are pipes or sockets (what
+//!   a client that starts the server gives it; they are made non-blocking for as long as the
+//!   server serves, and their flags put back after) and every HTTP connection; a terminal or
+//!   a file for stdin or stdout gets a dedicated thread for each instead; tool calls
 //!   run on a fixed pool of [`mcp::TOOL_THREADS`] (4) threads, completion requests that must
 //!   call a provider on [`mcp::COMPLETION_THREADS`] (2), and those provider calls on
 //!   [`session::PROVIDER_THREADS`] (2), files are loaded on one [`providers::loader`] thread;

@@ -377,7 +377,8 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
         prompt_file.refresh(&server, path)?;
     }
     // Two async workers suffice: blocking work runs on the server's own fixed pools, and stdin
-    // and stdout have dedicated threads, so tokio's blocking pool is kept small.
+    // and stdout are polled (or, for a terminal or a file, have dedicated threads), so tokio's
+    // blocking pool is kept small.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(2)

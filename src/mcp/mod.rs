@@ -20,6 +20,7 @@ mod roots;
 pub mod sealed;
 mod server;
 mod state;
+mod stdio;
 
 use std::sync::Arc;
 
@@ -241,11 +242,23 @@ impl Server {
 
     /// Serves one client over the process's stdin and stdout until end of input.
     ///
-    /// Stdin and stdout each get a dedicated thread (never tokio's blocking pool, which other
-    /// work could fill), connected to the connection loop by bounded queues: the reader holds
-    /// at most one frame beyond the one being handled, and the writer at most
-    /// [`ShellConfig::output_queue`] lines.
+    /// When both are pipes or sockets (what a client that starts the server gives it), they
+    /// are made non-blocking and served by [`Server::serve`] on the runtime's workers, so a
+    /// request is read, answered and written without waking another thread. Otherwise (a
+    /// terminal, a file) stdin and stdout each get a dedicated thread (never tokio's blocking
+    /// pool, which other work could fill), connected to the connection loop by bounded
+    /// queues. Either way the reader holds at most one frame beyond the one being handled,
+    /// and the writer at most [`ShellConfig::output_queue`] lines.
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        if let (Some(input), Some(output)) = (stdio::PolledFd::stdin(), stdio::PolledFd::stdout()) {
+            let output = tokio::io::BufWriter::new(output);
+            return self.serve(tokio::io::BufReader::new(input), output).await;
+        }
+        self.serve_stdio_on_threads().await
+    }
+
+    /// [`Server::serve_stdio`] with a dedicated thread for each of stdin and stdout.
+    async fn serve_stdio_on_threads(&self) -> std::io::Result<()> {
         let (frames, received) = mpsc::channel::<std::io::Result<Frame>>(1);
         let (outlet, drain) = outlet::outlet(self.shell.output_queue);
         let max_line_bytes = self.shell.max_line_bytes;

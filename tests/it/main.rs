@@ -142,6 +142,7 @@ mod mcp {
     mod resources;
     mod roots;
     mod sessions;
+    mod stdio_kinds;
     mod tools;
 }
 
