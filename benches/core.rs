@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rea::core::discover;
-use rea::core::{PROCEDURE_PAGE_SIZE, ProcedureEntry, ProcedurePage, complete};
+use rea::core::{
+    PROCEDURE_PAGE_SIZE, Prefix, PrefixIndex, ProcedureEntry, ProcedurePage, complete,
+};
+use rea_testkit::e2e::{DOCUMENT_PREFIXES, document_names};
 
 const CANDIDATES: usize = 10_000;
 
@@ -229,6 +232,32 @@ fn bench_prefixes(
     group.finish();
 }
 
+/// One benchmark per prefix of the e2e Document workload: `PrefixIndex::complete` over the
+/// 10,000 names of `benches/e2e_stdio.rs`'s catalog, the work one such request does in the
+/// core (the index itself is built once, when the catalog opens).
+fn bench_index(c: &mut Criterion) {
+    let clock = Clock::from_env();
+    let index = PrefixIndex::new(document_names());
+    let mut group = c.benchmark_group("index_documents_10k");
+    for raw in DOCUMENT_PREFIXES {
+        let prefix = Prefix::new(raw).expect("a short prefix");
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("{raw:?}")),
+            &prefix,
+            |b, prefix| {
+                b.iter_custom(|iters| {
+                    clock.time(|| {
+                        for _ in 0..iters {
+                            let _ = black_box(index.complete(black_box(prefix)));
+                        }
+                    })
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
 /// Ten pages of 500 fresh addresses with names, the last without a cursor.
 fn discovery_pages() -> Vec<ProcedurePage> {
     (0..10)
@@ -281,5 +310,5 @@ fn bench_discovery(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_complete, bench_discovery);
+criterion_group!(benches, bench_complete, bench_index, bench_discovery);
 criterion_main!(benches);

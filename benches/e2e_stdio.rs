@@ -21,6 +21,9 @@
 //!   the least any server over these pipes can cost.
 //! - `rmcp`: the document requests answered by the rmcp peer (`benches/peers/rmcp/`), the
 //!   official Rust SDK over the same catalog with its matching keys precomputed.
+//! - the documents, floor and rmcp scenarios again with the server's stdin and stdout on Unix
+//!   socket pairs instead of pipes: what Node's `child_process` gives a server it starts, so
+//!   what Claude Desktop, the Inspector and the TypeScript SDK's clients give `rea serve`.
 //!
 //! The bench builds the peers on demand with `cargo build --release` into `target/tmp/`
 //! (ignored); they are not part of the crate. A peer that does not build is reported and its
@@ -33,7 +36,9 @@
 
 use rea_testkit::{e2e, fixtures};
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
@@ -52,13 +57,14 @@ const LIBC: &str = "/usr/lib/x86_64-linux-gnu/libc.so.6";
 
 struct Peer {
     child: Child,
-    input: std::process::ChildStdin,
-    output: BufReader<std::process::ChildStdout>,
+    input: Box<dyn Write>,
+    output: BufReader<Box<dyn Read>>,
     line: String,
 }
 
 impl Peer {
-    fn start(server: &Path, kind: Server, era: Era, open: Option<&Path>) -> Peer {
+    fn start(server: &Path, scenario: &Scenario) -> Peer {
+        let (kind, era, open) = (scenario.server, scenario.era, scenario.open.as_deref());
         let mut command = Command::new(server);
         match kind {
             Server::Rea => {
@@ -75,15 +81,33 @@ impl Peer {
             }
             Server::Floor => {}
         }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the server starts");
+        command.stderr(Stdio::inherit());
+        let (child, input, output): (Child, Box<dyn Write>, Box<dyn Read>) = match scenario.streams
+        {
+            Streams::Pipes => {
+                let mut child = command
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .expect("the server starts");
+                let input = Box::new(child.stdin.take().unwrap());
+                let output = Box::new(child.stdout.take().unwrap());
+                (child, input, output)
+            }
+            Streams::SocketPairs => {
+                let (input, server_input) = UnixStream::pair().expect("a socket pair");
+                let (output, server_output) = UnixStream::pair().expect("a socket pair");
+                let child = command
+                    .stdin(OwnedFd::from(server_input))
+                    .stdout(OwnedFd::from(server_output))
+                    .spawn()
+                    .expect("the server starts");
+                (child, Box::new(input), Box::new(output))
+            }
+        };
         let mut peer = Peer {
-            input: child.stdin.take().unwrap(),
-            output: BufReader::new(child.stdout.take().unwrap()),
+            input,
+            output: BufReader::new(output),
             child,
             line: String::new(),
         };
@@ -148,6 +172,16 @@ impl Server {
     }
 }
 
+/// What the server's stdin and stdout are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Streams {
+    /// Pipes, as Rust's `Command` and Python's `subprocess` connect a child.
+    Pipes,
+    /// Unix socket pairs, as Node's `child_process` connects one (so Claude Desktop, the
+    /// Inspector and the TypeScript SDK).
+    SocketPairs,
+}
+
 /// Which protocol revision the client of a scenario speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Era {
@@ -161,6 +195,7 @@ enum Era {
 struct Scenario {
     name: &'static str,
     server: Server,
+    streams: Streams,
     era: Era,
     open: Option<PathBuf>,
     prepare: fn(&mut Peer),
@@ -169,12 +204,7 @@ struct Scenario {
 }
 
 fn run(binary: &Path, scenario: &Scenario) -> Measured {
-    let mut peer = Peer::start(
-        binary,
-        scenario.server,
-        scenario.era,
-        scenario.open.as_deref(),
-    );
+    let mut peer = Peer::start(binary, scenario);
     (scenario.prepare)(&mut peer);
     for i in 0..500 {
         peer.send(&(scenario.request)(i, &json!(format!("warm-{i}"))));
@@ -258,6 +288,7 @@ fn main() {
         Scenario {
             server: Server::Rea,
             era: Era::Y2025,
+            streams: Streams::Pipes,
             name: DOCUMENTS,
             open: Some(catalog.clone()),
             prepare: no_preparation,
@@ -267,6 +298,7 @@ fn main() {
         Scenario {
             server: Server::Rea,
             era: Era::Y2026,
+            streams: Streams::Pipes,
             name: DOCUMENTS_2026,
             open: Some(catalog.clone()),
             prepare: no_preparation,
@@ -276,6 +308,7 @@ fn main() {
         Scenario {
             server: Server::Rea,
             era: Era::Y2025,
+            streams: Streams::Pipes,
             name: "procedures (generated 50,000-function ELF)",
             open: Some(large),
             prepare: no_preparation,
@@ -285,6 +318,7 @@ fn main() {
         Scenario {
             server: Server::Rea,
             era: Era::Y2025,
+            streams: Streams::Pipes,
             name: "evidence (10,000 records)",
             open: Some(
                 Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -305,6 +339,7 @@ fn main() {
         Scenario {
             server: Server::Rea,
             era: Era::Y2025,
+            streams: Streams::Pipes,
             name: "prompts/get (all arguments)",
             open: Some(catalog.clone()),
             prepare: no_preparation,
@@ -320,6 +355,7 @@ fn main() {
     scenarios.push(Scenario {
         server: Server::Floor,
         era: Era::Y2025,
+        streams: Streams::Pipes,
         name: FLOOR,
         open: None,
         prepare: no_preparation,
@@ -329,18 +365,37 @@ fn main() {
     scenarios.push(Scenario {
         server: Server::Rmcp,
         era: Era::Y2025,
+        streams: Streams::Pipes,
         name: RMCP,
         open: Some(catalog.clone()),
         prepare: no_preparation,
         request: document_request,
         check: is_completion,
     });
+    // The Document workload again over socket pairs, the streams Node's clients give a server.
+    for (server, name, open) in [
+        (Server::Rea, DOCUMENTS_SOCKETS, Some(catalog.clone())),
+        (Server::Floor, FLOOR_SOCKETS, None),
+        (Server::Rmcp, RMCP_SOCKETS, Some(catalog.clone())),
+    ] {
+        scenarios.push(Scenario {
+            server,
+            era: Era::Y2025,
+            streams: Streams::SocketPairs,
+            name,
+            open,
+            prepare: no_preparation,
+            request: document_request,
+            check: is_completion,
+        });
+    }
     if Path::new(LIBC).exists() {
         scenarios.insert(
             2,
             Scenario {
                 server: Server::Rea,
                 era: Era::Y2025,
+                streams: Streams::Pipes,
                 name: "procedures (system libc)",
                 open: Some(PathBuf::from(LIBC)),
                 prepare: no_preparation,
@@ -401,18 +456,27 @@ fn main() {
             .find(|(name, _)| *name == wanted)
             .map(|(_, median)| median)
     };
-    if let Some(rea) = find(DOCUMENTS) {
-        for (peer, label) in [(FLOOR, "floor"), (RMCP, "rmcp")] {
-            if let Some(peer) = find(peer) {
-                println!("documents against the {label} peer: {}", rea.against(peer));
+    let comparisons = [
+        ("documents", DOCUMENTS, FLOOR, RMCP),
+        (
+            "documents over socket pairs",
+            DOCUMENTS_SOCKETS,
+            FLOOR_SOCKETS,
+            RMCP_SOCKETS,
+        ),
+    ];
+    for (what, rea, floor, rmcp) in comparisons {
+        for (peer, label) in [(floor, "floor"), (rmcp, "rmcp")] {
+            if let (Some(rea), Some(peer)) = (find(rea), find(peer)) {
+                println!("{what} against the {label} peer: {}", rea.against(peer));
             }
         }
-        if let Some(modern) = find(DOCUMENTS_2026) {
-            println!(
-                "documents, 2026-07-28 against 2025-11-25: {}",
-                modern.change_from(rea)
-            );
-        }
+    }
+    if let (Some(rea), Some(modern)) = (find(DOCUMENTS), find(DOCUMENTS_2026)) {
+        println!(
+            "documents, 2026-07-28 against 2025-11-25: {}",
+            modern.change_from(rea)
+        );
     }
 }
 
@@ -421,3 +485,6 @@ const DOCUMENTS: &str = "documents (10,000-document catalog)";
 const DOCUMENTS_2026: &str = "documents, 2026-07-28 era (10,000-document catalog)";
 const FLOOR: &str = "floor peer (the document requests)";
 const RMCP: &str = "rmcp peer, stdio (the document requests)";
+const DOCUMENTS_SOCKETS: &str = "documents over socket pairs (10,000-document catalog)";
+const FLOOR_SOCKETS: &str = "floor peer over socket pairs (the document requests)";
+const RMCP_SOCKETS: &str = "rmcp peer, stdio over socket pairs (the document requests)";

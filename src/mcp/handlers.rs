@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::error::RequestError;
@@ -131,7 +132,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 })
                 .await?;
                 context.send_notices(&noticed).await;
-                MethodResult::Ok(answer)
+                Ok::<_, RequestError>(answer)
             })
             .is_ok(),
         module
@@ -261,7 +262,7 @@ fn subscription(params: &RequestParams, connection: &Connection, subscribe: bool
 fn extension_completion(
     params: &RequestParams,
     shared: &Shared,
-) -> Result<Option<Value>, RequestError> {
+) -> Result<Option<CompletionResult>, RequestError> {
     let Some(extension) = shared.extension() else {
         return Ok(None);
     };
@@ -270,10 +271,15 @@ fn extension_completion(
     let argument = params::required_object(params, "params", "argument")?;
     let name = params::required_str(argument, "params.argument", "name")?;
     let value = params::required_str(argument, "params.argument", "value")?;
-    Ok(extension.complete(reference, name, value).map(|values| {
-        let total = values.len();
-        json!({ "completion": { "values": values, "total": total, "hasMore": false } })
-    }))
+    Ok(extension
+        .complete(reference, name, value)
+        .map(|values| CompletionResult {
+            completion: CompletionBody {
+                total: values.len(),
+                values,
+                has_more: false,
+            },
+        }))
 }
 
 /// `logging/setLevel` (2025 era): this connection's threshold for `notifications/message`.
@@ -517,18 +523,18 @@ impl CompletionRequest {
     /// The answer when every candidate is at hand (the session's own stores, or tables a
     /// provider holds in memory), computed where the request arrived, without a hop to the
     /// completion pool; `None` when a provider must be called.
-    fn answer_at_hand(&self, shared: &Shared, client: &ClientSessions) -> Option<Value> {
+    fn answer_at_hand(&self, shared: &Shared, client: &ClientSessions) -> Option<CompletionResult> {
         let completion = match self.family {
             Some(family) => self.in_view(shared, client, |view| {
                 complete_argument_at_hand(view, family, &self.prefix, &self.context)
             })?,
             None => crate::core::Completion::empty(),
         };
-        Some(completion_result(completion))
+        Some(CompletionResult::from(completion))
     }
 
     /// The completion result of the live session.
-    pub(crate) fn answer(&self, shared: &Shared, client: &ClientSessions) -> Value {
+    pub(crate) fn answer(&self, shared: &Shared, client: &ClientSessions) -> CompletionResult {
         let completion = match self.family {
             Some(family) => self
                 .in_view(shared, client, |view| {
@@ -543,7 +549,7 @@ impl CompletionRequest {
                 .unwrap_or_else(crate::core::Completion::empty),
             None => crate::core::Completion::empty(),
         };
-        completion_result(completion)
+        CompletionResult::from(completion)
     }
 
     /// Runs `complete` over the session `context.arguments.session` names (else the client's
@@ -575,13 +581,40 @@ impl CompletionRequest {
     }
 }
 
-/// The `completion/complete` result.
-fn completion_result(completion: crate::core::Completion) -> Value {
-    json!({
-        "completion": {
-            "values": completion.values,
-            "total": completion.total,
-            "hasMore": completion.has_more,
+/// The `completion/complete` result, serialized as it is: the values move into the answer
+/// without a JSON tree built around them (this is the hottest answer the server gives).
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct CompletionResult {
+    completion: CompletionBody,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CompletionBody {
+    values: Vec<String>,
+    total: usize,
+    has_more: bool,
+}
+
+impl From<Completion> for CompletionResult {
+    fn from(completion: Completion) -> CompletionResult {
+        CompletionResult {
+            completion: CompletionBody {
+                values: completion.values,
+                total: completion.total,
+                has_more: completion.has_more,
+            },
         }
-    })
+    }
+}
+
+impl From<CompletionResult> for Value {
+    fn from(result: CompletionResult) -> Value {
+        let CompletionBody {
+            values,
+            total,
+            has_more,
+        } = result.completion;
+        json!({ "completion": { "values": values, "total": total, "hasMore": has_more } })
+    }
 }

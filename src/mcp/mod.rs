@@ -187,7 +187,7 @@ impl Server {
                     client.name(initial);
                 }
                 handlers::CompletionRequest::from_object(&self.shared, params)
-                    .map(|request| request.answer(&self.shared, &client))
+                    .map(|request| request.answer(&self.shared, &client).into())
             }
             _ => Err(RequestError::ParamsNotObject {
                 method: "completion/complete",
