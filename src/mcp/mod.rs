@@ -249,6 +249,9 @@ impl Server {
     /// pool, which other work could fill), connected to the connection loop by bounded
     /// queues. Either way the reader holds at most one frame beyond the one being handled,
     /// and the writer at most [`ShellConfig::output_queue`] lines.
+    ///
+    /// Run it on a runtime with its I/O and time drivers enabled (`enable_all`, which
+    /// `#[tokio::main]` gives).
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
         if let (Some(input), Some(output)) = (stdio::PolledFd::stdin(), stdio::PolledFd::stdout()) {
             let output = tokio::io::BufWriter::new(output);
