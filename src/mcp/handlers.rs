@@ -271,15 +271,13 @@ fn extension_completion(
     let argument = params::required_object(params, "params", "argument")?;
     let name = params::required_str(argument, "params.argument", "name")?;
     let value = params::required_str(argument, "params.argument", "value")?;
-    Ok(extension
-        .complete(reference, name, value)
-        .map(|values| CompletionResult {
-            completion: CompletionBody {
-                total: values.len(),
-                values,
-                has_more: false,
-            },
-        }))
+    Ok(extension.complete(reference, name, value).map(|values| {
+        CompletionResult::from(Completion {
+            total: values.len(),
+            values,
+            has_more: false,
+        })
+    }))
 }
 
 /// `logging/setLevel` (2025 era): this connection's threshold for `notifications/message`.
@@ -609,12 +607,8 @@ impl From<Completion> for CompletionResult {
 }
 
 impl From<CompletionResult> for Value {
+    /// The same JSON the wire carries, from the one `Serialize` impl.
     fn from(result: CompletionResult) -> Value {
-        let CompletionBody {
-            values,
-            total,
-            has_more,
-        } = result.completion;
-        json!({ "completion": { "values": values, "total": total, "hasMore": has_more } })
+        serde_json::to_value(result).expect("strings, a count and a flag always serialize")
     }
 }
