@@ -12,14 +12,12 @@
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 /// How long a sealed state is accepted after it was issued.
 pub const MAX_AGE: Duration = Duration::from_secs(600);
-
-/// HMAC-SHA256 block size in bytes.
-const BLOCK: usize = 64;
 
 /// Why a `requestState` was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -59,23 +57,17 @@ fn key() -> Option<&'static [u8; 32]> {
     .as_ref()
 }
 
-/// HMAC-SHA256 (RFC 2104) of `message` under `key` (at most one block long).
+/// The HMAC-SHA256 (RFC 2104) state under `key`, from the maintained `hmac` crate.
+fn mac(key: &[u8; 32]) -> Hmac<Sha256> {
+    // A 32-byte key is shorter than SHA-256's block, which HMAC accepts as it is.
+    <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC accepts a key of any length")
+}
+
+/// HMAC-SHA256 of `message` under `key`.
 fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
-    let mut padded = [0u8; BLOCK];
-    padded[..key.len()].copy_from_slice(key);
-    let inner_pad: Vec<u8> = padded.iter().map(|b| b ^ 0x36).collect();
-    let outer_pad: Vec<u8> = padded.iter().map(|b| b ^ 0x5c).collect();
-    let inner = Sha256::new()
-        .chain_update(&inner_pad)
-        .chain_update(message)
-        .finalize();
-    let outer = Sha256::new()
-        .chain_update(&outer_pad)
-        .chain_update(inner)
-        .finalize();
-    let mut tag = [0u8; 32];
-    tag.copy_from_slice(&outer);
-    tag
+    let mut mac = mac(key);
+    mac.update(message);
+    mac.finalize().into_bytes().into()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -101,11 +93,6 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .chunks(2)
         .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
         .collect()
-}
-
-/// Compares two tags in time that does not depend on where they differ.
-fn same_tag(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn now_secs() -> u64 {
@@ -134,9 +121,10 @@ pub fn open(sealed: &str, method: &str, target: &str) -> Result<Value, StateErro
     let payload = unhex(payload).ok_or(StateError::Malformed)?;
     let tag = unhex(tag).ok_or(StateError::Tampered)?;
     let key = key().ok_or(StateError::Tampered)?;
-    if !same_tag(&hmac(key, &payload), &tag) {
-        return Err(StateError::Tampered);
-    }
+    // `verify_slice` compares in time that does not depend on where the tags differ.
+    let mut mac = mac(key);
+    mac.update(&payload);
+    mac.verify_slice(&tag).map_err(|_| StateError::Tampered)?;
     let mut opened: Value = serde_json::from_slice(&payload).map_err(|_| StateError::Malformed)?;
     let issued_method = opened["m"].as_str().unwrap_or_default();
     let issued_target = opened["t"].as_str().unwrap_or_default();
