@@ -306,13 +306,18 @@ impl Process {
         self.next_id += 1;
         let mut line = request_line(id, method, params);
         line.push('\n');
-        self.stdin
+        let written = self
+            .stdin
             .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .map_err(|source| CallFailure::Write {
+            .and_then(|()| self.stdin.flush());
+        if let Err(source) = written {
+            // The process is gone: perhaps it could not even start within its limit.
+            self.wait_for_end();
+            return Err(self.memory_said(name).unwrap_or(CallFailure::Write {
                 method: name,
                 source,
-            })?;
+            }));
+        }
         let wait = answer_by.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(Line::Text(text)) => {
@@ -341,8 +346,18 @@ impl Process {
     }
 
     fn exited(&mut self, method: &'static str) -> CallFailure {
-        // The output closed: the process has exited or is about to; give it a moment to, and
-        // to finish writing why on stderr.
+        // The output closed: the process has exited or is about to.
+        let status = self.wait_for_end();
+        self.memory_said(method)
+            .unwrap_or_else(|| CallFailure::Exited {
+                method,
+                status: status.map_or_else(String::new, |s| format!(" ({s})")),
+            })
+    }
+
+    /// Gives a process that is ending [`EXIT_WAIT`] to exit and finish writing why on
+    /// stderr; its exit status, if it exited.
+    fn wait_for_end(&mut self) -> Option<std::process::ExitStatus> {
         let until = Instant::now() + EXIT_WAIT;
         let mut status = None;
         loop {
@@ -357,10 +372,15 @@ impl Process {
                 .unwrap_or_else(PoisonError::into_inner)
                 .closed;
             if (status.is_some() && closed) || Instant::now() >= until {
-                break;
+                return status;
             }
             thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// [`CallFailure::OutOfMemory`], when the last lines of stderr say the process ran out
+    /// of memory.
+    fn memory_said(&self, method: &'static str) -> Option<CallFailure> {
         let said = self
             .tail
             .lock()
@@ -369,14 +389,8 @@ impl Process {
             .iter()
             .rev()
             .find(|line| MEMORY_MARKERS.iter().any(|marker| line.contains(marker)))
-            .cloned();
-        if let Some(line) = said {
-            return self.out_of_memory(method, &line);
-        }
-        CallFailure::Exited {
-            method,
-            status: status.map_or_else(String::new, |s| format!(" ({s})")),
-        }
+            .cloned()?;
+        Some(self.out_of_memory(method, &said))
     }
 }
 

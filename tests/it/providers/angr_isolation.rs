@@ -234,7 +234,7 @@ fn angr_traced_opens_nothing_in_a_folder_another_user_can_write() {
 fn angr_under_a_tiny_memory_limit_names_the_limit() {
     let scratch = tempfile::tempdir().unwrap();
     let binary = compile_program(scratch.path(), "report");
-    for mib in [16, 48, 128] {
+    for mib in [1, 16, 48, 128] {
         let mut command = Command::new(env!("CARGO_BIN_EXE_rea"));
         command
             .args(["serve", "--provider", "angr", "--angr-dir"])
