@@ -73,6 +73,12 @@ struct SessionArgs {
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     adapter_memory_mib: u64,
 
+    /// Seconds after its last call that an adapter process is stopped (it starts again on
+    /// the next call that needs it).
+    #[arg(long, value_name = "SECS",
+          default_value_t = rea::providers::external::DEFAULT_IDLE_STOP.as_secs())]
+    adapter_idle_secs: u64,
+
     /// The angr adapter's folder (holding `rea_angr_adapter.py` and `install.sh`).
     #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/angr"))]
     angr_dir: PathBuf,
@@ -355,7 +361,12 @@ fn adapters_for(args: &SessionArgs) -> Result<Option<Adapters>, CliError> {
             specs.push(spec);
         }
     }
-    Ok(Some(Adapters::new(specs, args.max_adapters)))
+    // The private folders that killed servers of this user left behind.
+    rea::providers::external::remove_stale_folders();
+    Ok(Some(
+        Adapters::new(specs, args.max_adapters)
+            .with_idle_stop(Duration::from_secs(args.adapter_idle_secs)),
+    ))
 }
 
 fn serve(args: ServeArgs) -> Result<(), CliError> {

@@ -12,12 +12,17 @@ Bounds: every request that needs the CFG waits for it at most its `timeout_ms`; 
 is bounded by --cfg-timeout (default 120 s), after which the adapter answers and exits (the
 server starts a new one on the next call); `decompile` is stopped by a timer at `timeout_ms`
 and answers `complete: false`. The server kills the process if it does not answer in time.
+A failure that comes from the address-space limit the server set (`RLIMIT_AS`: a
+MemoryError, a library that cannot be mapped, which z3 reports as "libz3.so not found") is
+answered as error -32006 naming the limit, and the adapter exits.
 """
 
 import argparse
 import json
 import logging
+import mmap
 import os
+import resource
 import signal
 import sys
 import threading
@@ -30,6 +35,7 @@ NO_PROCEDURE = -32002
 INVALID_CURSOR = -32003
 NOT_READY = -32004
 CFG_FAILED = -32005
+OUT_OF_MEMORY = -32006
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 FAILED = -32000
@@ -45,6 +51,44 @@ INCOMPLETE_MARKERS = (
     "will miss code blocks",
     "output will be wrong",
 )
+
+
+# What a failure that comes from the address-space limit says; a library whose mapping fails
+# may also say nothing of it (z3: "libz3.so not found"), hence the probe below.
+MEMORY_MARKERS = ("Cannot allocate memory", "failed to map segment", "bad_alloc", "out of memory")
+
+# A failure while less than this much address space is left is the limit's.
+PROBE_BYTES = 64 << 20
+
+
+def memory_limit():
+    """The address-space limit in bytes, or None when there is none."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def out_of_memory(error):
+    """Whether `error` comes from the address-space limit."""
+    if memory_limit() is None:
+        return False
+    seen, depth = error, 0
+    while seen is not None and depth < 16:
+        if isinstance(seen, MemoryError) or any(m in str(seen) for m in MEMORY_MARKERS):
+            return True
+        seen, depth = seen.__cause__ or seen.__context__, depth + 1
+    try:
+        probe = mmap.mmap(-1, PROBE_BYTES)
+    except (OSError, ValueError, MemoryError):
+        return True
+    probe.close()
+    return False
+
+
+def memory_error(error):
+    """The answer to a failure that comes from the address-space limit: what failed (the
+    code says why, and the server names the limit)."""
+    text = str(error)
+    return AdapterError(OUT_OF_MEMORY, f"{type(error).__name__}: {text}" if text else type(error).__name__)
 
 
 class AdapterError(Exception):
@@ -94,6 +138,7 @@ class Binary:
         self.main = main
         self.cfg = None
         self.cfg_error = None
+        self.cfg_out_of_memory = None
         self.cfg_done = threading.Event()
         self.cfg_started = time.monotonic()
         self.cfg_timeout = cfg_timeout
@@ -110,6 +155,8 @@ class Binary:
             )
         except Exception as error:  # angr failures are reported, never raised
             self.cfg_error = f"{type(error).__name__}: {error}"
+            if out_of_memory(error):
+                self.cfg_out_of_memory = error
         finally:
             self.cfg_done.set()
 
@@ -139,6 +186,8 @@ class Binary:
                 NOT_READY,
                 f"angr's CFG is still being built ({time.monotonic() - self.cfg_started:.1f} s so far); ask again later",
             )
+        if self.cfg_out_of_memory is not None:
+            raise memory_error(self.cfg_out_of_memory)
         if self.cfg_error is not None:
             raise AdapterError(CFG_FAILED, f"angr's CFG failed: {self.cfg_error}")
         return self.cfg
@@ -231,6 +280,8 @@ class Adapter:
         try:
             self.binary = Binary(angr, path, document, self.cfg_timeout)
         except Exception as error:
+            if out_of_memory(error):
+                raise memory_error(error) from None
             raise AdapterError(FAILED, f"angr cannot load the binary: {type(error).__name__}: {error}") from None
         return self.documents()
 
@@ -306,6 +357,8 @@ class Adapter:
             complete = False
             reason = f"the time bound ({timeout_ms / 1000.0:g} s) stopped the decompiler"
         except Exception as error:
+            if out_of_memory(error):
+                raise memory_error(error) from None
             complete = False
             reason = clean(f"angr's decompiler failed: {type(error).__name__}: {error}", 1000)
         finally:
@@ -371,10 +424,15 @@ def main():
             answer["result"] = getattr(adapter, method)(params)
         except AdapterError as error:
             answer["error"] = {"code": error.code, "message": clean(error.message, 4000)}
-            if error.code == CFG_FAILED:
+            if error.code in (CFG_FAILED, OUT_OF_MEMORY):
                 adapter.stop_after_answer = True
         except Exception as error:  # anything else is reported, never a crash
-            answer["error"] = {"code": FAILED, "message": clean(f"{type(error).__name__}: {error}", 4000)}
+            if out_of_memory(error):
+                error = memory_error(error)
+                answer["error"] = {"code": error.code, "message": clean(error.message, 4000)}
+                adapter.stop_after_answer = True
+            else:
+                answer["error"] = {"code": FAILED, "message": clean(f"{type(error).__name__}: {error}", 4000)}
         protocol.write(json.dumps(answer, ensure_ascii=False) + "\n")
         protocol.flush()
         if adapter.stop_after_answer:

@@ -847,7 +847,7 @@ pub trait Companions: Send + Sync + fmt::Debug + 'static {
     /// `bytes` is the file as read (the primary provider's private copy), `document` the
     /// primary provider's first document. Called before the binary session is committed;
     /// none of the returned providers may have started work yet.
-    fn companions(&self, document: &str, bytes: &[u8]) -> Vec<Arc<dyn Provider>>;
+    fn companions(&self, document: &str, bytes: &Arc<Vec<u8>>) -> Vec<Arc<dyn Provider>>;
 
     /// The operations the companion providers support, before any binary is opened (what
     /// guided prompts may offer while no binary is open).

@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 /// A running `rea serve`.
 pub struct ServerProcess {
     child: Child,
-    input: ChildStdin,
+    /// `None` once [`ServerProcess::finish`] closed it.
+    input: Option<ChildStdin>,
     output: BufReader<ChildStdout>,
     next_id: u64,
 }
@@ -19,14 +20,20 @@ impl ServerProcess {
     /// Starts `program serve` (the `rea` executable: `env!("CARGO_BIN_EXE_rea")` in a test or
     /// bench of the `rea` package) and initializes it.
     pub fn start(program: impl AsRef<OsStr>) -> ServerProcess {
-        let mut child = Command::new(program)
-            .arg("serve")
+        let mut command = Command::new(program);
+        command.arg("serve").stderr(Stdio::null());
+        ServerProcess::with_command(command)
+    }
+
+    /// Starts `command` (a `rea serve` with the arguments, environment and stderr a test
+    /// chose) and initializes it.
+    pub fn with_command(mut command: Command) -> ServerProcess {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .expect("rea serve starts");
-        let input = child.stdin.take().unwrap();
+        let input = child.stdin.take();
         let output = BufReader::new(child.stdout.take().unwrap());
         let mut server = ServerProcess {
             child,
@@ -46,8 +53,9 @@ impl ServerProcess {
 
     fn notify(&mut self, method: &str) {
         let line = json!({"jsonrpc": "2.0", "method": method}).to_string();
-        writeln!(self.input, "{line}").unwrap();
-        self.input.flush().unwrap();
+        let input = self.input.as_mut().expect("stdin is open");
+        writeln!(input, "{line}").unwrap();
+        input.flush().unwrap();
     }
 
     /// Sends a request and returns its id, without waiting for the answer.
@@ -55,8 +63,9 @@ impl ServerProcess {
         let id = self.next_id;
         self.next_id += 1;
         let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.input, "{line}").unwrap();
-        self.input.flush().unwrap();
+        let input = self.input.as_mut().expect("stdin is open");
+        writeln!(input, "{line}").unwrap();
+        input.flush().unwrap();
         id
     }
 
@@ -120,6 +129,30 @@ impl ServerProcess {
             .find_map(|line| line.strip_prefix(field))
             .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or_else(|| panic!("{field} in /proc/{}/status", self.child.id()))
+    }
+}
+
+impl ServerProcess {
+    /// The server's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Closes the server's stdin and waits for it to exit (30 s at most), as a client that
+    /// ends does.
+    pub fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.input.take());
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the server is waited for") {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "the server did not exit within 30 s of its stdin closing"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }
 

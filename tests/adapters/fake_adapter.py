@@ -8,7 +8,8 @@ JSON, 0xf100d writes a line of 8 MiB, 0xa11c allocates and touches 1 GiB, 0x5105
 10 s before reading anything; `--mode hang-list` never answers list_procedures; `--mode
 slow-list` answers list_procedures after 0.8 s (past a 500 ms completion bound, within the
 grace of its own); `--mode missing-decompile` does not offer decompile. procedure_info of 0x1000 is named after the
-process id, so a test can tell a restarted adapter from the first one.
+process id, so a test can tell a restarted adapter from the first one. decompile of 0xe1
+answers as code the adapter's working directory and environment, as JSON.
 """
 
 import json
@@ -79,6 +80,8 @@ def main():
                 answer["result"] = {"address": hex(address), "name": name, "size": 16, "segment": ".text"}
         elif method == "decompile":
             code = "int alpha(void)\n{\n    return puts(\"hello\");\n}\n"
+            if address == 0xE1:
+                code = json.dumps({"cwd": os.getcwd(), "env": dict(os.environ)})
             answer["result"] = {
                 "address": hex(address),
                 "name": "alpha",

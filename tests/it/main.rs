@@ -52,8 +52,10 @@ mod session {
 
 /// Providers: the catalog provider and the native one on generated and system binaries.
 mod providers {
+    mod adapter_lifecycle;
     mod angr;
     mod angr_claims;
+    mod angr_isolation;
     mod angr_protocol;
     mod catalog;
     mod code_analysis;

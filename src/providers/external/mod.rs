@@ -17,29 +17,37 @@
 //! at most once per start-up time-out) and answers empty meanwhile; once the adapter is up,
 //! completion is served from it, within completion's own bound.
 //!
-//! The adapter never sees the client's path: it is given a private copy of the bytes the
-//! server read and checked, in a directory only this user can read, removed when the binary
-//! session closes.
+//! Slots are shared: an adapter whose process died frees its slot at once (its output closed),
+//! an adapter idle for [`Adapters::idle_stop`] is stopped, and when every slot is taken, a
+//! start stops the adapter idle longest (of any session) to make room, waiting up to its
+//! start-up time-out for one to be idle before it is refused.
+//!
+//! The adapter never sees the client's path, nor a folder another user can write: it is given
+//! a private copy of the bytes the server read and checked, written when the process starts
+//! and removed when it stops, and it runs in the server's private folder with a cleared
+//! environment (see `workspace.rs`).
 
 mod process;
 pub mod protocol;
+mod workspace;
 
 use std::ffi::OsString;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 pub use self::process::CallFailure;
-use self::process::Process;
+use self::process::{OnEnd, Process};
 use self::protocol::{
     DecompiledCode, INVALID_CURSOR, Method, NO_PROCEDURE, Reply, UNKNOWN_DOCUMENT,
 };
+use self::workspace::PrivateCopy;
+pub use self::workspace::remove_stale as remove_stale_folders;
 use crate::base::pool::{Job, start_workers};
 use crate::core::ProcedurePage;
 use crate::session::{
@@ -62,6 +70,10 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 4 << 20;
 
 /// Default number of adapter processes in the whole server (`--max-adapters`).
 pub const DEFAULT_MAX_ADAPTERS: usize = 2;
+
+/// Default time after its last call that an adapter process is stopped
+/// (`--adapter-idle-secs`): 5 minutes.
+pub const DEFAULT_IDLE_STOP: Duration = Duration::from_secs(300);
 
 /// How much longer than the time it is given an adapter may take to answer before it is
 /// killed: the adapter keeps its own bound (it answers "not ready" or an incomplete
@@ -158,7 +170,8 @@ impl AdapterSpec {
         Ok(AdapterSpec {
             id: "angr".to_owned(),
             program: python,
-            args: vec![script.into_os_string()],
+            // Isolated mode: no PYTHON* variable, user site or script folder on the path.
+            args: vec!["-I".into(), script.into_os_string()],
             operations: vec![
                 Operation::ListDocuments,
                 Operation::ListProcedures,
@@ -222,10 +235,11 @@ pub enum AdapterError {
         /// What went wrong.
         failure: CallFailure,
     },
-    /// The server already runs its most adapter processes.
+    /// The server already runs its most adapter processes, and none was idle before the
+    /// start-up time-out.
     #[error(
         "the {provider} adapter cannot start: {limit} adapter processes already run \
-         (--max-adapters); close a binary session to free one"
+         (--max-adapters) and none fell idle in time; try again when a call ends"
     )]
     TooMany {
         /// The provider.
@@ -266,45 +280,185 @@ pub enum AdapterError {
         /// The method.
         method: &'static str,
     },
-    /// The private copy of the file could not be written.
-    #[error("cannot write the private copy of the binary for the {provider} adapter: {reason}")]
+    /// The server's private folder, or the private copy of the file in it, could not be
+    /// written.
+    #[error(
+        "cannot write the private folder or copy of the binary for the {provider} adapter: \
+         {source}"
+    )]
     Copy {
         /// The provider.
         provider: String,
         /// The I/O error.
-        reason: String,
+        source: std::io::Error,
     },
 }
 
-/// Adapter processes running in the whole server, and the limit.
+/// Adapter processes running in the whole server, the limit, the adapters that may hold
+/// them, and the server's private folder.
 #[derive(Debug)]
 struct Slots {
     running: Mutex<usize>,
+    /// Notified when a slot is freed or an adapter falls idle.
+    changed: Condvar,
     limit: usize,
+    idle_stop: Duration,
+    members: Mutex<Vec<Weak<Adapter>>>,
+    workspace: workspace::Shared,
+    sweeper: OnceLock<()>,
 }
 
 /// One running process's share of [`Slots`]; given back when dropped.
 struct SlotGuard(Arc<Slots>);
 
+/// How a start gets a slot when all are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Room {
+    /// Reap the processes that exited, else stop the adapter idle longest, else wait for one
+    /// to fall idle, until the start-up time-out (a tool's call).
+    Make,
+    /// Only reap the processes that exited (a start for completion, which must not cost
+    /// another session its adapter).
+    Reap,
+}
+
+/// Longest wait for a slot before the state is looked at again.
+const SLOT_POLL: Duration = Duration::from_millis(100);
+
 impl Slots {
-    fn acquire(self: &Arc<Slots>) -> Option<SlotGuard> {
-        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        if *running >= self.limit {
-            return None;
+    fn new(limit: usize, idle_stop: Duration) -> Slots {
+        Slots {
+            running: Mutex::new(0),
+            changed: Condvar::new(),
+            limit: limit.max(1),
+            idle_stop,
+            members: Mutex::new(Vec::new()),
+            workspace: workspace::Shared::default(),
+            sweeper: OnceLock::new(),
         }
-        *running += 1;
-        Some(SlotGuard(Arc::clone(self)))
+    }
+
+    fn running(&self) -> MutexGuard<'_, usize> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The adapters that may hold a slot.
+    fn members(&self) -> Vec<Arc<Adapter>> {
+        let mut members = self.members.lock().unwrap_or_else(PoisonError::into_inner);
+        members.retain(|m| m.strong_count() > 0);
+        members.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    fn join(&self, adapter: &Arc<Adapter>) {
+        let mut members = self.members.lock().unwrap_or_else(PoisonError::into_inner);
+        members.retain(|m| m.strong_count() > 0);
+        members.push(Arc::downgrade(adapter));
+    }
+
+    /// A slot: when all are taken, the processes of adapters that died are reaped, else (for
+    /// [`Room::Make`]) the one idle longest is stopped, else this waits for one to fall idle
+    /// or free its slot, until `until`.
+    fn acquire(self: &Arc<Slots>, room: Room, until: Instant) -> Option<SlotGuard> {
+        loop {
+            {
+                let mut running = self.running();
+                if *running < self.limit {
+                    *running += 1;
+                    self.start_sweeper();
+                    return Some(SlotGuard(Arc::clone(self)));
+                }
+            }
+            let members = self.members();
+            let mut freed: Vec<Running> = members.iter().filter_map(|a| a.take_dead()).collect();
+            if room == Room::Reap {
+                if freed.is_empty() {
+                    return None;
+                }
+                drop(freed);
+                continue;
+            }
+            if freed.is_empty()
+                && let Some(longest) = members
+                    .iter()
+                    .filter_map(|a| a.idle_since().map(|since| (since, a)))
+                    .min_by_key(|(since, _)| *since)
+                    .map(|(_, a)| a)
+                && let Some(stopped) = longest.take_idle(Duration::ZERO)
+            {
+                tracing::info!(
+                    provider = longest.spec.id,
+                    "stopped an idle adapter to make room for another"
+                );
+                freed.push(stopped);
+            }
+            drop(members);
+            if !freed.is_empty() {
+                drop(freed);
+                continue;
+            }
+            let now = Instant::now();
+            if now >= until {
+                return None;
+            }
+            let running = self.running();
+            if *running < self.limit {
+                continue;
+            }
+            let wait = until.saturating_duration_since(now).min(SLOT_POLL);
+            drop(self.changed.wait_timeout(running, wait));
+        }
+    }
+
+    /// Starts, once, the thread that stops adapters idle for [`Slots::idle_stop`]; it ends
+    /// when these slots are dropped.
+    fn start_sweeper(self: &Arc<Slots>) {
+        self.sweeper.get_or_init(|| {
+            let slots = Arc::downgrade(self);
+            let started = std::thread::Builder::new()
+                .name("rea-adapter-idle".to_owned())
+                .spawn(move || sweep(&slots));
+            if let Err(error) = started {
+                tracing::warn!(%error, "cannot start the thread that stops idle adapters");
+            }
+        });
+    }
+}
+
+/// The idle sweeper: every quarter of the idle time (between 100 ms and 5 s), stops the
+/// adapters idle for longer than it.
+fn sweep(slots: &Weak<Slots>) {
+    loop {
+        let Some(strong) = slots.upgrade() else {
+            return;
+        };
+        let idle = strong.idle_stop;
+        let stopped: Vec<Running> = strong
+            .members()
+            .iter()
+            .filter_map(|adapter| {
+                let stopped = adapter.take_idle(idle);
+                if stopped.is_some() {
+                    tracing::info!(
+                        provider = adapter.spec.id,
+                        idle_secs = idle.as_secs_f64(),
+                        "stopped an idle adapter"
+                    );
+                }
+                stopped
+            })
+            .collect();
+        drop(stopped);
+        drop(strong);
+        std::thread::sleep((idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(5)));
     }
 }
 
 impl Drop for SlotGuard {
     fn drop(&mut self) {
-        let mut running = self
-            .0
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut running = self.0.running();
         *running = running.saturating_sub(1);
+        drop(running);
+        self.0.changed.notify_all();
     }
 }
 
@@ -318,14 +472,22 @@ pub struct Adapters {
 }
 
 impl Adapters {
-    /// `specs`, with at most `max_adapters` processes (at least 1) running at once.
+    /// `specs`, with at most `max_adapters` processes (at least 1) running at once, each
+    /// stopped after [`DEFAULT_IDLE_STOP`] without a call.
     pub fn new(specs: Vec<AdapterSpec>, max_adapters: usize) -> Adapters {
         Adapters {
             specs: specs.into_iter().map(Arc::new).collect(),
-            slots: Arc::new(Slots {
-                running: Mutex::new(0),
-                limit: max_adapters.max(1),
-            }),
+            slots: Arc::new(Slots::new(max_adapters, DEFAULT_IDLE_STOP)),
+        }
+    }
+
+    /// These adapters, with each process stopped `idle` after its last call ended. Set it
+    /// before any binary is opened: the providers made before keep the earlier setting.
+    #[must_use]
+    pub fn with_idle_stop(self, idle: Duration) -> Adapters {
+        Adapters {
+            slots: Arc::new(Slots::new(self.slots.limit, idle)),
+            specs: self.specs,
         }
     }
 
@@ -334,29 +496,35 @@ impl Adapters {
         self.slots.limit
     }
 
+    /// How long after its last call an adapter process is stopped.
+    pub fn idle_stop(&self) -> Duration {
+        self.slots.idle_stop
+    }
+
     /// Adapter processes running now.
     pub fn running(&self) -> usize {
-        *self
-            .slots
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        *self.slots.running()
     }
 
     /// An [`ExternalProvider`] for `spec` serving `bytes` as `document`, counted against
     /// these adapters' limit.
-    pub fn provider(&self, spec: &AdapterSpec, document: &str, bytes: &[u8]) -> ExternalProvider {
+    pub fn provider(
+        &self,
+        spec: &AdapterSpec,
+        document: &str,
+        bytes: &Arc<Vec<u8>>,
+    ) -> ExternalProvider {
         ExternalProvider::new(
             Arc::new(spec.clone()),
             Arc::clone(&self.slots),
             document,
-            bytes,
+            Arc::clone(bytes),
         )
     }
 }
 
 impl Companions for Adapters {
-    fn companions(&self, document: &str, bytes: &[u8]) -> Vec<Arc<dyn Provider>> {
+    fn companions(&self, document: &str, bytes: &Arc<Vec<u8>>) -> Vec<Arc<dyn Provider>> {
         self.specs
             .iter()
             .map(|spec| {
@@ -364,7 +532,7 @@ impl Companions for Adapters {
                     Arc::clone(spec),
                     Arc::clone(&self.slots),
                     document,
-                    bytes,
+                    Arc::clone(bytes),
                 );
                 Arc::new(provider) as Arc<dyn Provider>
             })
@@ -379,57 +547,37 @@ impl Companions for Adapters {
     }
 }
 
-/// A file only this user can read, in a directory of its own, removed when dropped.
-#[derive(Debug)]
-struct PrivateCopy {
-    dir: PathBuf,
-    file: PathBuf,
-}
-
-impl PrivateCopy {
-    fn write(bytes: &[u8]) -> std::io::Result<PrivateCopy> {
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let dir = std::env::temp_dir().join(format!(
-            "rea-adapter-{}-{}-{nanos}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        let file = dir.join("binary");
-        let written = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o400)
-            .open(&file)
-            .and_then(|mut out| std::io::Write::write_all(&mut out, bytes));
-        let copy = PrivateCopy { dir, file };
-        written.map(|()| copy)
-    }
-}
-
-impl Drop for PrivateCopy {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// The adapter's process, and whether a call (or a start in the background) holds it.
-#[derive(Default)]
 struct Slot {
     busy: bool,
     /// A start in the background holds the slot.
     starting: bool,
     /// When completion last started the process in the background.
     started_for_completion: Option<Instant>,
+    /// When the last call ended.
+    last_used: Instant,
     running: Option<Running>,
 }
 
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot {
+            busy: false,
+            starting: false,
+            started_for_completion: None,
+            last_used: Instant::now(),
+            running: None,
+        }
+    }
+}
+
+/// A running process, the private copy it was given and its share of the slots, dropped in
+/// this order: the process is killed before its copy is removed and its slot given back.
 struct Running {
     process: Process,
+    /// Which process of the adapter this is (its `on_end` names it).
+    serial: u64,
+    _copy: PrivateCopy,
     _slot: SlotGuard,
 }
 
@@ -447,7 +595,9 @@ struct Adapter {
     spec: Arc<AdapterSpec>,
     slots: Arc<Slots>,
     document: String,
-    copy: Result<PrivateCopy, String>,
+    /// The bytes the server read (shared with the native provider), copied to a private
+    /// file for each process.
+    bytes: Arc<Vec<u8>>,
     slot: Mutex<Slot>,
     freed: Condvar,
     /// The adapter's `describe` name and version, once it started.
@@ -468,19 +618,19 @@ impl ExternalProvider {
         spec: Arc<AdapterSpec>,
         slots: Arc<Slots>,
         document: &str,
-        bytes: &[u8],
+        bytes: Arc<Vec<u8>>,
     ) -> ExternalProvider {
-        ExternalProvider {
-            adapter: Arc::new(Adapter {
-                spec,
-                slots,
-                document: document.to_owned(),
-                copy: PrivateCopy::write(bytes).map_err(|e| e.to_string()),
-                slot: Mutex::new(Slot::default()),
-                freed: Condvar::new(),
-                described: Mutex::new(None),
-            }),
-        }
+        let adapter = Arc::new(Adapter {
+            slots: Arc::clone(&slots),
+            spec,
+            document: document.to_owned(),
+            bytes,
+            slot: Mutex::new(Slot::default()),
+            freed: Condvar::new(),
+            described: Mutex::new(None),
+        });
+        slots.join(&adapter);
+        ExternalProvider { adapter }
     }
 
     /// Whether the adapter process is running now.
@@ -496,6 +646,47 @@ impl Adapter {
 
     fn failed(&self, error: AdapterError) -> ProviderError {
         ProviderError::Failed(Box::new(error))
+    }
+
+    /// The process, when no call holds it and it has exited.
+    fn take_dead(&self) -> Option<Running> {
+        let mut slot = self.lock();
+        let dead = !slot.busy
+            && slot
+                .running
+                .as_mut()
+                .is_some_and(|running| running.process.has_exited());
+        if dead {
+            tracing::info!(provider = self.spec.id, "reaped an adapter that had exited");
+            return slot.running.take();
+        }
+        None
+    }
+
+    /// Process `serial`, which closed its output, when no call holds it.
+    fn take_ended(&self, serial: u64) -> Option<Running> {
+        let mut slot = self.lock();
+        let ended = !slot.busy && slot.running.as_ref().is_some_and(|r| r.serial == serial);
+        if ended {
+            tracing::info!(provider = self.spec.id, "an adapter exited between calls");
+            return slot.running.take();
+        }
+        None
+    }
+
+    /// Since when the process has been idle, when one runs and no call holds it.
+    fn idle_since(&self) -> Option<Instant> {
+        let slot = self.lock();
+        (!slot.busy && slot.running.is_some()).then_some(slot.last_used)
+    }
+
+    /// The process, when no call holds it and none has for `at_least`.
+    fn take_idle(&self, at_least: Duration) -> Option<Running> {
+        let mut slot = self.lock();
+        if slot.busy || slot.last_used.elapsed() < at_least {
+            return None;
+        }
+        slot.running.take()
     }
 
     /// Calls `method`, giving the adapter `budget` and killing it at the budget plus
@@ -548,7 +739,7 @@ impl Adapter {
     /// the process (`running` is left empty), except a completion call abandoned at its
     /// bound.
     fn attempt(
-        &self,
+        self: &Arc<Self>,
         running: &mut Option<Running>,
         method: Method,
         mut params: Value,
@@ -585,7 +776,7 @@ impl Adapter {
         }
         let active = match running {
             Some(active) => active,
-            None => running.insert(self.start()?),
+            None => running.insert(self.start(Room::Make)?),
         };
         if let Value::Object(fields) = &mut params {
             let millis = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX);
@@ -658,7 +849,8 @@ impl Adapter {
         }
         let adapter = Arc::clone(self);
         let job: Job = Box::new(move || {
-            let started = adapter.start();
+            // Completion never waits for a slot, nor stops another session's adapter.
+            let started = adapter.start(Room::Reap);
             if let Err(error) = &started {
                 tracing::info!(
                     provider = adapter.spec.id,
@@ -679,28 +871,35 @@ impl Adapter {
         let mut slot = self.lock();
         slot.busy = false;
         slot.starting = false;
+        slot.last_used = Instant::now();
         slot.running = running;
         drop(slot);
         self.freed.notify_one();
+        self.slots.changed.notify_all();
     }
 
-    /// Starts the process and has it `describe` itself and `open` the private copy.
-    fn start(&self) -> Result<Running, ProviderError> {
+    /// Takes a slot (as `room` says), writes the private copy, starts the process in the
+    /// server's private folder and has it `describe` itself and `open` the copy, all within
+    /// the start-up time-out.
+    fn start(self: &Arc<Self>, room: Room) -> Result<Running, ProviderError> {
+        static SERIAL: AtomicU64 = AtomicU64::new(0);
         let provider = self.spec.id.clone();
-        let copy = self.copy.as_ref().map_err(|reason| {
-            self.failed(AdapterError::Copy {
-                provider: provider.clone(),
-                reason: reason.clone(),
-            })
-        })?;
-        let slot = self.slots.acquire().ok_or_else(|| {
+        let limits = self.spec.limits;
+        let deadline = Instant::now() + limits.start_up;
+        let slot = self.slots.acquire(room, deadline).ok_or_else(|| {
             self.failed(AdapterError::TooMany {
                 provider: provider.clone(),
                 limit: self.slots.limit,
             })
         })?;
-        let limits = self.spec.limits;
-        let deadline = Instant::now() + limits.start_up;
+        let copy_failed = |source| {
+            self.failed(AdapterError::Copy {
+                provider: provider.clone(),
+                source,
+            })
+        };
+        let workspace = self.slots.workspace.get().map_err(copy_failed)?;
+        let copy = workspace.copy(&self.bytes).map_err(copy_failed)?;
         let start_up = |failure| {
             self.failed(AdapterError::StartUp {
                 provider: provider.clone(),
@@ -709,11 +908,20 @@ impl Adapter {
         };
         let mut command = Command::new(&self.spec.program);
         command.args(&self.spec.args);
+        workspace.confine(&mut command);
+        let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
+        let adapter = Arc::downgrade(self);
+        let on_end: OnEnd = Box::new(move || {
+            if let Some(adapter) = adapter.upgrade() {
+                drop(adapter.take_ended(serial));
+            }
+        });
         let mut process = Process::start(
             command,
             limits.memory_bytes,
             limits.max_line_bytes,
             &provider,
+            on_end,
         )
         .map_err(start_up)?;
         let described = process
@@ -745,13 +953,15 @@ impl Adapter {
         let opened = process
             .call(
                 Method::Open,
-                json!({"path": copy.file, "document": self.document}),
+                json!({"path": copy.file(), "document": self.document}),
                 deadline,
             )
             .map_err(start_up)?;
         match opened {
             Reply::Documents(_) => Ok(Running {
                 process,
+                serial,
+                _copy: copy,
                 _slot: slot,
             }),
             other => Err(self.unexpected_or_answered(Method::Open, other)),

@@ -30,6 +30,9 @@ pub const UNKNOWN_DOCUMENT: i64 = -32001;
 pub const NO_PROCEDURE: i64 = -32002;
 /// Error code: the cursor was not issued by the adapter.
 pub const INVALID_CURSOR: i64 = -32003;
+/// Error code: the adapter ran out of memory under its address-space limit; it exits after
+/// answering.
+pub const OUT_OF_MEMORY: i64 = -32006;
 
 /// A method of the protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

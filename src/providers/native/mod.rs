@@ -99,8 +99,8 @@ struct Document {
 
 /// The `native` provider over one file (see the [module documentation](self)).
 pub struct NativeProvider {
-    /// The private copy of the file's bytes.
-    bytes: Vec<u8>,
+    /// The private copy of the file's bytes (shared with the companion providers).
+    bytes: Arc<Vec<u8>>,
     documents: Vec<Document>,
     /// The document names (unique by construction), built once.
     names: DocumentNames,
@@ -158,7 +158,7 @@ impl NativeProvider {
         let names =
             DocumentNames::new(documents.iter().map(|d| d.info.name.clone()).collect())?.indexed();
         Ok(NativeProvider {
-            bytes,
+            bytes: Arc::new(bytes),
             documents,
             names,
         })
@@ -174,7 +174,7 @@ impl NativeProvider {
     }
 
     /// The whole file as read (the private copy every document is parsed from).
-    pub(crate) fn file_bytes(&self) -> &[u8] {
+    pub(crate) fn file_bytes(&self) -> &Arc<Vec<u8>> {
         &self.bytes
     }
 

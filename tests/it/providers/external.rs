@@ -171,7 +171,7 @@ fn the_memory_limit_is_in_force() {
         json!({"provider": "fake", "procedure": "0xa11c"}),
     );
     assert!(
-        message.contains("exited"),
+        message.contains("ran out of its memory limit of 512 MiB (--adapter-memory-mib)"),
         "1 GiB under a 512 MiB limit: {message}"
     );
     adapter_pid(&tools);
@@ -207,12 +207,32 @@ fn an_adapter_without_an_expected_operation_does_not_start() {
 
 #[test]
 fn max_adapters_counts_processes_in_the_whole_server() {
-    let adapters = Adapters::new(vec![fake_spec("normal", quick_limits())], 1);
+    let limits = AdapterLimits {
+        start_up: Duration::from_secs(4),
+        call: Duration::from_secs(6),
+        ..quick_limits()
+    };
+    let adapters = Adapters::new(vec![fake_spec("normal", limits)], 1);
     let (_first_session, first) = fake_session(&adapters);
     let (_second_session, second) = fake_session(&adapters);
-    adapter_pid(&first);
+    let first_pid = adapter_pid(&first);
+    // An idle adapter of another session makes room...
+    let second_pid = adapter_pid(&second);
+    assert_ne!(first_pid, second_pid);
+    assert_eq!(adapters.running(), 1);
+    // ...a busy one does not: the start waits for it, up to its start-up time-out.
+    let busy = std::thread::spawn(move || {
+        call(
+            &second,
+            "procedure_info",
+            json!({"provider": "fake", "procedure": "0xbeef"}),
+        )
+        .text()
+        .to_owned()
+    });
+    std::thread::sleep(Duration::from_millis(300));
     let message = failure(
-        &second,
+        &first,
         "procedure_info",
         json!({"provider": "fake", "procedure": "0x1000"}),
     );
@@ -221,8 +241,12 @@ fn max_adapters_counts_processes_in_the_whole_server() {
         "{message}"
     );
     snapshot("external__too_many", &message, None);
-    success(&first, "close_binary", json!({}));
-    adapter_pid(&second);
+    let hung = busy.join().unwrap();
+    assert!(
+        hung.contains("did not answer procedure_info in time"),
+        "{hung}"
+    );
+    adapter_pid(&first);
     assert_eq!(adapters.running(), 1);
 }
 
