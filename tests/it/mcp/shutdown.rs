@@ -45,6 +45,13 @@ fn exit_code(child: &mut Child, limit: Duration) -> Option<i32> {
     }
 }
 
+fn grace_args(grace_secs: Option<u64>) -> Vec<String> {
+    match grace_secs {
+        Some(secs) => vec!["--shutdown-grace-secs".into(), secs.to_string()],
+        None => Vec::new(),
+    }
+}
+
 /// Whether `answer` is a result, or the error of a request the stop did not let finish.
 fn finished_or_stopped(answer: &Value) -> &'static str {
     if answer.get("result").is_some() {
@@ -62,11 +69,17 @@ fn open_request(id: u64, path: &str) -> Value {
            "params": {"name": "open_binary", "arguments": {"path": path}}})
 }
 
-/// `rea serve` over stdio: the answers to `requests` slow opens sent before `signal`.
-fn stdio_round(signal_name: &str, grace_secs: u64, requests: u64) -> (Vec<Value>, Option<i32>) {
+/// `rea serve` over stdio: the answers to `requests` slow opens sent before `signal`;
+/// `grace_secs` `None` leaves `--shutdown-grace-secs` at its default (10 s).
+fn stdio_round(
+    signal_name: &str,
+    grace_secs: Option<u64>,
+    requests: u64,
+) -> (Vec<Value>, Option<i32>) {
     let (_dir, catalog) = slow_catalog();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .args(["serve", "--shutdown-grace-secs", &grace_secs.to_string()])
+        .arg("serve")
+        .args(grace_args(grace_secs))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -104,7 +117,7 @@ fn stdio_round(signal_name: &str, grace_secs: u64, requests: u64) -> (Vec<Value>
         }
     }
     // stdin stays open all along: the signal alone stops the server.
-    let code = exit_code(&mut child, Duration::from_secs(grace_secs + 10));
+    let code = exit_code(&mut child, Duration::from_secs(30));
     drop(input);
     (answers, code)
 }
@@ -118,7 +131,7 @@ fn assert_every_request_answered_once(answers: &[Value], requests: u64) -> Vec<&
 
 #[test]
 fn sigterm_lets_stdio_requests_in_flight_finish_and_exits_0() {
-    let (answers, code) = stdio_round("TERM", 30, 4);
+    let (answers, code) = stdio_round("TERM", None, 4);
     let outcomes = assert_every_request_answered_once(&answers, 4);
     assert_eq!(code, Some(0));
     assert!(outcomes.iter().all(|o| *o == "finished"), "{outcomes:?}");
@@ -127,7 +140,7 @@ fn sigterm_lets_stdio_requests_in_flight_finish_and_exits_0() {
 #[test]
 fn past_the_grace_sigint_answers_what_still_runs_and_exits_0() {
     let started = Instant::now();
-    let (answers, code) = stdio_round("INT", 0, 6);
+    let (answers, code) = stdio_round("INT", Some(0), 6);
     let outcomes = assert_every_request_answered_once(&answers, 6);
     assert_eq!(code, Some(0));
     assert!(outcomes.contains(&"stopped"), "{outcomes:?}");
@@ -135,18 +148,11 @@ fn past_the_grace_sigint_answers_what_still_runs_and_exits_0() {
 }
 
 /// `rea serve --http`: the answers to `requests` slow 2026 opens sent before SIGTERM.
-async fn http_round(grace_secs: u64, requests: u64) -> (Vec<Value>, Option<i32>) {
+async fn http_round(grace_secs: Option<u64>, requests: u64) -> (Vec<Value>, Option<i32>) {
     let (_dir, catalog) = slow_catalog();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .args([
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--max-sessions",
-            "32",
-            "--shutdown-grace-secs",
-            &grace_secs.to_string(),
-        ])
+        .args(["serve", "--http", "127.0.0.1:0", "--max-sessions", "32"])
+        .args(grace_args(grace_secs))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -181,7 +187,7 @@ async fn http_round(grace_secs: u64, requests: u64) -> (Vec<Value>, Option<i32>)
         let reply = reply.expect("every request is answered");
         answers.push(reply.answer());
     }
-    let code = exit_code(&mut child, Duration::from_secs(grace_secs + 10));
+    let code = exit_code(&mut child, Duration::from_secs(30));
     // After the stop, nothing is accepted.
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
     (answers, code)
@@ -189,7 +195,7 @@ async fn http_round(grace_secs: u64, requests: u64) -> (Vec<Value>, Option<i32>)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_http_requests_in_flight_finish_and_exits_0() {
-    let (answers, code) = http_round(30, 9).await;
+    let (answers, code) = http_round(None, 9).await;
     let outcomes = assert_every_request_answered_once(&answers, 9);
     assert_eq!(code, Some(0));
     assert!(outcomes.iter().all(|o| *o == "finished"), "{outcomes:?}");
@@ -197,7 +203,7 @@ async fn sigterm_lets_http_requests_in_flight_finish_and_exits_0() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_grace_http_answers_what_still_runs_and_exits_0() {
-    let (answers, code) = http_round(0, 9).await;
+    let (answers, code) = http_round(Some(0), 9).await;
     let outcomes = assert_every_request_answered_once(&answers, 9);
     assert_eq!(code, Some(0));
     assert!(outcomes.contains(&"stopped"), "{outcomes:?}");
