@@ -113,6 +113,11 @@ struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 500)]
     prompt_poll_ms: u64,
 
+    /// On SIGTERM or SIGINT (and at end of input), how long requests running may take to
+    /// finish; those still running then are answered with an error, and the server exits 0.
+    #[arg(long, value_name = "SECS", default_value_t = ShellConfig::DEFAULT_SHUTDOWN_GRACE.as_secs())]
+    shutdown_grace_secs: u64,
+
     #[command(flatten)]
     http: HttpArgs,
 }
@@ -259,6 +264,9 @@ enum CliError {
     /// Stdin or stdout failed while serving.
     #[error("stdio failed: {0}")]
     Stdio(std::io::Error),
+    /// SIGTERM and SIGINT cannot be handled.
+    #[error("cannot handle SIGTERM and SIGINT: {0}")]
+    Signals(std::io::Error),
     /// The completion request was refused, as the server would refuse it on the wire.
     #[error("{error} (JSON-RPC {})", error.code().code())]
     Complete { error: RequestError },
@@ -372,6 +380,7 @@ fn adapters_for(args: &SessionArgs) -> Result<Option<Adapters>, CliError> {
 fn serve(args: ServeArgs) -> Result<(), CliError> {
     let shell = ShellConfig {
         max_line_bytes: args.max_line_bytes,
+        shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         ..ShellConfig::default()
     };
     let initial = match args.http.http {
@@ -397,6 +406,7 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let result = runtime.block_on(async {
+        stop_on_signals(server.clone())?;
         if let Some(path) = args.prompt_file {
             let watch = PromptFileWatch {
                 path,
@@ -428,6 +438,23 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
     // Blocking provider calls that overran the shutdown grace must not hold the process.
     runtime.shutdown_timeout(Duration::from_millis(100));
     result
+}
+
+/// SIGTERM (systemd, container runtimes) and SIGINT (Ctrl-C) stop the server gracefully
+/// ([`Server::shutdown`]): no new work, the grace for what runs, exit 0.
+fn stop_on_signals(server: Server) -> Result<(), CliError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).map_err(CliError::Signals)?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(CliError::Signals)?;
+    tokio::spawn(async move {
+        let name = tokio::select! {
+            _ = terminate.recv() => "SIGTERM",
+            _ = interrupt.recv() => "SIGINT",
+        };
+        tracing::info!(signal = name, "stopping");
+        server.shutdown();
+    });
+    Ok(())
 }
 
 fn complete(args: CompleteArgs) -> Result<(), CliError> {

@@ -242,6 +242,12 @@ impl Envelope {
                 });
             }
         };
+        if ProtocolVersion::parse(version).is_some() {
+            // A 2025 revision is served, but through `initialize`, never in an envelope.
+            return Err(RequestError::LegacyVersionInEnvelope {
+                requested: version.as_str().into(),
+            });
+        }
         if version != MODERN_VERSION {
             return Err(RequestError::UnsupportedProtocolVersion {
                 requested: version.as_str().into(),

@@ -193,6 +193,16 @@ pub enum RequestError {
         /// Requests that may run at once in the process.
         in_flight: usize,
     },
+    /// The server is stopping (SIGTERM, SIGINT, [`super::Server`]'s shutdown) and this
+    /// request was not run, or did not finish within the shutdown grace.
+    #[error(
+        "Server shutting down: this request was stopped or not run; requests running at the \
+         stop had {grace_secs} s to finish (--shutdown-grace-secs). Send it again to a running server"
+    )]
+    ShuttingDown {
+        /// The shutdown grace, in seconds.
+        grace_secs: f64,
+    },
     /// No method of this name (or not yet: tools methods exist only with tools).
     #[error("Method not found: {method}")]
     MethodNotFound {
@@ -361,6 +371,17 @@ pub enum RequestError {
         /// The version sent.
         requested: Quoted,
     },
+    /// A 2026 envelope naming a 2025 revision: served, but only in the 2025 form.
+    #[error(
+        "Unsupported protocol version: {} is a 2025 revision, served only in the 2025 form \
+         (initialize first, no params._meta envelope); params._meta carries {} only",
+        quoted(.requested),
+        super::protocol::MODERN_VERSION
+    )]
+    LegacyVersionInEnvelope {
+        /// The version sent.
+        requested: Quoted,
+    },
     /// Over HTTP, a 2026 request whose header is missing or disagrees with its body.
     #[error(
         "Header mismatch: the {header} header is {}, but the request body says {}",
@@ -524,11 +545,14 @@ impl RequestError {
             HeaderMismatch { .. } => ErrorCode::HeaderMismatch,
             Busy { .. }
             | HttpBusy { .. }
+            | ShuttingDown { .. }
             | TooManyListens { .. }
             | TooManySubscriptions { .. }
             | TooManyMcpSessions { .. } => ErrorCode::ServerBusy,
             MethodNotFound { .. } | RemovedIn2026 { .. } => ErrorCode::MethodNotFound,
-            UnsupportedProtocolVersion { .. } => ErrorCode::UnsupportedProtocolVersion,
+            UnsupportedProtocolVersion { .. } | LegacyVersionInEnvelope { .. } => {
+                ErrorCode::UnsupportedProtocolVersion
+            }
             ParamsNotObject { .. }
             | MissingField { .. }
             | NotAString { .. }
@@ -578,7 +602,8 @@ impl RequestError {
     /// version cut by the one rule).
     pub fn data(&self) -> Option<Value> {
         match self {
-            RequestError::UnsupportedProtocolVersion { requested } => Some(json!({
+            RequestError::UnsupportedProtocolVersion { requested }
+            | RequestError::LegacyVersionInEnvelope { requested } => Some(json!({
                 "supported": super::protocol::supported_versions(),
                 "requested": requested.to_string(),
             })),

@@ -64,6 +64,8 @@ pub struct Server {
     /// The one method table every connection and transport dispatches through.
     module: Arc<jsonrpsee::RpcModule<Arc<state::Shared>>>,
     shell: ShellConfig,
+    /// The stop signal every transport of this server watches ([`Server::shutdown`]).
+    shutdown: server::Shutdown,
 }
 
 impl Server {
@@ -98,7 +100,18 @@ impl Server {
             module: Arc::new(handlers::module(Arc::clone(&shared))),
             shared,
             shell: config.shell,
+            shutdown: server::Shutdown::default(),
         }
+    }
+
+    /// Stops serving, as `rea serve` does on SIGTERM and SIGINT: stdio stops reading and
+    /// HTTP stops accepting connections and requests; requests running get
+    /// [`ShellConfig::shutdown_grace`] to finish, and those still running then (or waiting
+    /// for a slot now) are answered with a `-32000` error saying the server stopped them.
+    /// Then [`Server::serve`], [`Server::serve_stdio`] and [`Server::serve_http`] return
+    /// `Ok`. Every clone of this server stops.
+    pub fn shutdown(&self) {
+        self.shutdown.begin();
     }
 
     /// This server with `extension`'s tools, prompts and resources served beside the
@@ -221,12 +234,20 @@ impl Server {
                 }
             }
         };
+        // A stop ends the reading at once, whether or not a line is coming.
+        let read = async {
+            tokio::select! {
+                () = read => {}
+                () = self.shutdown.stopping() => {}
+            }
+        };
         let serve = server::serve_frames(
             self.shared.clone(),
             Arc::clone(&self.module),
             &self.shell,
             received,
             outlet,
+            &self.shutdown,
         );
         let ((), served) = tokio::join!(read, serve);
         let written = tokio::time::timeout(self.shell.shutdown_grace, writer).await;
@@ -289,6 +310,7 @@ impl Server {
             &self.shell,
             received,
             outlet,
+            &self.shutdown,
         )
         .await;
         let written = tokio::time::timeout(self.shell.shutdown_grace, finished).await;

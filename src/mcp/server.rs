@@ -55,7 +55,11 @@ pub struct ShellConfig {
     pub max_response_bytes: usize,
     /// Most messages in one batch; the members past it are answered with `-32600`.
     pub max_batch_messages: usize,
-    /// How long in-flight requests may run after end of input before they are abandoned.
+    /// How long in-flight requests may run after end of input or [`Server::shutdown`]
+    /// (`--shutdown-grace-secs`); those still running then are answered with a `-32000`
+    /// error saying the server stopped them.
+    ///
+    /// [`Server::shutdown`]: super::Server::shutdown
     pub shutdown_grace: Duration,
 }
 
@@ -72,6 +76,9 @@ impl ShellConfig {
     pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
     /// Default [`ShellConfig::max_batch_messages`].
     pub const DEFAULT_MAX_BATCH_MESSAGES: usize = 32;
+    /// Default [`ShellConfig::shutdown_grace`]: 10 s, inside the stop time-outs of systemd
+    /// (90 s) and Kubernetes (30 s).
+    pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 }
 
 impl Default for ShellConfig {
@@ -84,7 +91,95 @@ impl Default for ShellConfig {
             output_queue: ShellConfig::DEFAULT_OUTPUT_QUEUE,
             max_response_bytes: ShellConfig::DEFAULT_MAX_RESPONSE_BYTES,
             max_batch_messages: ShellConfig::DEFAULT_MAX_BATCH_MESSAGES,
-            shutdown_grace: Duration::from_secs(5),
+            shutdown_grace: ShellConfig::DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// A server's stop signal ([`Server::shutdown`]): once given, stdio stops reading and HTTP
+/// stops accepting; what runs gets the shutdown grace.
+///
+/// [`Server::shutdown`]: super::Server::shutdown
+#[derive(Clone, Debug)]
+pub(crate) struct Shutdown {
+    stopping: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown {
+            stopping: Arc::new(tokio::sync::watch::Sender::new(false)),
+        }
+    }
+}
+
+impl Shutdown {
+    /// Gives the signal (again: no effect).
+    pub(crate) fn begin(&self) {
+        self.stopping.send_replace(true);
+    }
+
+    /// Whether the signal was given.
+    pub(crate) fn is_stopping(&self) -> bool {
+        *self.stopping.borrow()
+    }
+
+    /// Resolves once the signal is given.
+    pub(crate) async fn stopping(&self) {
+        let mut receiver = self.stopping.subscribe();
+        // The sender lives as long as `self`, so this ends only with the signal.
+        let _ = receiver.wait_for(|stopping| *stopping).await;
+    }
+}
+
+/// The end of a shutdown grace, for the requests still running: each then answers with
+/// [`RequestError::ShuttingDown`] and its work is cancelled.
+#[derive(Clone, Debug)]
+pub(crate) struct GraceOver {
+    over: Arc<tokio::sync::watch::Sender<bool>>,
+    grace: Duration,
+}
+
+impl GraceOver {
+    pub(crate) fn new(grace: Duration) -> GraceOver {
+        GraceOver {
+            over: Arc::new(tokio::sync::watch::Sender::new(false)),
+            grace,
+        }
+    }
+
+    /// Ends the grace.
+    pub(crate) fn end(&self) {
+        self.over.send_replace(true);
+    }
+
+    /// Resolves once the grace is over.
+    pub(crate) async fn over(&self) {
+        let mut receiver = self.over.subscribe();
+        let _ = receiver.wait_for(|over| *over).await;
+    }
+
+    /// Runs `work` (the answer of request `id`) unless the grace ends first; then `cancel` is
+    /// cancelled and the answer says the server stopped the request.
+    pub(crate) async fn run_or_stop(
+        &self,
+        work: impl std::future::Future<Output = String>,
+        id: &Value,
+        cancel: &Cancel,
+    ) -> String {
+        tokio::select! {
+            answer = work => answer,
+            () = self.over() => {
+                cancel.cancel();
+                self.refusal().to_response(id).to_string()
+            }
+        }
+    }
+
+    /// The error a request gets when the grace ends before it does.
+    pub(crate) fn refusal(&self) -> RequestError {
+        RequestError::ShuttingDown {
+            grace_secs: self.grace.as_secs_f64(),
         }
     }
 }
@@ -145,6 +240,8 @@ impl InFlight {
 pub(crate) struct Dispatcher {
     pub(crate) module: Arc<RpcModule<Arc<Shared>>>,
     pub(crate) max_response_bytes: usize,
+    /// Most messages in one batch ([`ShellConfig::max_batch_messages`]).
+    pub(crate) max_batch_messages: usize,
 }
 
 /// Work that needs a running slot: one request, or a whole batch.
@@ -183,18 +280,23 @@ struct ConnectionLoop {
     /// Work waiting for a slot, oldest first (at most `max_waiting`, `max_waiting_bytes`).
     waiting: VecDeque<Waiting>,
     waiting_bytes: usize,
+    /// The end of the shutdown grace, for the requests still running then.
+    grace_over: GraceOver,
 }
 
 /// Serves one connection from `frames` (ended by closing the channel, or by an error) and
 /// answers through `outlet`; finishes in-flight work (bounded by `shutdown_grace`) at the end.
 /// When the output is gone (the client closed its end) it stops reading at once and answers
-/// a `BrokenPipe` error.
+/// a `BrokenPipe` error. When `shutdown` is given it stops reading too: what waits for a slot
+/// is answered with [`RequestError::ShuttingDown`] at once, what runs gets the grace, and what
+/// still runs after it is answered so.
 pub(crate) async fn serve_frames(
     shared: Arc<Shared>,
     module: Arc<RpcModule<Arc<Shared>>>,
     config: &ShellConfig,
     mut frames: mpsc::Receiver<std::io::Result<Frame>>,
     outlet: Outlet,
+    shutdown: &Shutdown,
 ) -> std::io::Result<()> {
     let connection = Arc::new(Connection::new(shared.clone(), outlet));
     shared.attach(&connection);
@@ -202,6 +304,7 @@ pub(crate) async fn serve_frames(
         dispatcher: Dispatcher {
             module,
             max_response_bytes: config.max_response_bytes,
+            max_batch_messages: config.max_batch_messages,
         },
         connection,
         config: config.clone(),
@@ -210,12 +313,14 @@ pub(crate) async fn serve_frames(
         tasks: JoinSet::new(),
         waiting: VecDeque::new(),
         waiting_bytes: 0,
+        grace_over: GraceOver::new(config.shutdown_grace),
     };
     let outlet = served.connection.outlet.clone();
     let read_result = loop {
         tokio::select! {
             biased;
             () = outlet.closed() => break Err(output_gone()),
+            () = shutdown.stopping() => break Ok(()),
             permit = Arc::clone(&served.permits).acquire_owned(), if !served.waiting.is_empty() => {
                 let Ok(permit) = permit else { break Ok(()) };
                 served.start_waiting(permit);
@@ -237,7 +342,14 @@ pub(crate) async fn serve_frames(
         while served.tasks.try_join_next().is_some() {}
     };
     drop(frames);
-    if read_result.is_ok() {
+    if read_result.is_ok() && shutdown.is_stopping() {
+        tracing::info!(
+            running = served.tasks.len(),
+            waiting = served.waiting.len(),
+            "stopping: what runs gets the shutdown grace, what waits is refused"
+        );
+        served.refuse_waiting().await;
+    } else if read_result.is_ok() {
         // End of input: what waits still runs, within the same grace as what runs.
         let drained = tokio::time::timeout(config.shutdown_grace, async {
             while !served.waiting.is_empty() {
@@ -261,9 +373,20 @@ pub(crate) async fn serve_frames(
         while served.tasks.join_next().await.is_some() {}
     });
     if grace.await.is_err() {
-        tracing::warn!("in-flight requests abandoned at shutdown");
-        served.in_flight.cancel_all();
-        served.tasks.abort_all();
+        // Each request still running answers that it was stopped, then what does not stop
+        // within a moment (an answer the client does not read) is abandoned.
+        tracing::warn!(
+            running = served.tasks.len(),
+            "requests stopped at the end of the shutdown grace"
+        );
+        served.grace_over.end();
+        let answered = tokio::time::timeout(STOPPED_ANSWERS, async {
+            while served.tasks.join_next().await.is_some() {}
+        });
+        if answered.await.is_err() {
+            served.in_flight.cancel_all();
+            served.tasks.abort_all();
+        }
     }
     // Listen streams still open end gracefully: their result, then the cancellation that
     // closes a stdio stream.
@@ -275,6 +398,9 @@ pub(crate) async fn serve_frames(
     served.connection.outlet.close(config.shutdown_grace).await;
     read_result
 }
+
+/// How long requests stopped at the end of the shutdown grace have to send their answers.
+const STOPPED_ANSWERS: Duration = Duration::from_secs(1);
 
 fn output_gone() -> std::io::Error {
     std::io::Error::new(
@@ -356,6 +482,27 @@ impl ConnectionLoop {
                 }
             }
             other => tracing::debug!(method = other, "ignored notification"),
+        }
+    }
+
+    /// Answers every waiting request (and a batch's members) with
+    /// [`RequestError::ShuttingDown`]; none of them runs.
+    async fn refuse_waiting(&mut self) {
+        let refusal = self.grace_over.refusal();
+        while let Some(waiting) = self.waiting.pop_front() {
+            self.waiting_bytes -= waiting.bytes;
+            match waiting.work {
+                Work::Request {
+                    request, serial, ..
+                } => {
+                    self.in_flight.finish(&request.key, serial);
+                    self.send(refusal.to_response(&request.id)).await;
+                }
+                Work::Batch(entries) => {
+                    let answers = refused_batch(entries, &refusal);
+                    self.send(answers).await;
+                }
+            }
         }
     }
 
@@ -579,20 +726,34 @@ impl ConnectionLoop {
                 serial,
             } => {
                 let in_flight = self.in_flight.clone();
+                let grace_over = self.grace_over.clone();
                 self.tasks.spawn(async move {
                     let key = request.key.clone();
+                    let id = request.id.clone();
                     let cancel = context.cancel.clone();
-                    let answer = dispatcher.run(*request, context).await;
+                    let run = dispatcher.run(*request, context);
+                    let answer = tokio::select! {
+                        answer = run => (!cancel.is_cancelled()).then_some(answer),
+                        // Stopped at the end of the shutdown grace: answered even so.
+                        () = grace_over.over() => {
+                            cancel.cancel();
+                            Some(grace_over.refusal().to_response(&id).to_string())
+                        }
+                    };
                     in_flight.finish(&key, serial);
-                    if !cancel.is_cancelled() {
+                    if let Some(answer) = answer {
                         connection.outlet.send(answer).await;
                     }
                     drop(permit);
                 });
             }
             Work::Batch(entries) => {
+                let grace_over = self.grace_over.clone();
                 self.tasks.spawn(async move {
-                    let answer = dispatcher.run_batch(&connection, entries).await;
+                    let run = dispatcher.run_batch(&connection, entries);
+                    let answer = grace_over
+                        .run_or_stop(run, &Value::Null, &Cancel::never())
+                        .await;
                     connection.outlet.send(answer).await;
                     drop(permit);
                 });
@@ -610,75 +771,129 @@ impl ConnectionLoop {
             self.send(error.to_response(&Value::Null)).await;
             return;
         }
-        let limit = self.config.max_batch_messages;
-        let mut entries = Vec::new();
-        for (index, message) in messages.into_iter().enumerate() {
-            match message {
-                Message::Request(request) if index >= limit => {
-                    let error = RequestError::BatchTooLong { limit };
-                    entries.push(BatchEntry::Answered(error.to_response(&request.id)));
-                }
-                Message::Request(request) if request.method == "initialize" => {
-                    let error = RequestError::InitializeInBatch;
-                    entries.push(BatchEntry::Answered(error.to_response(&request.id)));
-                }
-                Message::Request(request) => entries.push(BatchEntry::Run(request)),
-                Message::Invalid { id, error } => {
-                    entries.push(BatchEntry::Answered(error.to_response(&id)));
-                }
-                Message::Notification(notification) => {
-                    self.handle_notification(notification).await;
-                }
-                Message::ClientResponse(response) => self.connection.take_response(&response),
-                Message::MalformedResponse { reason } => {
-                    tracing::warn!(reason, "dropped a malformed response from the client");
-                }
-            }
+        let batch = admit_batch(messages, self.config.max_batch_messages);
+        for notification in batch.notifications {
+            self.handle_notification(notification).await;
         }
+        for response in &batch.responses {
+            self.connection.take_response(response);
+        }
+        let entries = batch.entries;
         if entries.is_empty() {
             return;
         }
         // A batch is one unit of work: one slot; its requests run one after another, and its
         // members are not individually cancellable.
         if let Err(Work::Batch(entries)) = self.run_or_wait(Work::Batch(entries), bytes) {
-            let busy = self.busy();
-            let answers: Vec<Value> = entries
-                .into_iter()
-                .map(|entry| match entry {
-                    BatchEntry::Answered(answer) => answer,
-                    BatchEntry::Run(request) => busy.to_response(&request.id),
-                })
-                .collect();
-            self.send(Value::Array(answers)).await;
+            let answers = refused_batch(entries, &self.busy());
+            self.send(answers).await;
         }
     }
 }
 
 /// One member of a batch that gets an answer: already answered (invalid) or still to run.
-enum BatchEntry {
+pub(crate) enum BatchEntry {
     Answered(Value),
     Run(Request),
 }
 
+/// A batch none of whose requests runs: each is answered with `refusal`.
+fn refused_batch(entries: Vec<BatchEntry>, refusal: &RequestError) -> Value {
+    let answers = entries
+        .into_iter()
+        .map(|entry| match entry {
+            BatchEntry::Answered(answer) => answer,
+            BatchEntry::Run(request) => refusal.to_response(&request.id),
+        })
+        .collect();
+    Value::Array(answers)
+}
+
+/// A batch sorted by what each member needs, the same for stdio and HTTP: the members to
+/// answer in order, the notifications and the client's responses to act on.
+pub(crate) struct AdmittedBatch {
+    pub(crate) entries: Vec<BatchEntry>,
+    pub(crate) notifications: Vec<Notification>,
+    pub(crate) responses: Vec<Value>,
+}
+
+/// Admits a batch's members: a request at or past `limit` messages
+/// ([`ShellConfig::max_batch_messages`]) is answered with `-32600` unrun, so is an
+/// `initialize`; invalid members are answered with their error; malformed responses are
+/// logged and dropped. Both transports call this, so they refuse alike.
+pub(crate) fn admit_batch(messages: Vec<Message>, limit: usize) -> AdmittedBatch {
+    let mut batch = AdmittedBatch {
+        entries: Vec::new(),
+        notifications: Vec::new(),
+        responses: Vec::new(),
+    };
+    for (index, message) in messages.into_iter().enumerate() {
+        let entry = match message {
+            Message::Request(request) if index >= limit => {
+                let error = RequestError::BatchTooLong { limit };
+                BatchEntry::Answered(error.to_response(&request.id))
+            }
+            Message::Request(request) if request.method == "initialize" => {
+                let error = RequestError::InitializeInBatch;
+                BatchEntry::Answered(error.to_response(&request.id))
+            }
+            Message::Request(request) => BatchEntry::Run(request),
+            Message::Invalid { id, error } => BatchEntry::Answered(error.to_response(&id)),
+            Message::Notification(notification) => {
+                batch.notifications.push(notification);
+                continue;
+            }
+            Message::ClientResponse(response) => {
+                batch.responses.push(response);
+                continue;
+            }
+            Message::MalformedResponse { reason } => {
+                tracing::warn!(reason, "dropped a malformed response from the client");
+                continue;
+            }
+        };
+        batch.entries.push(entry);
+    }
+    batch
+}
+
 impl Dispatcher {
-    /// The answers of a batch as one JSON array line, within the response size limit: members
-    /// whose answer would pass it are answered with an error instead.
-    async fn run_batch(&self, connection: &Arc<Connection>, entries: Vec<BatchEntry>) -> String {
+    /// The answers of a batch as one JSON array line, within the response size limit: a
+    /// member whose answer would pass it (with room kept for the refusals of the members
+    /// after it) is answered with a `-32603` error instead, so the line stays within the
+    /// limit whatever the members answer.
+    pub(crate) async fn run_batch(
+        &self,
+        connection: &Arc<Connection>,
+        entries: Vec<BatchEntry>,
+    ) -> String {
+        // The most each member's line may take when it is refused: its own error, or the
+        // too-large error naming its id. The room these need is kept back for the members
+        // still to come.
+        let fallback: Vec<usize> = entries
+            .iter()
+            .map(|entry| match entry {
+                BatchEntry::Answered(reply) => reply.to_string().len() + 1,
+                BatchEntry::Run(request) => self.too_large(usize::MAX, &request.id).len() + 1,
+            })
+            .collect();
+        let mut reserved: usize = fallback.iter().sum::<usize>() + 1;
         let mut line = String::from("[");
-        for entry in entries {
-            let (answer, id) = match entry {
-                BatchEntry::Answered(reply) => (reply.to_string(), None),
+        for (entry, fallback) in entries.into_iter().zip(fallback) {
+            reserved -= fallback;
+            let answer = match entry {
+                BatchEntry::Answered(reply) => reply.to_string(),
                 BatchEntry::Run(request) => {
                     let id = request.id.clone();
                     let context = RequestContext::new(connection, Cancel::never());
-                    (self.run(request, context).await, Some(id))
+                    let answer = self.run(request, context).await;
+                    let bytes = line.len() + answer.len() + 1;
+                    if bytes + reserved > self.max_response_bytes {
+                        self.too_large(bytes, &id)
+                    } else {
+                        answer
+                    }
                 }
-            };
-            let answer = match id {
-                Some(id) if line.len() + answer.len() + 1 > self.max_response_bytes => {
-                    self.too_large(line.len() + answer.len() + 1, &id)
-                }
-                _ => answer,
             };
             if line.len() > 1 {
                 line.push(',');

@@ -133,6 +133,7 @@ mod mcp {
     mod execution;
     mod extension;
     mod http;
+    mod http_edges;
     mod logging;
     mod prompts;
     mod protocol_edges;
@@ -144,8 +145,10 @@ mod mcp {
     mod resources;
     mod roots;
     mod sessions;
+    mod shutdown;
     mod stdio_kinds;
     mod tools;
+    mod transport_bounds;
 }
 
 /// Saved fuzz inputs (`fuzz/regressions/<target>/`) replayed through the targets' checks.

@@ -13,9 +13,9 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::header::{CONNECTION, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -30,10 +30,10 @@ use super::super::handlers::INSTRUCTIONS;
 use super::super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
 use super::super::outlet::{self, Drain};
 use super::super::protocol::{MODERN_VERSION, ProtocolVersion};
-use super::super::server::Dispatcher;
+use super::super::server::{Dispatcher, GraceOver, Shutdown, admit_batch};
 use super::super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
 use super::headers::{self, MCP_SESSION_ID, PROTOCOL_VERSION};
-use super::sessions::{McpSession, McpSessions};
+use super::sessions::{Activity, McpSession, McpSessions};
 use crate::session::{Cancel, random_token};
 
 /// What the endpoint serves with: the server's state and method table, the MCP sessions of
@@ -50,6 +50,14 @@ pub(crate) struct Endpoint {
     pub(crate) stream_queue: usize,
     /// How often an idle SSE stream sends a comment.
     pub(crate) keep_alive: Duration,
+    /// Longest request body, in bytes (413 past it).
+    pub(crate) max_body_bytes: usize,
+    /// How long a request's body may take to arrive after its headers (408 past it).
+    pub(crate) body_timeout: Duration,
+    /// The server's stop signal: GET and listen streams end with it.
+    pub(crate) shutdown: Shutdown,
+    /// The end of the shutdown grace: requests still running then answer that they stopped.
+    pub(crate) grace_over: GraceOver,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -84,11 +92,13 @@ pub(crate) fn refusal(status: StatusCode, message: &str) -> Response {
     json_response(status, body.to_string())
 }
 
-/// `POST /mcp`.
+/// `POST /mcp`. The body must arrive whole within [`Endpoint::body_timeout`] of the headers
+/// (else 408, and the connection closes) and hold at most [`Endpoint::max_body_bytes`] bytes
+/// (else 413).
 pub(crate) async fn post(
     State(endpoint): State<Arc<Endpoint>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     if !headers::is_json(&headers) {
         return refusal(
@@ -96,31 +106,103 @@ pub(crate) async fn post(
             "Unsupported media type: a POST to /mcp carries one JSON-RPC message as Content-Type: application/json",
         );
     }
-    if !headers::accepts(&headers, "application/json")
-        && !headers::accepts(&headers, "text/event-stream")
-    {
+    if !headers::accepts(&headers, "application/json") {
         return refusal(
             StatusCode::NOT_ACCEPTABLE,
-            "Not acceptable: the client must accept application/json and text/event-stream",
+            "Not acceptable: the client must accept application/json (and text/event-stream, for answers that come with messages)",
         );
     }
+    let body = match read_body(body, endpoint.max_body_bytes, endpoint.body_timeout).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    let form = Form::of(&headers);
     match classify_line(&body) {
         Line::Unparsable { id, error } => error_response(StatusCode::BAD_REQUEST, &error, &id),
         Line::Batch(messages) => endpoint.batch(&headers, messages).await,
-        Line::Single(message) => endpoint.message(&headers, message).await,
+        Line::Single(message) => endpoint.message(&headers, message, form).await,
+    }
+}
+
+/// The whole body, within `limit` bytes (413 past it) and `deadline` (408, closing the
+/// connection: a body that trickles or never comes must not hold it).
+async fn read_body(body: Body, limit: usize, deadline: Duration) -> Result<Vec<u8>, Response> {
+    use futures_util::StreamExt;
+    let read = async {
+        let mut bytes = Vec::new();
+        let mut chunks = body.into_data_stream();
+        while let Some(chunk) = chunks.next().await {
+            let Ok(chunk) = chunk else {
+                return Err(refusal(
+                    StatusCode::BAD_REQUEST,
+                    "Bad request: the request body could not be read",
+                ));
+            };
+            if bytes.len() + chunk.len() > limit {
+                return Err(refusal(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!(
+                        "Payload too large: a request body holds at most {limit} bytes (--max-line-bytes)"
+                    ),
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    };
+    match tokio::time::timeout(deadline, read).await {
+        Ok(read) => read,
+        Err(_) => {
+            let mut response = refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "Request timeout: the body did not arrive within {} s of the headers",
+                    deadline.as_secs_f64()
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            Err(response)
+        }
+    }
+}
+
+/// How a request's answer may be sent, from the client's `Accept`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// JSON only (`Accept: application/json`): messages of the request before its answer are
+    /// dropped, never turned into a stream the client did not ask for.
+    Json,
+    /// Both: JSON, or SSE when the request sent messages before its answer.
+    Either,
+}
+
+impl Form {
+    fn of(headers: &HeaderMap) -> Form {
+        if headers::accepts(headers, "text/event-stream") {
+            Form::Either
+        } else {
+            Form::Json
+        }
     }
 }
 
 impl Endpoint {
-    async fn message(self: &Arc<Self>, headers: &HeaderMap, message: Message) -> Response {
+    async fn message(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        message: Message,
+        form: Form,
+    ) -> Response {
         match message {
             Message::Request(request) => {
                 if http_era(headers, &request) == Era::Modern {
-                    self.modern(headers, request).await
+                    self.modern(headers, request, form).await
                 } else if request.method == "initialize" {
                     self.initialize(request).await
                 } else {
-                    self.legacy(headers, request).await
+                    self.legacy(headers, request, form).await
                 }
             }
             Message::Notification(notification) => self.notification(headers, notification).await,
@@ -199,7 +281,12 @@ impl Endpoint {
     }
 
     /// A 2025 request after `initialize`.
-    async fn legacy(self: &Arc<Self>, headers: &HeaderMap, request: Request) -> Response {
+    async fn legacy(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        request: Request,
+        form: Form,
+    ) -> Response {
         let session = match self.session_of(headers, &request.id) {
             Ok(session) => session,
             Err(refused) => return *refused,
@@ -226,7 +313,12 @@ impl Endpoint {
         context.log_level = session.connection.log_threshold();
         let key = request.key.clone();
         let tracked = Arc::clone(&session);
-        let finish = move || tracked.in_flight.finish(&key, serial);
+        // The session is not idle while the request runs: the sweep waits for `finish`.
+        let active = session.activity();
+        let finish = move || {
+            tracked.in_flight.finish(&key, serial);
+            drop(active);
+        };
         let key = request.key.clone();
         // Like notifications/cancelled: the id is free again at once.
         let cancelled = move || {
@@ -236,12 +328,18 @@ impl Endpoint {
             finish: Box::new(finish),
             cancelled: Box::new(cancelled),
         };
-        self.respond(request, context, Era::Legacy, hooks).await
+        self.respond(request, context, Era::Legacy, form, hooks)
+            .await
     }
 
     /// A 2026 request: its headers and envelope checked, then served without any state of a
     /// connection.
-    async fn modern(self: &Arc<Self>, headers: &HeaderMap, request: Request) -> Response {
+    async fn modern(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        request: Request,
+        form: Form,
+    ) -> Response {
         if let Err(error) = headers::check_modern(headers, &request) {
             return error_response(StatusCode::BAD_REQUEST, &error, &request.id);
         }
@@ -266,7 +364,7 @@ impl Endpoint {
                     finish: Box::new(|| {}),
                     cancelled: Box::new(move || cancel.cancel()),
                 };
-                self.respond_on(request, context, drain, Era::Modern, hooks)
+                self.respond_on(request, context, drain, (Era::Modern, form), hooks)
                     .await
             }
             ModernMethod::Discover => {
@@ -304,24 +402,33 @@ impl Endpoint {
         request: Request,
         mut context: RequestContext,
         era: Era,
+        form: Form,
         hooks: Hooks,
     ) -> Response {
         let (stream, drain) = outlet::outlet(self.stream_queue);
         context.stream = stream;
-        self.respond_on(request, context, drain, era, hooks).await
+        self.respond_on(request, context, drain, (era, form), hooks)
+            .await
     }
 
-    /// Runs `request` in a slot of its own (503 without one) and answers with JSON, or with
-    /// an SSE stream when `drain` yields messages before the answer. Dropping the response
-    /// before the answer (the client closed it) cancels the request.
+    /// Runs `request` in a slot of its own (503 without one; `ping` needs none, so a client
+    /// can always tell the server is alive) and answers with JSON, or, when the client
+    /// accepts it ([`Form::Either`]), with an SSE stream when `drain` yields messages before
+    /// the answer. Dropping the response before the answer (the client closed it) cancels
+    /// the request.
     async fn respond_on(
         self: &Arc<Self>,
         request: Request,
         context: RequestContext,
         mut drain: Drain,
-        era: Era,
+        (era, form): (Era, Form),
         hooks: Hooks,
     ) -> Response {
+        if request.method == "ping" {
+            let answer = self.dispatcher.run(request, context).await;
+            (hooks.finish)();
+            return json_response(answer_status(era, &answer), answer);
+        }
         let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
             (hooks.finish)();
             return self.busy(&request.id);
@@ -329,6 +436,21 @@ impl Endpoint {
         let id = request.id.clone();
         let guard = CancelOnDrop::new(hooks.cancelled);
         let mut task = self.spawn(request, context, slot, hooks.finish);
+        if form == Form::Json {
+            // Messages before the answer are read and dropped, so the request never waits on
+            // a stream nobody reads, and the answer is always JSON.
+            let answer = loop {
+                tokio::select! {
+                    biased;
+                    answer = &mut task => break answered(answer, &id),
+                    lines = drain.next() => if lines.is_none() {
+                        break answered((&mut task).await, &id);
+                    },
+                }
+            };
+            guard.disarm();
+            return json_response(answer_status(era, &answer), answer);
+        }
         tokio::select! {
             biased;
             answer = &mut task => {
@@ -358,8 +480,12 @@ impl Endpoint {
         finish: Box<dyn FnOnce() + Send>,
     ) -> JoinHandle<String> {
         let dispatcher = self.dispatcher.clone();
+        let grace_over = self.grace_over.clone();
         tokio::spawn(async move {
-            let answer = dispatcher.run(request, context).await;
+            let id = request.id.clone();
+            let cancel = context.cancel.clone();
+            let run = dispatcher.run(request, context);
+            let answer = grace_over.run_or_stop(run, &id, &cancel).await;
             finish();
             // The slot is held until the work has really stopped.
             drop(slot);
@@ -404,7 +530,18 @@ impl Endpoint {
             connection,
         };
         let events = futures_util::stream::unfold(listening, Listening::next_event);
-        event_stream(events, self.keep_alive)
+        event_stream(self.until_stopping(events), self.keep_alive)
+    }
+
+    /// `events` until the server stops: a stream that lasts as long as the client wants
+    /// (GET, listen) must not hold the shutdown.
+    fn until_stopping<S>(&self, events: S) -> impl Stream<Item = S::Item> + Send + 'static
+    where
+        S: Stream + Send + 'static,
+    {
+        use futures_util::StreamExt;
+        let shutdown = self.shutdown.clone();
+        events.take_until(Box::pin(async move { shutdown.stopping().await }))
     }
 
     /// A notification: 202 once handled. 2025 ones act on the MCP session they name.
@@ -440,8 +577,9 @@ impl Endpoint {
         StatusCode::ACCEPTED.into_response()
     }
 
-    /// A batch: only in an MCP session that negotiated 2025-03-26; its requests run one
-    /// after another and are answered together.
+    /// A batch: only in an MCP session that negotiated 2025-03-26; admitted as on stdio
+    /// ([`admit_batch`]: at most [`Dispatcher::max_batch_messages`] run), its requests run
+    /// one after another in one slot and are answered together within the response limit.
     async fn batch(self: &Arc<Self>, headers: &HeaderMap, messages: Vec<Message>) -> Response {
         let session = match self.session_of(headers, &Value::Null) {
             Ok(session) => session,
@@ -455,38 +593,35 @@ impl Endpoint {
             let error = RequestError::BatchNotAccepted;
             return error_response(StatusCode::BAD_REQUEST, &error, &Value::Null);
         }
+        let batch = admit_batch(messages, self.dispatcher.max_batch_messages);
+        for notification in batch.notifications {
+            let _ = self.notification(headers, notification).await;
+        }
+        for response in &batch.responses {
+            session.connection.take_response(response);
+        }
+        if batch.entries.is_empty() {
+            return StatusCode::ACCEPTED.into_response();
+        }
         let Ok(_slot) = Arc::clone(&self.slots).try_acquire_owned() else {
             return self.busy(&Value::Null);
         };
-        let mut answers = Vec::new();
-        for message in messages {
-            match message {
-                Message::Request(request) if request.method == "initialize" => {
-                    answers.push(RequestError::InitializeInBatch.to_response(&request.id));
-                }
-                Message::Request(request) => {
-                    let id = request.id.clone();
-                    let context = RequestContext::new(&session.connection, Cancel::never());
-                    let answer = self.dispatcher.run(request, context).await;
-                    answers.push(
-                        serde_json::from_str(&answer)
-                            .unwrap_or_else(|_| RequestError::Unencodable.to_response(&id)),
-                    );
-                }
-                Message::Invalid { id, error } => answers.push(error.to_response(&id)),
-                Message::Notification(notification) => {
-                    let _ = self.notification(headers, notification).await;
-                }
-                Message::ClientResponse(response) => session.connection.take_response(&response),
-                Message::MalformedResponse { reason } => {
-                    tracing::warn!(reason, "dropped a malformed response from an HTTP client");
-                }
-            }
+        let _active = session.activity();
+        let run = self
+            .dispatcher
+            .run_batch(&session.connection, batch.entries);
+        let answer = self
+            .grace_over
+            .run_or_stop(run, &Value::Null, &Cancel::never())
+            .await;
+        json_response(StatusCode::OK, answer)
+    }
+
+    /// Ends every MCP session (at shutdown).
+    pub(crate) async fn end_all_sessions(&self) {
+        for session in self.sessions.remove_all() {
+            self.end_session(&session).await;
         }
-        if answers.is_empty() {
-            return StatusCode::ACCEPTED.into_response();
-        }
-        json_response(StatusCode::OK, Value::Array(answers).to_string())
     }
 
     /// Ends an MCP session: its requests are cancelled, its GET stream closes, and the binary
@@ -704,16 +839,19 @@ pub(crate) async fn get(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMa
     };
     let open = OpenStream {
         drain: Some(drain),
+        _active: session.activity(),
         session,
         lines: VecDeque::new(),
     };
     let events = futures_util::stream::unfold(open, OpenStream::next_event);
-    event_stream(events, endpoint.keep_alive)
+    event_stream(endpoint.until_stopping(events), endpoint.keep_alive)
 }
 
 /// A GET stream; its queue goes back to the session when the client closes it.
 struct OpenStream {
     drain: Option<Drain>,
+    /// The session is not idle while its GET stream is open.
+    _active: Activity,
     session: Arc<McpSession>,
     lines: VecDeque<String>,
 }

@@ -93,6 +93,8 @@ pub enum Refusal {
     Origin,
     /// The bearer token is missing or wrong (401).
     Token,
+    /// The request carries more than one Host header (400, as RFC 9112 section 3.2 asks).
+    DuplicateHost,
 }
 
 impl Refusal {
@@ -108,6 +110,7 @@ impl Refusal {
             Refusal::Token => {
                 "Unauthorized: send the server's bearer token as Authorization: Bearer <token>"
             }
+            Refusal::DuplicateHost => "Bad request: a request carries exactly one Host header",
         }
     }
 }
@@ -124,26 +127,29 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Checks one request's headers: Host, then Origin, then the token.
+    /// Checks one request's headers: Host, then Origin, then the token. Each of Host and
+    /// Origin may come once (two are refused, whatever they say), and each is parsed exactly:
+    /// `host[:port]`, `scheme://host[:port]`, nothing before or after.
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         // HTTP/1.1 requires Host; a request without one is not from a browser, so it is not a
         // rebinding attempt, and the token (when set) still applies.
-        if let Some(host) = headers.get(HOST) {
+        if let Some(host) = single(headers, HOST).map_err(|()| Refusal::DuplicateHost)? {
             let host = host.to_str().map_err(|_| Refusal::Host)?;
             if !self.serves_host(host) {
                 return Err(Refusal::Host);
             }
         }
-        if let Some(origin) = headers.get(ORIGIN) {
+        if let Some(origin) = single(headers, ORIGIN).map_err(|()| Refusal::Origin)? {
             let origin = origin.to_str().map_err(|_| Refusal::Origin)?;
             if !self.allows_origin(origin) {
                 return Err(Refusal::Origin);
             }
         }
         if let Some(token) = &self.token {
-            let presented = headers
-                .get(AUTHORIZATION)
-                .and_then(|value| value.as_bytes().strip_prefix(b"Bearer "))
+            let presented = single(headers, AUTHORIZATION)
+                .ok()
+                .flatten()
+                .and_then(|value| bearer_credentials(value.as_bytes()))
                 .unwrap_or_default();
             if !token.matches(presented) {
                 return Err(Refusal::Token);
@@ -153,7 +159,10 @@ impl Guard {
     }
 
     fn serves_host(&self, host: &str) -> bool {
-        let name = host_name(host).to_ascii_lowercase();
+        let Some(name) = host_name(host) else {
+            return false;
+        };
+        let name = name.to_ascii_lowercase();
         LOOPBACK_HOSTS.contains(&name.as_str()) || self.hosts.contains(&name)
     }
 
@@ -168,22 +177,67 @@ impl Guard {
         else {
             return false;
         };
-        !rest.contains('/') && LOOPBACK_HOSTS.contains(&host_name(rest))
+        host_name(rest).is_some_and(|name| LOOPBACK_HOSTS.contains(&name))
     }
 }
 
-/// The host of a `host[:port]` value (an IPv6 literal keeps its brackets).
-fn host_name(host: &str) -> &str {
-    if host.starts_with('[') {
-        return match host.find(']') {
-            Some(end) => &host[..=end],
-            None => host,
-        };
+/// The one value of header `name`: `Ok(None)` when absent, `Err` when it comes twice or more.
+fn single(
+    headers: &HeaderMap,
+    name: axum::http::HeaderName,
+) -> Result<Option<&axum::http::HeaderValue>, ()> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    match values.next() {
+        Some(_) => Err(()),
+        None => Ok(first),
     }
-    match host.rsplit_once(':') {
-        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
-        _ => host,
+}
+
+/// The credentials of `Authorization: Bearer <token>`: the scheme compared without case (RFC
+/// 9110 section 11.1), one or more spaces, then the token.
+fn bearer_credentials(value: &[u8]) -> Option<&[u8]> {
+    const SCHEME: &[u8] = b"bearer";
+    let scheme = value.get(..SCHEME.len())?;
+    if !scheme.eq_ignore_ascii_case(SCHEME) {
+        return None;
     }
+    let rest = &value[SCHEME.len()..];
+    let token = rest.trim_ascii_start();
+    (token.len() < rest.len() && rest.first() == Some(&b' ')).then_some(token)
+}
+
+/// The host of a `host[:port]` authority, exactly: an IPv6 literal keeps its brackets and
+/// may be followed only by `:port`; a name holds no `:`, `@`, `/` or the like; a port is
+/// digits. `None` for anything else (`[::1]evil.com`, `[::1]@evil.com`, `a:b:c`).
+fn host_name(host: &str) -> Option<&str> {
+    let (name, port) = if host.starts_with('[') {
+        let end = host.find(']')?;
+        let (name, rest) = host.split_at(end + 1);
+        match rest.strip_prefix(':') {
+            Some(port) => (name, Some(port)),
+            None if rest.is_empty() => (name, None),
+            None => return None,
+        }
+    } else {
+        match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        }
+    };
+    if port.is_some_and(|port| !port.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let literal = name.starts_with('[');
+    let inner = if literal {
+        &name[1..name.len() - 1]
+    } else {
+        name
+    };
+    let allowed = |b: u8| {
+        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_') || (literal && b == b':')
+    };
+    (!inner.is_empty() && inner.bytes().all(allowed)).then_some(name)
 }
 
 #[cfg(test)]
@@ -248,6 +302,50 @@ mod tests {
     }
 
     #[test]
+    fn hosts_and_origins_are_parsed_exactly() {
+        let guard = Guard::default();
+        for host in [
+            "[::1]evil.com",
+            "[::1].evil.com:80",
+            "[::1]:80x",
+            "localhost:8o",
+            "[]",
+        ] {
+            assert_eq!(
+                guard.check(&headers(&[(HOST, host)])),
+                Err(Refusal::Host),
+                "{host}"
+            );
+        }
+        for origin in [
+            "http://[::1]@evil.com",
+            "http://localhost@evil.com",
+            "http://[::1]/x",
+            "http://localhost:1/",
+            "http://[::1]evil.com",
+        ] {
+            assert_eq!(
+                guard.check(&headers(&[(ORIGIN, origin)])),
+                Err(Refusal::Origin),
+                "{origin}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_second_host_or_origin_header_is_refused() {
+        let guard = Guard::default();
+        let mut twice = HeaderMap::new();
+        twice.append(HOST, HeaderValue::from_static("localhost"));
+        twice.append(HOST, HeaderValue::from_static("evil.com"));
+        assert_eq!(guard.check(&twice), Err(Refusal::DuplicateHost));
+        let mut twice = HeaderMap::new();
+        twice.append(ORIGIN, HeaderValue::from_static("http://localhost"));
+        twice.append(ORIGIN, HeaderValue::from_static("http://evil.com"));
+        assert_eq!(guard.check(&twice), Err(Refusal::Origin));
+    }
+
+    #[test]
     fn the_token_must_match_exactly() {
         let token = "0123456789abcdef0123456789abcdef";
         let guard = Guard {
@@ -256,6 +354,19 @@ mod tests {
         };
         let bearer = |value: &str| headers(&[(AUTHORIZATION, value)]);
         assert_eq!(guard.check(&bearer(&format!("Bearer {token}"))), Ok(()));
+        // The scheme is case-insensitive (RFC 9110 section 11.1); the token is not.
+        for scheme in ["bearer", "BEARER", "bEaReR"] {
+            assert_eq!(guard.check(&bearer(&format!("{scheme} {token}"))), Ok(()));
+        }
+        assert_eq!(guard.check(&bearer(&format!("Bearer  {token}"))), Ok(()));
+        assert_eq!(
+            guard.check(&bearer(&format!("Bearer {}", token.to_uppercase()))),
+            Err(Refusal::Token)
+        );
+        assert_eq!(
+            guard.check(&bearer(&format!("Bearer{token}"))),
+            Err(Refusal::Token)
+        );
         assert_eq!(guard.check(&HeaderMap::new()), Err(Refusal::Token));
         assert_eq!(guard.check(&bearer(token)), Err(Refusal::Token));
         assert_eq!(

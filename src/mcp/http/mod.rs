@@ -38,7 +38,7 @@ pub use guard::{BearerToken, Guard, MIN_TOKEN_CHARS, Refusal, TokenError};
 use self::endpoint::Endpoint;
 use self::sessions::McpSessions;
 use super::Server;
-use super::server::Dispatcher;
+use super::server::{Dispatcher, GraceOver};
 
 /// Configuration of `rea serve --http`.
 #[derive(Clone, Debug)]
@@ -55,6 +55,9 @@ pub struct HttpConfig {
     pub session_idle: Duration,
     /// How long a client may take to send a request's headers.
     pub header_timeout: Duration,
+    /// How long a client may take to send a request's body, counted from its headers; past
+    /// it the request is answered 408 and the connection closes.
+    pub body_timeout: Duration,
     /// How often an idle SSE stream sends a keep-alive comment.
     pub keep_alive: Duration,
 }
@@ -66,6 +69,8 @@ impl HttpConfig {
     pub const DEFAULT_MAX_IN_FLIGHT: usize = 128;
     /// Default [`HttpConfig::session_idle`]: one hour.
     pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(3600);
+    /// Default [`HttpConfig::body_timeout`]: 30 s for the whole body.
+    pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 }
 
 impl Default for HttpConfig {
@@ -77,6 +82,7 @@ impl Default for HttpConfig {
             max_mcp_sessions: HttpConfig::DEFAULT_MAX_CONNECTIONS,
             session_idle: HttpConfig::DEFAULT_SESSION_IDLE,
             header_timeout: Duration::from_secs(10),
+            body_timeout: HttpConfig::DEFAULT_BODY_TIMEOUT,
             keep_alive: Duration::from_secs(15),
         }
     }
@@ -115,20 +121,33 @@ pub async fn bind(addr: SocketAddr, config: &HttpConfig) -> Result<TcpListener, 
 
 impl Server {
     /// Serves MCP over Streamable HTTP at `/mcp` on `listener` (see [`bind`]) until the
-    /// listener fails. Connections are served on the current runtime; the fixed thread
-    /// pools of tool calls and completion are the same as on stdio.
+    /// listener fails or [`Server::shutdown`] is called. Connections are served on the
+    /// current runtime; the fixed thread pools of tool calls and completion are the same as
+    /// on stdio.
+    ///
+    /// At [`HttpConfig::max_connections`] a new connection is answered 503 with
+    /// `Retry-After` and closed. At shutdown no connection is accepted any more, each open
+    /// one finishes the request it serves (GET and listen streams end), requests running get
+    /// [`ShellConfig::shutdown_grace`](super::ShellConfig::shutdown_grace), those still
+    /// running are then answered with a `-32000` error, and the MCP sessions end.
     pub async fn serve_http(
         &self,
         listener: TcpListener,
         config: HttpConfig,
     ) -> std::io::Result<()> {
-        let router = self.http_router(&config);
+        let endpoint = self.http_endpoint(&config);
+        let router = Self::router_for(Arc::clone(&endpoint), &config);
         let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let refusals = Arc::new(Semaphore::new(MAX_REFUSALS));
+        let mut open = tokio::task::JoinSet::new();
         loop {
-            let Ok(permit) = Arc::clone(&connections).acquire_owned().await else {
-                return Ok(());
+            let accepted = tokio::select! {
+                biased;
+                () = self.shutdown.stopping() => break,
+                accepted = listener.accept() => accepted,
             };
-            let (stream, peer) = match listener.accept().await {
+            while open.try_join_next().is_some() {}
+            let (stream, peer) = match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
                     // Out of descriptors and the like: wait a little rather than spin.
@@ -137,6 +156,18 @@ impl Server {
                     continue;
                 }
             };
+            let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+                // At the cap: a status, not a silent wait. Refusals are bounded too; past
+                // them the connection is just closed.
+                if let Ok(refusal) = Arc::clone(&refusals).try_acquire_owned() {
+                    let limit = config.max_connections;
+                    tokio::spawn(async move {
+                        refuse_connection(stream, limit).await;
+                        drop(refusal);
+                    });
+                }
+                continue;
+            };
             // Without it, an answer on a reused connection waits for the client's delayed
             // acknowledgement (about 40 ms).
             if let Err(error) = stream.set_nodelay(true) {
@@ -144,18 +175,89 @@ impl Server {
             }
             let service = TowerToHyperService::new(router.clone());
             let header_timeout = config.header_timeout;
-            tokio::spawn(async move {
+            let shutdown = self.shutdown.clone();
+            open.spawn(async move {
                 let connection = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(header_timeout)
                     .serve_connection(TokioIo::new(stream), service);
-                if let Err(error) = connection.await {
+                tokio::pin!(connection);
+                let served = tokio::select! {
+                    served = connection.as_mut() => served,
+                    () = shutdown.stopping() => {
+                        // The request being served finishes; no other is read.
+                        connection.as_mut().graceful_shutdown();
+                        connection.await
+                    }
+                };
+                if let Err(error) = served {
                     tracing::debug!(%peer, %error, "HTTP connection ended with an error");
                 }
                 drop(permit);
             });
         }
+        drop(listener);
+        let grace = self.shell.shutdown_grace;
+        tracing::info!(
+            connections = open.len(),
+            "stopping: no connection is accepted, requests running get the shutdown grace"
+        );
+        let finished =
+            tokio::time::timeout(grace, async { while open.join_next().await.is_some() {} });
+        if finished.await.is_err() {
+            tracing::warn!("requests stopped at the end of the shutdown grace");
+            endpoint.grace_over.end();
+            let answered = tokio::time::timeout(STOPPED_ANSWERS, async {
+                while open.join_next().await.is_some() {}
+            });
+            if answered.await.is_err() {
+                open.abort_all();
+            }
+        }
+        endpoint.end_all_sessions().await;
+        Ok(())
     }
+}
+
+/// How long connections whose requests were stopped at the end of the shutdown grace have to
+/// send those answers.
+const STOPPED_ANSWERS: Duration = Duration::from_secs(1);
+
+/// Most connections being refused at once (at the connection cap); past them a new
+/// connection is closed without a word.
+const MAX_REFUSALS: usize = 64;
+
+/// How long a refused connection has to take its 503.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Answers a connection beyond the cap with 503 and `Retry-After`, then closes it. What the
+/// client sent is read (briefly) first, so closing does not reset the answer away.
+async fn refuse_connection(mut stream: tokio::net::TcpStream, limit: usize) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": format!("Server busy: the {limit} HTTP connections this server holds at once are all open (--max-http-connections); connect again after Retry-After"),
+        },
+    })
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let refuse = async {
+        let mut request = [0u8; 4096];
+        // The request's head, if it comes at once; the answer does not depend on it.
+        let _ = tokio::time::timeout(Duration::from_millis(50), stream.read(&mut request)).await;
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await?;
+        let mut rest = [0u8; 4096];
+        while stream.read(&mut rest).await? > 0 {}
+        Ok::<(), std::io::Error>(())
+    };
+    let _ = tokio::time::timeout(REFUSAL_TIMEOUT, refuse).await;
 }
 
 impl Server {
@@ -163,20 +265,34 @@ impl Server {
     /// [`Server::serve_http`] serves on each connection. Starts the idle-session sweeper on
     /// the current runtime; it stops when the router is dropped.
     pub fn http_router(&self, config: &HttpConfig) -> Router {
+        Self::router_for(self.http_endpoint(config), config)
+    }
+
+    fn http_endpoint(&self, config: &HttpConfig) -> Arc<Endpoint> {
         let endpoint = Arc::new(Endpoint {
             shared: Arc::clone(&self.shared),
             dispatcher: Dispatcher {
                 module: Arc::clone(&self.module),
                 max_response_bytes: self.shell.max_response_bytes,
+                max_batch_messages: self.shell.max_batch_messages,
             },
             sessions: McpSessions::new(config.max_mcp_sessions),
             slots: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             max_in_flight: config.max_in_flight.max(1),
             stream_queue: self.shell.output_queue,
             keep_alive: config.keep_alive,
+            max_body_bytes: self.shell.max_line_bytes,
+            body_timeout: config.body_timeout,
+            shutdown: self.shutdown.clone(),
+            grace_over: GraceOver::new(self.shell.shutdown_grace),
         });
         tokio::spawn(sweep(Arc::downgrade(&endpoint), config.session_idle));
+        endpoint
+    }
+
+    fn router_for(endpoint: Arc<Endpoint>, config: &HttpConfig) -> Router {
         let guard = Arc::new(config.guard.clone());
+        let max_body_bytes = endpoint.max_body_bytes;
         Router::new()
             .route(
                 "/mcp",
@@ -186,19 +302,29 @@ impl Server {
             )
             .fallback(not_found)
             .with_state(endpoint)
-            .layer(DefaultBodyLimit::max(self.shell.max_line_bytes))
+            .layer(DefaultBodyLimit::max(max_body_bytes))
             .layer(middleware::from_fn_with_state(guard, check_guard))
     }
 }
 
 /// The Host and Origin allow-lists and the token, before any other work.
 async fn check_guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    // Only the origin form (`POST /mcp`) is served: an absolute-form target
+    // (`POST http://evil.com/mcp`) names a host besides Host, so which one counts is unclear.
+    let uri = request.uri();
+    if uri.scheme().is_some() || uri.authority().is_some() {
+        return endpoint::refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad request: the request target must be the path /mcp (origin form), not an absolute URI",
+        );
+    }
     match guard.check(request.headers()) {
         Ok(()) => next.run(request).await,
         Err(refused) => {
             let status = match refused {
                 Refusal::Token => StatusCode::UNAUTHORIZED,
                 Refusal::Host | Refusal::Origin => StatusCode::FORBIDDEN,
+                Refusal::DuplicateHost => StatusCode::BAD_REQUEST,
             };
             let mut response = endpoint::refusal(status, refused.message());
             if refused == Refusal::Token {

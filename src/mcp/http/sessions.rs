@@ -3,6 +3,7 @@
 //! queue its GET stream drains.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -21,7 +22,24 @@ pub(crate) struct McpSession {
     /// What its GET stream sends (unsolicited notifications); taken while a GET
     /// stream is open.
     stream: Mutex<Option<Drain>>,
+    /// When the last activity ended (or the latest began, while none runs).
     used: Mutex<Instant>,
+    /// Requests running and GET streams open: while any is, the session is not idle.
+    active: AtomicUsize,
+}
+
+/// One activity of an MCP session (a request running, a GET stream open): while it lives the
+/// session is not idle, and its end counts as the session's last use.
+#[derive(Debug)]
+pub(crate) struct Activity {
+    session: Arc<McpSession>,
+}
+
+impl Drop for Activity {
+    fn drop(&mut self) {
+        self.session.touch();
+        self.session.active.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl McpSession {
@@ -32,6 +50,16 @@ impl McpSession {
             in_flight: InFlight::default(),
             stream: Mutex::new(Some(stream)),
             used: Mutex::new(Instant::now()),
+            active: AtomicUsize::new(0),
+        }
+    }
+
+    /// Marks an activity of this session until the guard is dropped.
+    pub(crate) fn activity(self: &Arc<Self>) -> Activity {
+        self.active.fetch_add(1, Ordering::AcqRel);
+        self.touch();
+        Activity {
+            session: Arc::clone(self),
         }
     }
 
@@ -49,7 +77,12 @@ impl McpSession {
         *lock(&self.used) = Instant::now();
     }
 
+    /// How long the session has been idle: zero while an activity runs, else since the end
+    /// of the last one (or the last request).
     fn idle_for(&self, now: Instant) -> Duration {
+        if self.active.load(Ordering::Acquire) > 0 {
+            return Duration::ZERO;
+        }
         now.saturating_duration_since(*lock(&self.used))
     }
 }
@@ -101,7 +134,8 @@ impl McpSessions {
         lock(&self.sessions).remove(id)
     }
 
-    /// Ends every session idle for `idle` or longer and returns them.
+    /// Ends every session idle for `idle` or longer (none with a request running or a GET
+    /// stream open) and returns them.
     pub(crate) fn remove_idle(&self, idle: Duration) -> Vec<Arc<McpSession>> {
         let now = Instant::now();
         let mut sessions = lock(&self.sessions);
@@ -113,6 +147,14 @@ impl McpSessions {
         expired
             .iter()
             .filter_map(|id| sessions.remove(id))
+            .collect()
+    }
+
+    /// Ends every session and returns them.
+    pub(crate) fn remove_all(&self) -> Vec<Arc<McpSession>> {
+        lock(&self.sessions)
+            .drain()
+            .map(|(_, session)| session)
             .collect()
     }
 

@@ -5,14 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rea::base::files::Confinement;
 use rea::mcp::http::{BearerToken, Guard, HttpConfig, HttpError, bind};
 use rea::mcp::{Server, ServerConfig, ShellConfig};
 use rea::session::{Provider, Session, SessionStore, SourceConfig, StoreConfig};
 use serde_json::{Value, json};
 
 use crate::support::fixtures::fake::{Behaviour, app_and_lib};
-use crate::support::http::{HttpServer, envelope};
+use crate::support::http::{HttpServer, confined_server, envelope, logging_open};
 use crate::support::tools::{stripped_system_binary, system_libc, this_executable};
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
@@ -403,20 +402,9 @@ async fn a_2026_client_names_its_session_and_no_client_is_offered_handles() {
 
 #[tokio::test]
 async fn messages_of_a_request_come_before_its_answer_on_an_sse_stream() {
-    let allowed = tempfile::tempdir().unwrap();
-    let config = ServerConfig::default();
-    let store = Arc::new(SessionStore::new(config.sessions.clone()));
-    store.set_confinement(Confinement::to_roots(&[allowed.path().to_owned()]).unwrap());
-    let http = HttpServer::start(
-        Server::with_store(config, store, None),
-        HttpConfig::default(),
-    )
-    .await;
+    let (_allowed, http) = confined_server().await;
     let outside = &small_binaries()[0];
-    let mut params = json!({"name": "open_binary", "arguments": {"path": outside}});
-    params["_meta"] = envelope();
-    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let body = logging_open(1, outside);
     let reply = http
         .post(
             &[

@@ -121,6 +121,9 @@ fn every_variant() -> Vec<RequestError> {
         RequestError::UnsupportedProtocolVersion {
             requested: long().into(),
         },
+        RequestError::LegacyVersionInEnvelope {
+            requested: "2025-11-25".into(),
+        },
         RequestError::InvalidLogLevel {
             field: "params.level",
             found: Value::String(long()),
@@ -131,6 +134,7 @@ fn every_variant() -> Vec<RequestError> {
         RequestError::TooManyListens { limit: 64 },
         RequestError::TooManyMcpSessions { limit: 256 },
         RequestError::HttpBusy { in_flight: 128 },
+        RequestError::ShuttingDown { grace_secs: 10.0 },
         RequestError::NoWorker,
         RequestError::Subscription,
         RequestError::Unencodable,
@@ -185,6 +189,7 @@ proptest! {
             RequestError::DuplicateId { id: Value::String(text.clone()) },
             RequestError::WrongJsonrpc { found: Value::String(text.clone()) },
             RequestError::UnsupportedProtocolVersion { requested: text.clone().into() },
+            RequestError::LegacyVersionInEnvelope { requested: text.clone().into() },
             RequestError::InvalidLogLevel { field: "params.level", found: Value::String(text.clone()) },
             RequestError::RemovedIn2026 { method: text.clone().into() },
         ];

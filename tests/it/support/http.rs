@@ -19,6 +19,31 @@ pub fn envelope() -> Value {
     })
 }
 
+/// A server with no session of its own whose paths are confined to an empty folder (kept
+/// alive by the returned guard): every `open_binary` of a real file fails with a warning.
+pub async fn confined_server() -> (tempfile::TempDir, HttpServer) {
+    use std::sync::Arc;
+    let allowed = tempfile::tempdir().unwrap();
+    let config = rea::mcp::ServerConfig::default();
+    let store = Arc::new(rea::session::SessionStore::new(config.sessions.clone()));
+    let roots = rea::base::files::Confinement::to_roots(&[allowed.path().to_owned()]).unwrap();
+    store.set_confinement(roots);
+    let server = Server::with_store(config, store, None);
+    (
+        allowed,
+        HttpServer::start(server, HttpConfig::default()).await,
+    )
+}
+
+/// A 2026 `open_binary` of `path` at log level `info`: when the path is refused, a warning
+/// (`notifications/message`) comes before the answer.
+pub fn logging_open(id: u64, path: &str) -> Value {
+    let mut params = json!({"name": "open_binary", "arguments": {"path": path}});
+    params["_meta"] = envelope();
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+}
+
 /// A server serving HTTP on a free loopback port until dropped.
 pub struct HttpServer {
     pub addr: SocketAddr,
