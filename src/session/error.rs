@@ -29,6 +29,12 @@ pub enum SessionError {
     /// The Evidence ledger refused the record (full, too large, too deep).
     #[error(transparent)]
     Ledger(#[from] super::evidence::LedgerError),
+    /// The residual-unknown registry refused (unknown ID, not a head, missing Evidence, ...).
+    #[error(transparent)]
+    Unknown(#[from] crate::unknowns::UnknownError),
+    /// The store could not commit the change; nothing changed.
+    #[error(transparent)]
+    Store(#[from] super::durable::DurableError),
     /// A session needs at least one provider.
     #[error("a binary session needs at least one provider")]
     NoProviders,
