@@ -270,7 +270,7 @@ enum CliError {
     Session(StoreError),
     /// The store cannot be opened or read.
     #[error(transparent)]
-    Store(#[from] DurableError),
+    Store(Box<DurableError>),
     /// A session the store keeps cannot be resumed.
     #[error("cannot resume the sessions of the store: {0}")]
     Resume(SessionError),
@@ -371,7 +371,9 @@ fn durable_for(args: &SessionArgs, default: StoreDefault) -> Result<Arc<dyn Dura
         max_mib: args.max_store_mib.max(1),
         keep_binaries: args.store_binaries == YesNo::Yes,
     };
-    Ok(Arc::new(SqliteStore::open(&path, options)?))
+    let store =
+        SqliteStore::open(&path, options).map_err(|error| CliError::Store(Box::new(error)))?;
+    Ok(Arc::new(store))
 }
 
 /// Whether the server starts with a session every connection uses as its own.

@@ -20,7 +20,7 @@ use crate::base::files::{CheckedFile, Confinement, FileError, FileLimit};
 use crate::session::durable::StoredBinary;
 use crate::session::{
     Cancel, Cancelled, Companions, DurableError, Opened, Provenance, Provider, ProviderError,
-    Session, SessionError, SessionStore,
+    Reopened, Session, SessionError, SessionStore,
 };
 use crate::text::Quoted;
 
@@ -112,10 +112,7 @@ pub enum ReopenError {
 
 /// The providers (and real path) of a binary the store keeps, from its kept bytes, or from
 /// its file when the store keeps none and the file still has the SHA-256 it had.
-pub fn reopen(
-    binary: &StoredBinary,
-    store: &SessionStore,
-) -> Result<(Option<PathBuf>, Vec<Arc<dyn Provider>>), ReopenError> {
+pub fn reopen(binary: &StoredBinary, store: &SessionStore) -> Result<Reopened, ReopenError> {
     let missing = || ReopenError::Missing {
         label: binary.label.as_str().into(),
         sha256: binary.sha256.clone().unwrap_or_default(),
@@ -291,6 +288,9 @@ fn load_located(
     })
 }
 
+/// A loaded provider, its companions and the file's provenance.
+type LoadedFile = (Arc<dyn Provider>, Vec<Arc<dyn Provider>>, Provenance);
+
 /// A loaded provider and its companions.
 type Loaded = (Arc<dyn Provider>, Vec<Arc<dyn Provider>>);
 
@@ -304,7 +304,7 @@ fn load_rest(
     catalog: bool,
     companions: Option<&dyn Companions>,
     keep_bytes: bool,
-) -> Result<(Arc<dyn Provider>, Vec<Arc<dyn Provider>>, Provenance), LoadError> {
+) -> Result<LoadedFile, LoadError> {
     file.read_more(&mut bytes, u64::MAX)?;
     let provenance = Provenance {
         sha256: sha256_hex(&bytes),

@@ -34,7 +34,7 @@ pub enum SessionError {
     Unknown(#[from] crate::unknowns::UnknownError),
     /// The store could not commit the change; nothing changed.
     #[error(transparent)]
-    Store(#[from] super::durable::DurableError),
+    Store(Box<super::durable::DurableError>),
     /// A session needs at least one provider.
     #[error("a binary session needs at least one provider")]
     NoProviders,
@@ -123,4 +123,10 @@ fn list_addresses(candidates: &[Address], more: bool) -> String {
         candidates.len(),
         listed.join(", ")
     )
+}
+
+impl From<super::durable::DurableError> for SessionError {
+    fn from(error: super::durable::DurableError) -> SessionError {
+        SessionError::Store(Box::new(error))
+    }
 }

@@ -63,7 +63,7 @@ pub use sources::{
 };
 pub use state::{
     ClosedBinary, INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES, Opened, Provenance,
-    ProviderSummary, Session, SessionSummary,
+    ProviderSummary, Reopened, Session, SessionSummary,
 };
 pub use store::{
     ClientSessions, DEFAULT_MAX_SESSIONS, SessionHandle, SessionStore, StoreConfig, StoreError,

@@ -15,13 +15,13 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::budget::LedgerBudget;
 use super::durable::{Durable, MemoryStore, Snapshot, StoredBinary};
 use super::error::SessionError;
-use super::provider::{Companions, Provider};
-use super::state::{Journal, Session, SessionSummary};
+use super::provider::Companions;
+use super::state::{Journal, Reopened, Session, SessionSummary};
 use crate::base::files::Confinement;
 use crate::text::Quoted;
 
@@ -203,7 +203,7 @@ impl SessionStore {
     pub fn resume(
         &self,
         snapshot: Snapshot,
-        mut reopen: impl FnMut(&StoredBinary) -> Option<(Option<PathBuf>, Vec<Arc<dyn Provider>>)>,
+        mut reopen: impl FnMut(&StoredBinary) -> Option<Reopened>,
     ) -> Result<usize, SessionError> {
         super::evidence::EvidenceId::continue_at(snapshot.next_evidence);
         crate::unknowns::UnknownId::continue_at(snapshot.next_unknown);

@@ -76,7 +76,9 @@ impl Default for StoreOptions {
     }
 }
 
-/// The store in one SQLite file (see the [module documentation](self)).
+/// The store in one SQLite file, in WAL mode with `synchronous=FULL`: a commit is on the disk
+/// when [`Durable::commit`] returns, and a crash at any instant leaves the whole transaction
+/// or none of it.
 #[derive(Debug)]
 pub struct SqliteStore {
     path: PathBuf,

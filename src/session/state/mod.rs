@@ -74,6 +74,9 @@ pub struct Provenance {
     pub bytes: Option<Arc<[u8]>>,
 }
 
+/// A kept binary opened again: where its file was found, and the providers serving it.
+pub type Reopened = (Option<PathBuf>, Vec<Arc<dyn Provider>>);
+
 /// What a session that is listed shows (`list_sessions`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SessionSummary {
@@ -230,7 +233,7 @@ impl Session {
         budget: Arc<super::budget::LedgerBudget>,
         journal: Journal,
         stored: StoredSession,
-        providers: Option<(Option<PathBuf>, Vec<Arc<dyn Provider>>)>,
+        providers: Option<Reopened>,
     ) -> Result<Session, SessionError> {
         let ledger = Ledger::restore(budget, stored.records)?;
         let mut unknowns = UnknownRegistry::new();

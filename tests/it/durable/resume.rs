@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::fixtures::{Format, Spec, build};
+use crate::support::fixtures::{Built, Format, Spec, build};
 use crate::support::server_process::ServerProcess;
 use serde_json::{Value, json};
 
@@ -21,6 +21,14 @@ fn serve(store: &Path, binary: &Path) -> ServerProcess {
             binary.as_os_str(),
         ],
     )
+}
+
+/// A temporary folder holding the generated program `sample` (the store goes beside it).
+fn sample() -> (tempfile::TempDir, Built) {
+    let dir = tempfile::tempdir().unwrap();
+    let built = build(&Spec::sample(), Format::Elf);
+    std::fs::write(dir.path().join("sample"), &built.bytes).unwrap();
+    (dir, built)
 }
 
 fn structured(result: &Value) -> &Value {
@@ -88,11 +96,8 @@ fn observe(
 
 #[test]
 fn a_restarted_server_resumes_the_session_and_answers_byte_for_byte_as_before() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store.sqlite");
-    let binary = dir.path().join("sample");
-    let built = build(&Spec::sample(), Format::Elf);
-    std::fs::write(&binary, &built.bytes).unwrap();
+    let (dir, built) = sample();
+    let (store, binary) = (dir.path().join("store.sqlite"), dir.path().join("sample"));
 
     let mut first = serve(&store, &binary);
     let sessions = listed(&mut first);
@@ -191,11 +196,8 @@ fn a_restarted_server_resumes_the_session_and_answers_byte_for_byte_as_before() 
 
 #[test]
 fn the_binary_is_kept_once_and_resumes_when_its_file_is_gone() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store.sqlite");
-    let binary = dir.path().join("sample");
-    let built = build(&Spec::sample(), Format::Elf);
-    std::fs::write(&binary, &built.bytes).unwrap();
+    let (dir, _) = sample();
+    let (store, binary) = (dir.path().join("store.sqlite"), dir.path().join("sample"));
     let mut first = serve(&store, &binary);
     let twin = first.tool("open_binary", json!({"path": binary, "new_session": true}));
     structured(&twin);
