@@ -63,7 +63,7 @@ fn a_file_that_is_not_a_store_is_refused() {
     )
     .unwrap();
     let text = refused(&mut Command::new(REA), &store, dir.path());
-    snapshot("durable_not_a_store", text);
+    snapshot("durable_faults__not_a_store", text);
     let kept = std::fs::read_to_string(&store).unwrap();
     assert!(
         kept.starts_with("shopping list"),
@@ -81,7 +81,7 @@ fn a_database_of_another_application_is_refused() {
         .unwrap();
     drop(connection);
     let text = refused(&mut Command::new(REA), &store, dir.path());
-    snapshot("durable_foreign_database", text);
+    snapshot("durable_faults__foreign_database", text);
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn a_store_of_a_newer_schema_is_refused() {
     connection.pragma_update(None, "user_version", 99).unwrap();
     drop(connection);
     let text = refused(&mut Command::new(REA), &store, dir.path());
-    snapshot("durable_newer_schema", text);
+    snapshot("durable_faults__newer_schema", text);
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn a_truncated_store_is_refused() {
     drop(file);
     let text = refused(&mut Command::new(REA), &store, dir.path());
     assert!(text.contains("is damaged"), "{text}");
-    snapshot("durable_truncated", text);
+    snapshot("durable_faults__truncated", text);
 }
 
 #[test]
@@ -146,7 +146,7 @@ fn a_folder_that_cannot_be_written_is_refused() {
         Command::new(REA)
     };
     let text = refused(&mut command, &store, dir.path());
-    snapshot("durable_read_only_folder", text);
+    snapshot("durable_faults__read_only_folder", text);
     assert!(!store.exists());
 }
 
@@ -172,7 +172,7 @@ fn a_call_past_max_store_mib_fails_naming_it_and_loses_nothing_else() {
     let text = refused["content"][0]["text"].as_str().unwrap().to_owned();
     assert!(text.contains("--max-store-mib"), "{text}");
     snapshot(
-        "durable_max_store_mib",
+        "durable_faults__max_store_mib",
         text.replace(&dir.path().display().to_string(), "[DIR]"),
     );
     let listed = server.tool("list_unknowns", json!({}));
