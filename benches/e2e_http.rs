@@ -102,7 +102,7 @@ impl Listening {
         let mut command = Command::new(executable);
         match server {
             Server::Rea => command
-                .args(["serve", "--http", &address, "--open"])
+                .args(["serve", "--store", "memory", "--http", &address, "--open"])
                 .arg(catalog),
             Server::Rmcp => command.args(["--http", &address, "--catalog"]).arg(catalog),
             Server::RmcpSse => command

@@ -68,7 +68,7 @@ impl Peer {
         let mut command = Command::new(server);
         match kind {
             Server::Rea => {
-                command.arg("serve");
+                command.args(["serve", "--store", "memory"]);
                 if let Some(path) = open {
                     command.arg("--open").arg(path);
                 }

@@ -83,7 +83,7 @@ fn main() {
     let catalog =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/fixtures/notes-catalog.json");
     let mut child = Command::new(&binary)
-        .args(["serve", "--open"])
+        .args(["serve", "--store", "memory", "--open"])
         .arg(&catalog)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -15,7 +15,11 @@ use rea::mcp::prompt_file::{PromptFileLoadError, PromptFileState, PromptFileWatc
 use rea::mcp::{RequestError, Server, ServerConfig, ShellConfig};
 use rea::providers::OpenError;
 use rea::providers::external::{AdapterSpec, Adapters, AngrNotInstalled};
-use rea::session::{SessionStore, SourceConfig, StoreConfig, StoreError};
+use rea::session::durable::DEFAULT_MAX_STORE_MIB;
+use rea::session::{
+    Durable, DurableError, MemoryStore, SessionError, SessionStore, SourceConfig, SqliteStore,
+    StoreConfig, StoreError, StoreOptions,
+};
 use serde_json::{Map, Value, json};
 
 /// REA: guided prompts and verified completion for evidence-driven reverse engineering.
@@ -86,6 +90,32 @@ struct SessionArgs {
     /// The angr adapter's virtual environment; default: `.venv` in `--angr-dir`.
     #[arg(long, value_name = "DIR")]
     angr_venv: Option<PathBuf>,
+
+    /// Where investigations are kept (sessions, binaries, Evidence, unknowns): a SQLite file,
+    /// created on first use, or `memory` to keep nothing after the process ends. Default for
+    /// `rea serve`: $XDG_DATA_HOME/rea/store.sqlite, else ~/.local/share/rea/store.sqlite; for
+    /// `rea complete`: memory.
+    #[arg(long, value_name = "PATH|memory")]
+    store: Option<PathBuf>,
+
+    /// Whether the store keeps the bytes of each opened binary (once per SHA-256), so a
+    /// session resumes when its file has moved or changed; `no` keeps its path and hash only.
+    #[arg(long, value_name = "yes|no", default_value = "yes")]
+    store_binaries: YesNo,
+
+    /// Most MiB the store file may hold; a call that would grow it past this fails with an
+    /// error naming the limit, and nothing of it is kept.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_STORE_MIB)]
+    max_store_mib: u64,
+}
+
+/// A yes-or-no option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum YesNo {
+    /// Yes.
+    Yes,
+    /// No.
+    No,
 }
 
 /// An external provider `--provider` can declare.
@@ -249,6 +279,12 @@ enum CliError {
     /// No session could be made (the random source failed).
     #[error(transparent)]
     Session(StoreError),
+    /// The store cannot be opened or read.
+    #[error(transparent)]
+    Store(Box<DurableError>),
+    /// A session the store keeps cannot be resumed.
+    #[error("cannot resume the sessions of the store: {0}")]
+    Resume(SessionError),
     /// The `--prompt-file` cannot be loaded.
     #[error(transparent)]
     PromptFile(#[from] PromptFileLoadError),
@@ -297,7 +333,61 @@ fn main() -> ExitCode {
 
 /// The session and server the arguments describe, with the binary opened if asked.
 fn server_for(args: &SessionArgs, shell: ShellConfig) -> Result<Server, CliError> {
-    server_with(args, shell, Initial::Always)
+    server_with(args, shell, Initial::Always, StoreDefault::Memory)
+}
+
+/// The store used when `--store` is not given.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StoreDefault {
+    /// The platform's data directory (`rea serve`).
+    DataDirectory,
+    /// Memory (`rea complete`: one shot, nothing to resume).
+    Memory,
+}
+
+/// `$XDG_DATA_HOME/rea/store.sqlite`, else `~/.local/share/rea/store.sqlite`.
+fn data_directory_store() -> Option<PathBuf> {
+    let absolute = |value: std::ffi::OsString| {
+        let path = PathBuf::from(value);
+        path.is_absolute().then_some(path)
+    };
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .and_then(absolute)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|home| home.join(".local").join("share"))
+        })?;
+    Some(base.join("rea").join("store.sqlite"))
+}
+
+/// The store the arguments name.
+fn durable_for(args: &SessionArgs, default: StoreDefault) -> Result<Arc<dyn Durable>, CliError> {
+    let path = match (&args.store, default) {
+        (Some(path), _) if path.as_os_str() == "memory" => None,
+        (Some(path), _) => Some(path.clone()),
+        (None, StoreDefault::Memory) => None,
+        (None, StoreDefault::DataDirectory) => {
+            let found = data_directory_store();
+            if found.is_none() {
+                tracing::warn!(
+                    "neither XDG_DATA_HOME nor HOME names a folder: nothing is kept after this \
+                     process (pass --store PATH to keep it)"
+                );
+            }
+            found
+        }
+    };
+    let Some(path) = path else {
+        return Ok(Arc::new(MemoryStore::new()));
+    };
+    let options = StoreOptions {
+        max_mib: args.max_store_mib.max(1),
+        keep_binaries: args.store_binaries == YesNo::Yes,
+    };
+    let store =
+        SqliteStore::open(&path, options).map_err(|error| CliError::Store(Box::new(error)))?;
+    Ok(Arc::new(store))
 }
 
 /// Whether the server starts with a session every connection uses as its own.
@@ -314,6 +404,7 @@ fn server_with(
     args: &SessionArgs,
     shell: ShellConfig,
     initial: Initial,
+    store_default: StoreDefault,
 ) -> Result<Server, CliError> {
     let config = ServerConfig {
         shell,
@@ -325,15 +416,27 @@ fn server_with(
             ..StoreConfig::default()
         },
     };
-    let store = Arc::new(SessionStore::new(config.sessions.clone()));
+    let durable = durable_for(args, store_default)?;
+    let store = Arc::new(SessionStore::with_durable(config.sessions.clone(), durable));
     if !args.roots.is_empty() {
         store.set_confinement(Confinement::to_roots(&args.roots)?);
     }
     if let Some(adapters) = adapters_for(args)? {
         store.set_companions(Some(Arc::new(adapters)));
     }
+    rea::providers::resume(&store).map_err(|error| match error {
+        SessionError::Store(error) => CliError::Store(error),
+        error => CliError::Resume(error),
+    })?;
+    // `--open` of the file an open session of the store serves resumes that session.
+    if let Some(path) = &args.open
+        && let Ok((origin, sha256)) = rea::providers::identify(path, &store.confinement())
+        && let Some(handle) = store.find_file(&origin, &sha256)
+    {
+        return Ok(Server::with_store(config, store, Some(handle)));
+    }
     // The session every connection starts with as its own; `--open` opens in it.
-    let session = store.prepare();
+    let session = store.prepare().map_err(CliError::Session)?;
     if let Some(path) = &args.open {
         rea::providers::open_path(&session, path).map_err(|error| CliError::Open {
             path: path.clone(),
@@ -343,8 +446,17 @@ fn server_with(
     if initial == Initial::WhenOpened && args.open.is_none() {
         return Ok(Server::with_store(config, store, None));
     }
-    let initial = store.admit(session).map_err(CliError::Session)?;
-    Ok(Server::with_store(config, store, Some(initial)))
+    match store.admit(Arc::clone(&session)) {
+        Ok(initial) => Ok(Server::with_store(config, store, Some(initial))),
+        // Every place is taken by a resumed session: connections name one, or close one.
+        Err(StoreError::TooMany { .. }) if args.open.is_none() => {
+            Ok(Server::with_store(config, store, None))
+        }
+        Err(error) => {
+            session.discard();
+            Err(CliError::Session(error))
+        }
+    }
 }
 
 /// The adapters `--provider` asks for, checked to be installed.
@@ -387,7 +499,7 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
         Some(_) => Initial::WhenOpened,
         None => Initial::Always,
     };
-    let server = server_with(&args.session, shell, initial)?;
+    let server = server_with(&args.session, shell, initial, StoreDefault::DataDirectory)?;
     let http = match args.http.http {
         Some(addr) => Some((addr, args.http.config()?)),
         None => None,

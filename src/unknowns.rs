@@ -36,7 +36,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::base::{Cancel, Cancelled};
 use crate::core::MAX_VALUE_CHARS;
@@ -67,14 +67,51 @@ const UNKNOWN_DIGITS: usize = 12;
 ///
 /// IDs are ASCII, unique in the process (every revision has its own), and sort as strings in
 /// creation order.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct UnknownId(String);
+
+impl From<UnknownId> for String {
+    fn from(id: UnknownId) -> String {
+        id.0
+    }
+}
+
+/// Text that is not an unknown ID.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not an unknown ID: expected `unk-` followed by twelve digits")]
+pub struct UnknownIdError {
+    /// The rejected text, cut to 64 characters.
+    pub text: Quoted,
+}
+
+impl TryFrom<String> for UnknownId {
+    type Error = UnknownIdError;
+
+    fn try_from(text: String) -> Result<UnknownId, UnknownIdError> {
+        let valid = text.strip_prefix("unk-").is_some_and(|digits| {
+            digits.len() == UNKNOWN_DIGITS && digits.bytes().all(|b| b.is_ascii_digit())
+        });
+        if valid {
+            Ok(UnknownId(text))
+        } else {
+            Err(UnknownIdError {
+                text: text.as_str().into(),
+            })
+        }
+    }
+}
 
 impl UnknownId {
     fn next() -> UnknownId {
         let number = NEXT_UNKNOWN_NUMBER.fetch_add(1, Ordering::Relaxed);
         UnknownId(format!("unk-{number:0UNKNOWN_DIGITS$}"))
+    }
+
+    /// Makes the process's numbering continue at `next` or later: a store resumed at start-up
+    /// raises it past every ID it ever held, so no ID is issued twice in the store's life.
+    pub fn continue_at(next: u64) {
+        NEXT_UNKNOWN_NUMBER.fetch_max(next, Ordering::Relaxed);
     }
 
     /// The ID as text.
@@ -139,7 +176,7 @@ pub struct ResolutionDraft {
 }
 
 /// Where a record stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownStatus {
     /// The head of its chain, not resolved: a completion candidate.
@@ -151,7 +188,8 @@ pub enum UnknownStatus {
 }
 
 /// How an unknown was resolved.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Resolution {
     /// The Evidence IDs cited, in the order given, without repeats.
     pub evidence: Vec<String>,
@@ -160,7 +198,8 @@ pub struct Resolution {
 }
 
 /// One revision of a residual unknown.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Unknown {
     /// This revision's ID.
     pub id: UnknownId,
@@ -323,10 +362,16 @@ impl UnknownRegistry {
         draft: UnknownDraft,
         cancel: &Cancel,
     ) -> Result<&Unknown, UnknownError> {
+        let planned = self.plan_register(draft)?;
+        self.commit(planned, cancel)
+    }
+
+    /// The revision [`UnknownRegistry::register`] would add, without adding it (see
+    /// [`UnknownRegistry::apply`]). Its ID is issued now.
+    pub fn plan_register(&self, draft: UnknownDraft) -> Result<Vec<Unknown>, UnknownError> {
         check_draft(&draft)?;
         self.check_room()?;
-        cancel.commit()?;
-        Ok(self.insert(draft, None))
+        Ok(vec![revision(draft, None)])
     }
 
     /// Records a new revision of the head `id` and returns it; the new revision becomes the
@@ -343,21 +388,26 @@ impl UnknownRegistry {
         draft: UnknownDraft,
         cancel: &Cancel,
     ) -> Result<&Unknown, UnknownError> {
+        let planned = self.plan_refine(id, draft)?;
+        self.commit(planned, cancel)
+    }
+
+    /// The revisions [`UnknownRegistry::refine`] would add and change (the new head first,
+    /// then the superseded one), without changing anything.
+    pub fn plan_refine(&self, id: &str, draft: UnknownDraft) -> Result<Vec<Unknown>, UnknownError> {
         check_draft(&draft)?;
         let head = self.open_head(id)?;
         self.check_room()?;
-        cancel.commit()?;
-        let previous = &self.records[&head];
+        let mut previous = self.records[&head].clone();
         let draft = UnknownDraft {
             question: draft.question,
             document: draft.document.or_else(|| previous.document.clone()),
             procedure: draft.procedure.or_else(|| previous.procedure.clone()),
         };
-        let new_id = self.insert(draft, Some(head.clone())).id.clone();
-        let previous = self.records.get_mut(&head).expect("head checked above");
+        let new = revision(draft, Some(head));
         previous.status = UnknownStatus::Superseded;
-        previous.superseded_by = Some(new_id.clone());
-        Ok(&self.records[&new_id])
+        previous.superseded_by = Some(new.id.clone());
+        Ok(vec![new, previous])
     }
 
     /// Resolves the head `id` with Evidence the ledger holds, and returns it.
@@ -378,6 +428,17 @@ impl UnknownRegistry {
         ledger: &impl EvidenceLookup,
         cancel: &Cancel,
     ) -> Result<&Unknown, UnknownError> {
+        let planned = self.plan_resolve(id, draft, ledger)?;
+        self.commit(planned, cancel)
+    }
+
+    /// The revision [`UnknownRegistry::resolve`] would change, without changing it.
+    pub fn plan_resolve(
+        &self,
+        id: &str,
+        draft: ResolutionDraft,
+        ledger: &impl EvidenceLookup,
+    ) -> Result<Vec<Unknown>, UnknownError> {
         let head = self.open_head(id)?;
         let mut evidence: Vec<String> = Vec::with_capacity(draft.evidence.len());
         for cited in draft.evidence {
@@ -405,14 +466,31 @@ impl UnknownRegistry {
         if !missing.is_empty() {
             return Err(UnknownError::MissingEvidence { id: head, missing });
         }
-        cancel.commit()?;
-        let record = self.records.get_mut(&head).expect("head checked above");
+        let mut record = self.records[&head].clone();
         record.status = UnknownStatus::Resolved;
         record.resolution = Some(Resolution {
             evidence,
             note: draft.note,
         });
-        Ok(record)
+        Ok(vec![record])
+    }
+
+    /// Adds or replaces each of `revisions` (what a `plan_` method planned, or revisions read
+    /// back from a store), by ID.
+    pub fn apply(&mut self, revisions: Vec<Unknown>) {
+        for revision in revisions {
+            self.records.insert(revision.id.clone(), revision);
+        }
+    }
+
+    /// Applies `planned` unless `cancel` was set first, and returns its first revision.
+    fn commit(&mut self, planned: Vec<Unknown>, cancel: &Cancel) -> Result<&Unknown, UnknownError> {
+        cancel.commit()?;
+        let first = planned.first().map(|revision| revision.id.clone());
+        self.apply(planned);
+        first
+            .and_then(|id| self.records.get(&id))
+            .ok_or_else(|| UnknownError::NotFound { id: "".into() })
     }
 
     /// The record with this ID, any revision.
@@ -481,21 +559,6 @@ impl UnknownRegistry {
         self.records.clear();
     }
 
-    fn insert(&mut self, draft: UnknownDraft, revises: Option<UnknownId>) -> &Unknown {
-        let id = UnknownId::next();
-        let record = Unknown {
-            id: id.clone(),
-            question: draft.question,
-            document: draft.document,
-            procedure: draft.procedure,
-            status: UnknownStatus::Open,
-            revises,
-            superseded_by: None,
-            resolution: None,
-        };
-        self.records.entry(id).or_insert(record)
-    }
-
     /// The ID of `id`'s record if it is an open head.
     fn open_head(&self, id: &str) -> Result<UnknownId, UnknownError> {
         let record = self
@@ -520,6 +583,20 @@ impl UnknownRegistry {
             });
         }
         Ok(())
+    }
+}
+
+/// A new open revision of `draft`, refining `revises` if given.
+fn revision(draft: UnknownDraft, revises: Option<UnknownId>) -> Unknown {
+    Unknown {
+        id: UnknownId::next(),
+        question: draft.question,
+        document: draft.document,
+        procedure: draft.procedure,
+        status: UnknownStatus::Open,
+        revises,
+        superseded_by: None,
+        resolution: None,
     }
 }
 

@@ -243,7 +243,10 @@ fn example_executable() -> PathBuf {
 #[test]
 fn rea_serve_http_passes_the_fixture_free_scenarios_of_both_sets() {
     install();
-    let server = serve_http(Path::new(env!("CARGO_BIN_EXE_rea")), &["serve"]);
+    let server = serve_http(
+        Path::new(env!("CARGO_BIN_EXE_rea")),
+        &["serve", "--store", "memory"],
+    );
     for (set, scenarios) in SETS.iter().zip([FIXTURE_FREE_2025, FIXTURE_FREE_2026]) {
         let scored = scored(set);
         for scenario in scenarios {

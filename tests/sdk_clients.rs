@@ -155,7 +155,7 @@ impl HttpServer {
 
     fn start() -> HttpServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(["serve", "--store", "memory", "--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -308,6 +308,8 @@ impl Inspector {
         command
             .arg(self.folder.join(script))
             .env("HOME", self.home.path())
+            // A `rea serve` the Inspector starts keeps its store in this home, never the user's.
+            .env("XDG_DATA_HOME", self.home.path().join("data"))
             .env("MCP_INSPECTOR_SECRET_STORE", "memory")
             // Node's compile cache, kept across runs (a third off each run's start-up).
             .env(
@@ -591,7 +593,10 @@ fn assert_list_documents_evidence(read: &Value, uri: &str) {
 fn mcp_inspector_cli_over_stdio_in_both_eras() {
     let inspector = Inspector::new();
     let rea = env!("CARGO_BIN_EXE_rea");
-    let config = inspector.config("stdio.json", json!({ "command": rea, "args": ["serve"] }));
+    let config = inspector.config(
+        "stdio.json",
+        json!({ "command": rea, "args": ["serve", "--store", "memory"] }),
+    );
     let config = config.to_str().expect("a UTF-8 path");
     let target = ["--config", config, "--server", "rea"];
     let ls = ls();
@@ -714,7 +719,10 @@ fn mcp_inspector_cli_over_streamable_http_in_both_eras_names_the_session_across_
 fn mcp_inspector_connection_cli_names_the_session_over_one_stdio_connection() {
     let inspector = Inspector::new();
     let rea = env!("CARGO_BIN_EXE_rea");
-    let config = inspector.config("stdio.json", json!({ "command": rea, "args": ["serve"] }));
+    let config = inspector.config(
+        "stdio.json",
+        json!({ "command": rea, "args": ["serve", "--store", "memory"] }),
+    );
     let config = config.to_str().expect("a UTF-8 path");
     let ls = ls();
     let ls = ls.to_str().expect("a UTF-8 path");

@@ -12,11 +12,15 @@ mod table;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use sha2::{Digest, Sha256};
+
 use self::catalog::{CatalogError, CatalogProvider, MAX_CATALOG_BYTES};
 use self::native::{NativeProvider, file_label};
 use crate::base::files::{CheckedFile, Confinement, FileError, FileLimit};
+use crate::session::durable::StoredBinary;
 use crate::session::{
-    Cancel, Cancelled, Companions, Opened, Provider, ProviderError, Session, SessionError,
+    Cancel, Cancelled, Companions, DurableError, Opened, Provenance, Provider, ProviderError,
+    Reopened, Session, SessionError, SessionStore,
 };
 use crate::text::Quoted;
 
@@ -47,27 +51,116 @@ pub fn open_path_unless(
     cancel: &Cancel,
 ) -> Result<Opened, OpenError> {
     let companions = session.companions();
-    let loaded = match load_located(path, &session.confinement(), companions, cancel) {
+    let keep = session.keeps_binaries();
+    let loaded = match load_located(path, &session.confinement(), companions, keep, cancel) {
         Err(LoadError::Cancelled { .. }) => return Err(SessionError::from(Cancelled).into()),
         loaded => loaded?,
     };
     cancel.check().map_err(SessionError::from)?;
     let mut providers = vec![loaded.provider];
     providers.extend(loaded.companions);
-    Ok(session.open_file_providers_unless(
+    Ok(session.open_provenance_unless(
         path.display().to_string(),
         loaded.origin,
+        Some(loaded.provenance),
         providers,
         cancel,
     )?)
 }
 
-/// A loaded provider, where its file was found (the opened descriptor's path), and the
-/// companion providers declared beside it (see [`Companions`]).
+/// The real path and SHA-256 of the file at `path` (read under `confinement`), to find the
+/// open session of the same file that `open_binary` resumes.
+pub fn identify(path: &Path, confinement: &Confinement) -> Result<(PathBuf, String), LoadError> {
+    let file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
+    let origin = file.real_path().unwrap_or_else(|| path.to_owned());
+    let bytes = file.read_all()?;
+    Ok((origin, sha256_hex(&bytes)))
+}
+
+/// The SHA-256 of `bytes` as 64 lowercase hexadecimal digits.
+fn sha256_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    Sha256::digest(bytes)
+        .iter()
+        .flat_map(|byte| [byte >> 4, byte & 0x0f])
+        .map(|digit| char::from(DIGITS[usize::from(digit)]))
+        .collect()
+}
+
+/// Why a kept binary could not be opened again at resume.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReopenError {
+    /// The store keeps no bytes of it and its file is missing or changed.
+    #[error(
+        "the binary {label} (SHA-256 {sha256}) is not kept in the store and its file is missing \
+         or no longer has that SHA-256"
+    )]
+    Missing {
+        /// The binary's label.
+        label: Quoted,
+        /// Its SHA-256.
+        sha256: String,
+    },
+    /// The store failed while reading the bytes.
+    #[error(transparent)]
+    Store(#[from] DurableError),
+    /// The bytes no longer load (a provider of another version refuses them).
+    #[error(transparent)]
+    Load(#[from] LoadError),
+}
+
+/// The providers (and real path) of a binary the store keeps, from its kept bytes, or from
+/// its file when the store keeps none and the file still has the SHA-256 it had.
+pub fn reopen(binary: &StoredBinary, store: &SessionStore) -> Result<Reopened, ReopenError> {
+    let missing = || ReopenError::Missing {
+        label: binary.label.as_str().into(),
+        sha256: binary.sha256.clone().unwrap_or_default(),
+    };
+    let sha256 = binary.sha256.as_deref().ok_or_else(missing)?;
+    let bytes = match store.durable().binary(sha256)? {
+        Some(bytes) => bytes,
+        None => {
+            let path = binary.path.as_deref().ok_or_else(missing)?;
+            let file = CheckedFile::open(path, &Confinement::unrestricted(), FileLimit::BINARY)
+                .map_err(|_| missing())?;
+            file.read_all().map_err(|_| missing())?
+        }
+    };
+    if sha256_hex(&bytes) != sha256 {
+        return Err(missing());
+    }
+    let label = Path::new(&binary.label);
+    let catalog = looks_like_json(&bytes);
+    let companions = store.companions();
+    let (provider, declared) = from_bytes(label, bytes, catalog, companions.as_deref())?;
+    let mut providers = vec![provider];
+    providers.extend(declared);
+    Ok((binary.path.clone(), providers))
+}
+
+/// Opens every session `store`'s [`Durable`](crate::session::Durable) keeps (see
+/// [`SessionStore::resume`]), reopening their binaries with [`reopen`]; a binary that cannot be
+/// reopened leaves its session with its ledger and unknowns but no binary, with a warning in
+/// the log. Returns how many sessions were opened.
+pub fn resume(store: &SessionStore) -> Result<usize, SessionError> {
+    let snapshot = store.durable().load()?;
+    store.resume(snapshot, |binary| match reopen(binary, store) {
+        Ok(opened) => Some(opened),
+        Err(error) => {
+            tracing::warn!("a kept session resumes without its binary: {error}");
+            None
+        }
+    })
+}
+
+/// A loaded provider, where its file was found (the opened descriptor's path), the
+/// companion providers declared beside it (see [`Companions`]), and the file's provenance.
 struct Located {
     provider: Arc<dyn Provider>,
     origin: Option<PathBuf>,
     companions: Vec<Arc<dyn Provider>>,
+    provenance: Provenance,
 }
 
 /// Why a file could not be loaded as a provider.
@@ -140,7 +233,7 @@ pub fn load_path_unless(
     confinement: &Confinement,
     cancel: &Cancel,
 ) -> Result<Arc<dyn Provider>, LoadError> {
-    Ok(load_located(path, confinement, None, cancel)?.provider)
+    Ok(load_located(path, confinement, None, false, cancel)?.provider)
 }
 
 /// [`load_path_unless`], with where the file was found.
@@ -148,6 +241,7 @@ fn load_located(
     path: &Path,
     confinement: &Confinement,
     companions: Option<Arc<dyn Companions>>,
+    keep_bytes: bool,
     cancel: &Cancel,
 ) -> Result<Located, LoadError> {
     let mut file = CheckedFile::open(path, confinement, FileLimit::BINARY)?;
@@ -175,30 +269,60 @@ fn load_located(
         return Err(LoadError::Unrecognized { path: path.into() });
     }
     let owned = path.to_owned();
-    let (provider, companions) = loader::run(cancel, move || {
-        load_rest(&owned, file, bytes, catalog, companions.as_deref())
+    let (provider, companions, provenance) = loader::run(cancel, move || {
+        load_rest(
+            &owned,
+            file,
+            bytes,
+            catalog,
+            companions.as_deref(),
+            keep_bytes,
+        )
     })
     .map_err(|_| LoadError::Cancelled { path: path.into() })??;
     Ok(Located {
         provider,
         origin,
         companions,
+        provenance,
     })
 }
+
+/// A loaded provider, its companions and the file's provenance.
+type LoadedFile = (Arc<dyn Provider>, Vec<Arc<dyn Provider>>, Provenance);
 
 /// A loaded provider and its companions.
 type Loaded = (Arc<dyn Provider>, Vec<Arc<dyn Provider>>);
 
 /// Reads the rest of `file` after its `head` and parses it as a catalog or a binary; a
 /// binary gets the `companions` declared beside it (a catalog gets none: it has no code).
+/// With the providers comes the file's provenance (its bytes too when `keep_bytes`).
 fn load_rest(
     path: &Path,
     mut file: CheckedFile,
     mut bytes: Vec<u8>,
     catalog: bool,
     companions: Option<&dyn Companions>,
-) -> Result<Loaded, LoadError> {
+    keep_bytes: bool,
+) -> Result<LoadedFile, LoadError> {
     file.read_more(&mut bytes, u64::MAX)?;
+    let provenance = Provenance {
+        sha256: sha256_hex(&bytes),
+        size: bytes.len() as u64,
+        bytes: keep_bytes.then(|| Arc::from(bytes.as_slice())),
+    };
+    let (provider, declared) = from_bytes(path, bytes, catalog, companions)?;
+    Ok((provider, declared, provenance))
+}
+
+/// Parses `bytes` (the file at `path`) as a catalog or a binary, with the `companions`
+/// declared beside a binary.
+fn from_bytes(
+    path: &Path,
+    bytes: Vec<u8>,
+    catalog: bool,
+    companions: Option<&dyn Companions>,
+) -> Result<Loaded, LoadError> {
     if catalog {
         let catalog =
             CatalogProvider::from_json_bytes(bytes).map_err(|source| LoadError::Catalog {

@@ -29,6 +29,12 @@ pub enum SessionError {
     /// The Evidence ledger refused the record (full, too large, too deep).
     #[error(transparent)]
     Ledger(#[from] super::evidence::LedgerError),
+    /// The residual-unknown registry refused (unknown ID, not a head, missing Evidence, ...).
+    #[error(transparent)]
+    Unknown(#[from] crate::unknowns::UnknownError),
+    /// The store could not commit the change; nothing changed.
+    #[error(transparent)]
+    Store(Box<super::durable::DurableError>),
     /// A session needs at least one provider.
     #[error("a binary session needs at least one provider")]
     NoProviders,
@@ -117,4 +123,10 @@ fn list_addresses(candidates: &[Address], more: bool) -> String {
         candidates.len(),
         listed.join(", ")
     )
+}
+
+impl From<super::durable::DurableError> for SessionError {
+    fn from(error: super::durable::DurableError) -> SessionError {
+        SessionError::Store(Box::new(error))
+    }
 }

@@ -53,6 +53,12 @@ impl EvidenceId {
         EvidenceId(format!("ev-{number:0EVIDENCE_DIGITS$}"))
     }
 
+    /// Makes the process's numbering continue at `next` or later: a store resumed at start-up
+    /// raises it past every ID it ever held, so no ID is issued twice in the store's life.
+    pub(crate) fn continue_at(next: u64) {
+        NEXT_EVIDENCE_NUMBER.fetch_max(next, Ordering::Relaxed);
+    }
+
     /// Checks the syntax of an Evidence ID (it does not say whether the ID exists).
     pub fn parse(text: &str) -> Result<EvidenceId, EvidenceIdError> {
         let valid = text.strip_prefix("ev-").is_some_and(|digits| {
@@ -319,28 +325,64 @@ pub fn value_heap_bytes(value: &Value) -> usize {
 /// the list completion reads), the operation, provider and document names, and the heap of its
 /// arguments and result ([`value_heap_bytes`]).
 pub fn record_cost(observation: &Observation) -> usize {
+    let (provider, document) = observation
+        .binding
+        .as_ref()
+        .map_or((None, None), |binding| {
+            (Some(binding.provider.as_str()), binding.document.as_deref())
+        });
+    cost_of(
+        &observation.operation,
+        provider,
+        document,
+        &observation.arguments,
+        &observation.result,
+    )
+}
+
+/// [`record_cost`] of a record as it was retained (a record read back from the store).
+fn stored_cost(record: &EvidenceRecord) -> usize {
+    cost_of(
+        &record.operation,
+        record.provider.as_deref(),
+        record.document.as_deref(),
+        &record.arguments,
+        &record.result,
+    )
+}
+
+fn cost_of(
+    operation: &str,
+    provider: Option<&str>,
+    document: Option<&str>,
+    arguments: &Value,
+    result: &Value,
+) -> usize {
     let id = allocation("ev-".len() + EVIDENCE_DIGITS);
-    let (provider, document) = observation.binding.as_ref().map_or((0, 0), |binding| {
-        (
-            allocation(binding.provider.len()),
-            binding.document.as_ref().map_or(0, |d| allocation(d.len())),
-        )
-    });
     allocation(std::mem::size_of::<EvidenceRecord>() + 2 * std::mem::size_of::<usize>())
         + std::mem::size_of::<Arc<EvidenceRecord>>()
         + 2 * id
         + std::mem::size_of::<String>()
-        + allocation(observation.operation.len())
-        + provider
-        + document
-        + value_heap_bytes(&observation.arguments)
-        + value_heap_bytes(&observation.result)
+        + allocation(operation.len())
+        + provider.map_or(0, |p| allocation(p.len()))
+        + document.map_or(0, |d| allocation(d.len()))
+        + value_heap_bytes(arguments)
+        + value_heap_bytes(result)
 }
 
 impl Default for LedgerBudget {
     fn default() -> LedgerBudget {
         LedgerBudget::new(MAX_LEDGER_BYTES)
     }
+}
+
+/// A record [`Ledger::prepare`] made, not yet appended.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    /// The record.
+    pub(crate) record: Arc<EvidenceRecord>,
+    /// Its memory, taken from the budget.
+    cost: usize,
 }
 
 /// Retained Evidence in creation order.
@@ -377,11 +419,11 @@ impl Ledger {
         }
     }
 
-    /// Appends a record when it fits the bounds (see the module documentation).
-    pub(crate) fn append(
-        &mut self,
-        observation: Observation,
-    ) -> Result<Arc<EvidenceRecord>, LedgerError> {
+    /// The record `observation` would be appended as, when it fits the bounds (see the module
+    /// documentation): its ID is issued and its memory taken from the budget, but the ledger
+    /// does not hold it until [`Ledger::push`] (or [`Ledger::abandon`] gives the memory back).
+    /// Between the two, nothing else may change the ledger.
+    pub(crate) fn prepare(&mut self, observation: Observation) -> Result<Prepared, LedgerError> {
         let operation = || observation.operation.clone();
         for (field, value) in [
             ("arguments", &observation.arguments),
@@ -412,16 +454,6 @@ impl Ledger {
                 limit: self.budget.limit(),
             });
         }
-        self.bytes += needed;
-        Ok(self.push(observation))
-    }
-
-    /// Memory the records occupy (see [`MAX_LEDGER_BYTES`]).
-    pub(crate) fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    fn push(&mut self, observation: Observation) -> Arc<EvidenceRecord> {
         let (provider, document) = match observation.binding {
             Some(binding) => (Some(binding.provider), binding.document),
             None => (None, None),
@@ -435,6 +467,51 @@ impl Ledger {
             provider,
             document,
         });
+        Ok(Prepared {
+            record,
+            cost: needed,
+        })
+    }
+
+    /// Gives back the memory of a record [`Ledger::prepare`] made and that is not appended.
+    pub(crate) fn abandon(&self, prepared: Prepared) {
+        self.budget.give_back(prepared.cost);
+    }
+
+    /// A ledger holding `records` (read back from the store, oldest first), drawing on
+    /// `budget`; refused when they do not fit it.
+    pub(crate) fn restore(
+        budget: Arc<LedgerBudget>,
+        records: Vec<Arc<EvidenceRecord>>,
+    ) -> Result<Ledger, LedgerError> {
+        let mut ledger = Ledger::with_budget(budget);
+        for record in records {
+            let needed = stored_cost(&record);
+            if !ledger.budget.try_take(needed) {
+                return Err(LedgerError::Full {
+                    operation: record.operation.clone(),
+                    retained: ledger.budget.used(),
+                    needed,
+                    limit: ledger.budget.limit(),
+                });
+            }
+            ledger.bytes += needed;
+            let last = ledger.records.last().map(|last| last.id.as_str());
+            ledger.unordered |= !extends_ordered(last, record.id.as_str());
+            ledger.records.push(record);
+        }
+        Ok(ledger)
+    }
+
+    /// Memory the records occupy (see [`MAX_LEDGER_BYTES`]).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Appends the record [`Ledger::prepare`] made.
+    pub(crate) fn push(&mut self, prepared: Prepared) -> Arc<EvidenceRecord> {
+        let Prepared { record, cost } = prepared;
+        self.bytes += cost;
         let last = self.records.last().map(|last| last.id.as_str());
         self.unordered |= !extends_ordered(last, record.id.as_str());
         self.records.push(Arc::clone(&record));

@@ -16,6 +16,8 @@
 //! - The stores the session owns, of the domains beside it: residual unknowns
 //!   ([`crate::unknowns`]), artifact inventories ([`crate::inventory`]), process captures
 //!   ([`crate::capture`]) and reconstruction claims ([`crate::claims`]).
+//! - [`Durable`]: the store investigations outlive the process in ([`SqliteStore`], the
+//!   default of `rea serve`, and [`MemoryStore`]); see [`durable`].
 //! - [`Cancel`]: the cancellation signal of one request (from [`crate::base`]).
 
 mod address;
@@ -23,6 +25,7 @@ pub(crate) mod bounded;
 mod budget;
 mod code;
 mod decompile;
+pub mod durable;
 mod error;
 mod evidence;
 mod provider;
@@ -39,6 +42,7 @@ pub use decompile::{
     DEFAULT_DECOMPILE_CHARS, DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound,
     MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS, MAX_WARNING_CHARS,
 };
+pub use durable::{Durable, DurableError, MemoryStore, SqliteStore, StoreOptions};
 pub use error::SessionError;
 pub use evidence::{
     EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, LedgerError, MAX_JSON_DEPTH,
@@ -58,8 +62,8 @@ pub use sources::{
     SessionView, SourceConfig, complete_argument, complete_argument_at_hand,
 };
 pub use state::{
-    ClosedBinary, INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES, Opened, ProviderSummary,
-    Session,
+    ClosedBinary, INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES, Opened, Provenance,
+    ProviderSummary, Reopened, Session, SessionSummary,
 };
 pub use store::{
     ClientSessions, DEFAULT_MAX_SESSIONS, SessionHandle, SessionStore, StoreConfig, StoreError,

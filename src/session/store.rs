@@ -15,9 +15,13 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use std::path::Path;
+
 use super::budget::LedgerBudget;
+use super::durable::{Durable, MemoryStore, Snapshot, StoredBinary};
+use super::error::SessionError;
 use super::provider::Companions;
-use super::state::Session;
+use super::state::{Journal, Reopened, Session, SessionSummary};
 use crate::base::files::Confinement;
 use crate::text::Quoted;
 
@@ -152,6 +156,8 @@ pub struct SessionStore {
     confinement: Mutex<Confinement>,
     /// Providers every new session declares beside the one that opens a file.
     companions: Mutex<Option<Arc<dyn Companions>>>,
+    /// Where every session's changes are committed before they are applied.
+    durable: Arc<dyn Durable>,
 }
 
 /// An open session and when a request last named or used it (for the idle time-out).
@@ -159,18 +165,121 @@ pub struct SessionStore {
 struct Entry {
     session: Arc<Session>,
     used: Instant,
+    /// Whether it was resumed from the store at start-up (what `open_binary` of its file
+    /// resumes).
+    resumed: bool,
 }
 
 impl SessionStore {
-    /// An empty store bounded by `config`, unconfined.
+    /// An empty store bounded by `config`, unconfined, whose sessions are kept in memory
+    /// only ([`MemoryStore`]).
     pub fn new(config: StoreConfig) -> SessionStore {
+        SessionStore::with_durable(config, Arc::new(MemoryStore::new()))
+    }
+
+    /// An empty store bounded by `config`, unconfined, whose sessions commit every change to
+    /// `durable` before applying it. [`SessionStore::resume`] loads what `durable` holds.
+    pub fn with_durable(config: StoreConfig, durable: Arc<dyn Durable>) -> SessionStore {
         SessionStore {
             sessions: Mutex::new(BTreeMap::new()),
             max_sessions: config.max_sessions.max(1),
             budget: Arc::new(LedgerBudget::new(config.ledger_bytes)),
             confinement: Mutex::new(Confinement::unrestricted()),
             companions: Mutex::new(None),
+            durable,
         }
+    }
+
+    /// The store sessions commit to.
+    pub fn durable(&self) -> &Arc<dyn Durable> {
+        &self.durable
+    }
+
+    /// Opens the sessions of `snapshot` (what [`Durable::load`] read), the most recently
+    /// used first, at most [`SessionStore::max_sessions`]; `reopen` gives the providers (and
+    /// the real path) of a kept binary, or `None` when it cannot be opened again (the session
+    /// then resumes with its ledger and unknowns but no binary). Evidence and unknown IDs
+    /// issued from now on continue the store's numbering. Returns how many were opened.
+    pub fn resume(
+        &self,
+        snapshot: Snapshot,
+        mut reopen: impl FnMut(&StoredBinary) -> Option<Reopened>,
+    ) -> Result<usize, SessionError> {
+        super::evidence::EvidenceId::continue_at(snapshot.next_evidence);
+        crate::unknowns::UnknownId::continue_at(snapshot.next_unknown);
+        let mut sessions = snapshot.sessions;
+        sessions.sort_by(|a, b| b.used.cmp(&a.used).then_with(|| a.handle.cmp(&b.handle)));
+        let mut opened = 0;
+        for stored in sessions {
+            if self.len() >= self.max_sessions {
+                break;
+            }
+            let providers = stored.binary.as_ref().and_then(&mut reopen);
+            let handle = SessionHandle(stored.handle.clone());
+            let journal = Journal {
+                handle: stored.handle.clone(),
+                durable: Arc::clone(&self.durable),
+            };
+            let session = Session::resumed(Arc::clone(&self.budget), journal, stored, providers)?;
+            session.set_confinement(self.confinement());
+            session.set_companions(self.companions());
+            self.lock().insert(
+                handle,
+                Entry {
+                    session: Arc::new(session),
+                    used: Instant::now(),
+                    resumed: true,
+                },
+            );
+            opened += 1;
+        }
+        Ok(opened)
+    }
+
+    /// The session resumed from the store whose binary is the file found at `path` (its real
+    /// path) with SHA-256 `sha256`, if there is one: what `open_binary` and `--open` resume.
+    /// Sessions opened by this process are never resumed this way (opening a file twice opens
+    /// two sessions, as it always did).
+    pub fn find_file(&self, path: &Path, sha256: &str) -> Option<SessionHandle> {
+        self.lock()
+            .iter()
+            .find(|(_, entry)| {
+                entry.resumed
+                    && entry
+                        .session
+                        .file_identity()
+                        .is_some_and(|(origin, hash)| origin == path && hash == sha256)
+            })
+            .map(|(handle, _)| handle.clone())
+    }
+
+    /// Whether some session resumed from the store serves the file found at `path` (its real
+    /// path).
+    pub fn has_file(&self, path: &Path) -> bool {
+        self.lock().values().any(|entry| {
+            entry.resumed
+                && entry
+                    .session
+                    .file_identity()
+                    .is_some_and(|(origin, _)| origin == path)
+        })
+    }
+
+    /// Every open session that holds something (a binary, Evidence or unknowns) with what
+    /// `list_sessions` shows of it, in handle order.
+    pub fn summaries(&self) -> Vec<(SessionHandle, SessionSummary)> {
+        let sessions: Vec<(SessionHandle, Arc<Session>)> = self
+            .lock()
+            .iter()
+            .map(|(handle, entry)| (handle.clone(), Arc::clone(&entry.session)))
+            .collect();
+        sessions
+            .into_iter()
+            .map(|(handle, session)| (handle, session.summary()))
+            .filter(|(_, summary)| {
+                summary.label.is_some() || summary.records > 0 || summary.unknowns > 0
+            })
+            .collect()
     }
 
     /// Declares `companions` in every session made from now on (see
@@ -208,16 +317,24 @@ impl SessionStore {
     /// A new session that is not open yet: it shares the store's budget and confinement, and
     /// [`SessionStore::admit`] makes it open. Work that may fail (opening a binary) runs on it
     /// first, so a failure leaves the store as it was.
-    pub fn prepare(&self) -> Arc<Session> {
-        let session = Session::with_budget(Arc::clone(&self.budget));
+    /// Its handle is made now, and its changes are committed to the store's [`Durable`].
+    pub fn prepare(&self) -> Result<Arc<Session>, StoreError> {
+        let journal = Journal {
+            handle: SessionHandle::mint()?.0,
+            durable: Arc::clone(&self.durable),
+        };
+        let session = Session::journaled(Arc::clone(&self.budget), journal);
         session.set_confinement(self.confinement());
         session.set_companions(self.companions());
-        Arc::new(session)
+        Ok(Arc::new(session))
     }
 
-    /// Opens `session` (made by [`SessionStore::prepare`]) under a new handle.
+    /// Opens `session` under its handle (made by [`SessionStore::prepare`]), or a new one.
     pub fn admit(&self, session: Arc<Session>) -> Result<SessionHandle, StoreError> {
-        let handle = SessionHandle::mint()?;
+        let handle = match session.journal_handle() {
+            Some(handle) => SessionHandle(handle.to_owned()),
+            None => SessionHandle::mint()?,
+        };
         let mut sessions = self.lock();
         if sessions.len() >= self.max_sessions {
             return Err(StoreError::TooMany {
@@ -229,6 +346,7 @@ impl SessionStore {
             Entry {
                 session,
                 used: Instant::now(),
+                resumed: false,
             },
         );
         Ok(handle)
@@ -236,7 +354,7 @@ impl SessionStore {
 
     /// A new, empty, open session.
     pub fn create(&self) -> Result<(SessionHandle, Arc<Session>), StoreError> {
-        let session = self.prepare();
+        let session = self.prepare()?;
         let handle = self.admit(Arc::clone(&session))?;
         Ok((handle, session))
     }
@@ -354,6 +472,11 @@ impl ClientSessions {
             unlisted: true,
             ..ClientSessions::default()
         }
+    }
+
+    /// Whether this client's handles are never listed (a client over HTTP).
+    pub fn is_unlisted(&self) -> bool {
+        self.unlisted
     }
 
     /// The handles this client knows, open or not, in the order it first named them.

@@ -16,7 +16,8 @@ use super::spec::{CLOSE_BINARY, Handler, OPEN_BINARY, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::providers::open_path_unless;
 use crate::session::{
-    Cancel, ClosedBinary, DocumentInfo, Opened, Operation, ProviderSummary, Session, Target,
+    Cancel, ClientSessions, ClosedBinary, DocumentInfo, Opened, Operation, ProviderSummary,
+    Session, SessionStore, Target,
 };
 
 /// Opening in a named session replaces its binary and so discards its ledger.
@@ -42,6 +43,12 @@ pub(super) struct OpenBinaryArguments {
     /// the server's working directory).
     #[schemars(length(min = 1, max = MAX_VALUE_CHARS))]
     path: String,
+    /// Open in a new session even when a session resumed from the store (kept from before a
+    /// restart) serves the same file with the same SHA-256; by default that session is
+    /// resumed (`resumed: true`).
+    #[serde(default)]
+    #[allow(dead_code)] // read by the ToolBox, to decide whether to resume
+    new_session: bool,
 }
 
 /// Documents `open_binary` lists in its summary; `list_documents` pages through the rest.
@@ -114,6 +121,17 @@ pub(super) fn tools() -> Vec<ToolSpec> {
             handler: Handler::change(close_binary),
         },
         ToolSpec {
+            name: LIST_SESSIONS,
+            title: "List the kept sessions",
+            description: "List the open binary sessions, those resumed from the store after a \
+            restart included: each one's handle (`session`), the opened path, its real path and \
+            SHA-256, how many Evidence records it retains and how many residual unknowns are \
+            open. Served over stdio only: over HTTP a handle is a bearer token and is never \
+            listed.",
+            annotations: ToolAnnotations::READ_ONLY,
+            handler: Handler::sessions(list_sessions),
+        },
+        ToolSpec {
             name: "list_providers",
             title: "List providers",
             description: "List the providers declared by the open binary session, the operations \
@@ -159,6 +177,76 @@ fn open_binary(
     Ok(OpenBinaryResult::summary(opened))
 }
 
+/// The name of `list_sessions`.
+pub(super) const LIST_SESSIONS: &str = "list_sessions";
+
+/// The answer of `open_binary` that resumes `session` (an open session serving the same
+/// file) instead of opening the file anew.
+pub(super) fn resumed(session: &Session) -> Result<OpenBinaryResult, ToolError> {
+    let target = session.target(None, None)?;
+    let documents = target.query(|provider| provider.list_documents())?;
+    let mut result = OpenBinaryResult::summary(Opened {
+        label: session.label().unwrap_or_default(),
+        providers: session.provider_ids(),
+        documents,
+        current_document: session.current_document(),
+        replaced: None,
+    });
+    result.resumed = true;
+    result.records = session.evidence_count();
+    Ok(result)
+}
+
+fn list_sessions(
+    store: &SessionStore,
+    client: &ClientSessions,
+    _: NoArguments,
+) -> Result<ListSessionsResult, ToolError> {
+    if client.is_unlisted() {
+        return Err(ToolError::Unlisted {
+            tool: LIST_SESSIONS,
+        });
+    }
+    Ok(ListSessionsResult {
+        sessions: store
+            .summaries()
+            .into_iter()
+            .map(|(handle, summary)| ListedSession {
+                session: handle.as_str().to_owned(),
+                label: summary.label,
+                path: summary.path,
+                sha256: summary.sha256,
+                records: summary.records,
+                open_unknowns: summary.open_unknowns,
+            })
+            .collect(),
+    })
+}
+
+/// The result of `list_sessions`.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct ListSessionsResult {
+    /// The open sessions, in handle order.
+    sessions: Vec<ListedSession>,
+}
+
+/// One session as `list_sessions` shows it.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct ListedSession {
+    /// Its handle: pass it as `session` to any tool.
+    session: String,
+    /// The opened target (the path as given), or null when no binary is open.
+    label: Option<String>,
+    /// The real path of its file, or null.
+    path: Option<String>,
+    /// The SHA-256 of its file, or null.
+    sha256: Option<String>,
+    /// Evidence records retained.
+    records: usize,
+    /// Residual unknowns open (current heads not resolved).
+    open_unknowns: usize,
+}
+
 /// The result of `open_binary`: what was opened, with its documents summarised so the result
 /// stays small however many documents a catalog holds (the opening is committed before the
 /// result is built, so the result must never be what fails).
@@ -178,6 +266,11 @@ pub(super) struct OpenBinaryResult {
     current_document: Option<String>,
     /// The binary session this one replaced, or null.
     replaced: Option<ClosedBinary>,
+    /// Whether a session resumed from the store serving the same file (same real path and
+    /// SHA-256) was resumed instead of opening the file anew (see `new_session`).
+    resumed: bool,
+    /// How many Evidence records the session retains (0 for a file opened anew).
+    records: usize,
 }
 
 impl OpenBinaryResult {
@@ -199,6 +292,8 @@ impl OpenBinaryResult {
             documents,
             current_document,
             replaced,
+            resumed: false,
+            records: 0,
         }
     }
 }

@@ -47,6 +47,15 @@ pub enum ToolError {
     /// The file could not be loaded as a binary or a catalog.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// A tool that lists sessions was called over HTTP, where handles are never listed.
+    #[error(
+        "{tool} is served over stdio only: over HTTP a session handle is a bearer token and is \
+         never listed; keep the handle open_binary answered and pass it as session"
+    )]
+    Unlisted {
+        /// The tool.
+        tool: &'static str,
+    },
     /// The provider does not implement the operation the tool performs.
     #[error(
         "provider {provider:?} does not support {operation}; it supports: {}",

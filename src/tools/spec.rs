@@ -17,7 +17,7 @@ use super::arguments::{InputSchema, SESSION, session_schema};
 use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKind};
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError};
 use super::schema::{output_schema, string, with_optional_property, with_property};
-use crate::session::{Cancel, Operation, Session, Target};
+use crate::session::{Cancel, ClientSessions, Operation, Session, SessionStore, Target};
 
 /// A tool's result: serialized as the `structuredContent` object, and described by the output
 /// schema generated from its `JsonSchema` (see [`output_schema`]; without `evidence_id`, which
@@ -56,6 +56,11 @@ type Changer = Box<
 >;
 type Reader =
     Box<dyn Fn(&'static str, &Session, Checked) -> Result<ResultObject, ToolError> + Send + Sync>;
+type Lister = Box<
+    dyn Fn(&'static str, &SessionStore, &ClientSessions, Checked) -> Result<ResultObject, ToolError>
+        + Send
+        + Sync,
+>;
 type Retainer = Box<
     dyn Fn(&'static str, &Session, Checked, &Cancel) -> Result<Retained<ResultObject>, ToolError>
         + Send
@@ -88,6 +93,8 @@ pub(crate) enum Run {
     /// and answers `reply` with the record's ID. Long work (a walk) stops when the cancel is
     /// set.
     Retain(Retainer),
+    /// Reads the store's sessions rather than one session (`list_sessions`).
+    Sessions(Lister),
 }
 
 /// What a [`Run::Retain`] tool keeps and answers.
@@ -146,6 +153,19 @@ impl Handler {
     }
 
     /// A tool whose `handler` retains a document as an unbound observation.
+    /// A tool over the sessions of the store, on behalf of a client; it reads no session.
+    pub(crate) fn sessions<A: ToolArguments, R: ToolResult>(
+        handler: fn(&SessionStore, &ClientSessions, A) -> Result<R, ToolError>,
+    ) -> Handler {
+        Handler {
+            input: InputSchema::of::<A>,
+            output: output_schema::<R>,
+            run: Run::Sessions(Box::new(move |tool, store, client, arguments| {
+                encode_result(tool, &handler(store, client, decode(tool, arguments)?)?)
+            })),
+        }
+    }
+
     pub(crate) fn retain<A: ToolArguments, R: ToolResult>(
         handler: fn(&Session, A, &Cancel) -> Result<Retained<R>, ToolError>,
     ) -> Handler {
@@ -181,7 +201,7 @@ impl ToolSpec {
             Run::Observe { operation, .. } => (ToolKind::Observation, Some(operation)),
             Run::Retain(_) => (ToolKind::Observation, None),
             Run::Change(_) => (ToolKind::SessionChange, None),
-            Run::Read(_) => (ToolKind::Read, None),
+            Run::Read(_) | Run::Sessions(_) => (ToolKind::Read, None),
         };
         let mut output_schema = (self.handler.output)();
         if kind == ToolKind::Observation {

@@ -8,9 +8,10 @@ use serde_json::{Map, Value};
 use super::arguments::{InputSchema, TargetArguments, split_session};
 use super::definition::ToolDefinition;
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
-use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec, decode};
+use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec, decode, encode_result};
 use super::{analysis, artifacts, binary, captures, code, ledger, residuals};
 use crate::prompts::{BinarySession, ToolAvailability};
+use crate::providers::identify;
 use crate::session::{
     Cancel, ClientSessions, Observation, Operation, Session, SessionError, SessionHandle,
     SessionStore, StoreConfig, StoreError, Target,
@@ -236,14 +237,38 @@ impl ToolBox {
     ) -> Result<(Map<String, Value>, Option<SessionHandle>), ToolError> {
         let spec = &tool.spec;
         let (named, arguments) = split_session(spec.name, arguments)?;
+        if let Run::Sessions(run) = &spec.handler.run {
+            let checked = tool.input.check(spec.name, &arguments)?;
+            let result = run(spec.name, &self.store, client, checked)?;
+            check_size(spec.name, &result)?;
+            return Ok((result, None));
+        }
         let usage = session_use(spec.name);
+        if usage == SessionUse::Opens
+            && named.is_none()
+            && !client.is_unlisted()
+            && let Some(handle) = self.resumable(tool, &arguments)?
+        {
+            let session = self.store.get(handle.as_str())?;
+            let mut result = encode_result(spec.name, &binary::resumed(&session)?)?;
+            client.name(&handle);
+            result.insert(SESSION_FIELD.to_owned(), handle.as_str().into());
+            return Ok((result, Some(handle)));
+        }
         let chosen = self.choose(client, named.as_deref(), usage, &spec.handler.run)?;
         let mut result = self.run(&chosen.session, tool, &arguments, cancel)?;
         let handle = match chosen.handle {
             Some(handle) => handle,
             None if matches!(spec.handler.run, Run::Read(_)) => return Ok((result, None)),
             // The call changed a session made for it: it is open from now on.
-            None => self.store.admit(chosen.session)?,
+            None => match self.store.admit(Arc::clone(&chosen.session)) {
+                Ok(handle) => handle,
+                Err(error) => {
+                    // What the call committed to the durable store goes with the session.
+                    chosen.session.discard();
+                    return Err(error.into());
+                }
+            },
         };
         match usage {
             SessionUse::Ends => {
@@ -256,6 +281,34 @@ impl ToolBox {
             result.insert(SESSION_FIELD.to_owned(), handle.as_str().into());
         }
         Ok((result, Some(handle)))
+    }
+
+    /// The session `open_binary` resumes instead of opening its file anew: one resumed from
+    /// the store serving the file at `path` (same real path and SHA-256), unless `new_session`
+    /// is true. Never over HTTP, where a handle is a bearer token of the client that opened it.
+    /// The file is hashed only when such a session serves its real path.
+    fn resumable(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+    ) -> Result<Option<SessionHandle>, ToolError> {
+        let checked = tool.input.check(tool.spec.name, arguments)?;
+        if checked.get("new_session").and_then(Value::as_bool) == Some(true) {
+            return Ok(None);
+        }
+        let Some(path) = checked.get("path").and_then(Value::as_str) else {
+            return Ok(None);
+        };
+        let Ok(real) = std::fs::canonicalize(path) else {
+            return Ok(None);
+        };
+        if !self.store.has_file(&real) {
+            return Ok(None);
+        }
+        let confinement = self.store.confinement();
+        Ok(identify(std::path::Path::new(path), &confinement)
+            .ok()
+            .and_then(|(origin, sha256)| self.store.find_file(&origin, &sha256)))
     }
 
     /// The session a call works in: the one it names, else its client's; `open_binary` opens
@@ -296,7 +349,7 @@ impl ToolBox {
                     .into());
                 }
                 Ok(Chosen {
-                    session: self.store.prepare(),
+                    session: self.store.prepare()?,
                     handle: None,
                 })
             }
@@ -320,6 +373,13 @@ impl ToolBox {
             }
             Run::Read(run) => {
                 let result = run(spec.name, session, checked)?;
+                check_size(spec.name, &result)?;
+                Ok(result)
+            }
+            // Answered before a session is chosen (`run_in_session`); here on behalf of no
+            // known client, which lists nothing.
+            Run::Sessions(run) => {
+                let result = run(spec.name, &self.store, &ClientSessions::unlisted(), checked)?;
                 check_size(spec.name, &result)?;
                 Ok(result)
             }

@@ -17,16 +17,27 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `program serve` (the `rea` executable: `env!("CARGO_BIN_EXE_rea")` in a test or
-    /// bench of the `rea` package) and initializes it.
+    /// Starts `program serve --store memory` (the `rea` executable:
+    /// `env!("CARGO_BIN_EXE_rea")` in a test or bench of the `rea` package) and initializes it.
+    /// Its store is memory: no test touches the user's data directory.
     pub fn start(program: impl AsRef<OsStr>) -> ServerProcess {
+        ServerProcess::start_with(program, ["--store", "memory"])
+    }
+
+    /// Starts `program serve ARGS` and initializes it; `args` must name the store
+    /// (`--store PATH` of a temporary file, or `--store memory`).
+    pub fn start_with<I, S>(program: impl AsRef<OsStr>, args: I) -> ServerProcess
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let mut command = Command::new(program);
-        command.arg("serve").stderr(Stdio::null());
+        command.arg("serve").args(args).stderr(Stdio::null());
         ServerProcess::with_command(command)
     }
 
     /// Starts `command` (a `rea serve` with the arguments, environment and stderr a test
-    /// chose) and initializes it.
+    /// chose; its arguments must name the store) and initializes it.
     pub fn with_command(mut command: Command) -> ServerProcess {
         let mut child = command
             .stdin(Stdio::piped())
@@ -72,6 +83,29 @@ impl ServerProcess {
     /// Sends `tools/call` of `name` and returns the request id.
     pub fn send_tool(&mut self, name: &str, arguments: Value) -> u64 {
         self.send("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// Sends a request and returns the text of its answer after its id (`"result":...` or
+    /// `"error":...`), as the server wrote it: what two runs compare byte for byte.
+    pub fn request_text(&mut self, method: &str, params: Value) -> String {
+        let id = self.send(method, params);
+        loop {
+            let mut line = String::new();
+            let read = self.output.read_line(&mut line).unwrap();
+            assert!(read > 0, "the server closed its output");
+            let message: Value = serde_json::from_str(&line).expect("a JSON line");
+            if message.get("id") == Some(&json!(id)) {
+                let marker = format!("\"id\":{id},");
+                return line
+                    .split_once(&marker)
+                    .map_or(line.clone(), |(_, rest)| rest.trim_end().to_owned());
+            }
+        }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The next response (notifications are skipped), whatever its id.

@@ -50,6 +50,14 @@ mod session {
     mod stores;
 }
 
+/// The durable store: resume after a restart, SIGKILL at random instants, faults.
+mod durable {
+    mod faults;
+    mod kills;
+    mod memory;
+    mod resume;
+}
+
 /// Providers: the catalog provider and the native one on generated and system binaries.
 mod providers {
     mod adapter_lifecycle;
@@ -161,5 +169,6 @@ mod fuzz_replay {
     mod prompt;
     mod provider;
     mod resource_uri;
+    mod store_rows;
     mod targets;
 }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
 
+use super::durable::{Change, Durable, StoredBinary, StoredSession};
 use super::error::SessionError;
 use super::evidence::{EvidenceId, EvidencePage, EvidenceRecord, Ledger, Observation};
 use super::provider::{Companions, DocumentInfo, Operation, Provider};
@@ -46,6 +47,51 @@ static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
 #[derive(Debug, Default)]
 pub struct Session {
     state: Mutex<State>,
+    /// Held by every change that is committed to the store, from its checks to its
+    /// application: a change is committed (outside `state`, so readers never wait on the
+    /// disk) and then applied, and no other change runs in between.
+    writer: Mutex<()>,
+    /// Where the session's changes are committed before they are applied, if anywhere.
+    journal: Option<Journal>,
+}
+
+/// The store a session commits its changes to, and its handle there.
+#[derive(Clone, Debug)]
+pub(crate) struct Journal {
+    pub(crate) handle: String,
+    pub(crate) durable: Arc<dyn Durable>,
+}
+
+/// Where an opened file came from, as the store keeps it: its digest and size, and its bytes
+/// when the store keeps binaries.
+#[derive(Clone, Debug, Default)]
+pub struct Provenance {
+    /// The SHA-256 of the file's bytes, as 64 lowercase hexadecimal digits.
+    pub sha256: String,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// The file's bytes, if the store keeps them (see [`Session::keeps_binaries`]).
+    pub bytes: Option<Arc<[u8]>>,
+}
+
+/// A kept binary opened again: where its file was found, and the providers serving it.
+pub type Reopened = (Option<PathBuf>, Vec<Arc<dyn Provider>>);
+
+/// What a session that is listed shows (`list_sessions`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SessionSummary {
+    /// The open binary's label (the path as given), or null.
+    pub label: Option<String>,
+    /// Where its file was found, or null.
+    pub path: Option<String>,
+    /// The SHA-256 of its file, or null.
+    pub sha256: Option<String>,
+    /// Evidence records retained.
+    pub records: usize,
+    /// Residual unknowns that are open heads.
+    pub open_unknowns: usize,
+    /// Revisions of residual unknowns, of every status.
+    pub unknowns: usize,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +113,8 @@ struct State {
 struct Binary {
     epoch: u64,
     label: String,
+    /// The file's digest and size, if it came from a file.
+    provenance: Option<(String, u64)>,
     /// Where the file was found when it was opened (the opened descriptor's path), for the
     /// confinement check of every later read; `None` for providers opened without a file.
     origin: Option<PathBuf>,
@@ -166,7 +214,117 @@ impl Session {
                 ledger: Ledger::with_budget(budget),
                 ..State::default()
             }),
+            ..Session::default()
         }
+    }
+
+    /// A session drawing on `budget` whose changes are committed to `journal` first.
+    pub(crate) fn journaled(budget: Arc<super::budget::LedgerBudget>, journal: Journal) -> Session {
+        Session {
+            journal: Some(journal),
+            ..Session::with_budget(budget)
+        }
+    }
+
+    /// The session `stored` read back from `journal`'s store, with `providers` serving its
+    /// binary (`None` when it had none, or its file could not be found again). Its ledger
+    /// draws on `budget`, and is refused when it does not fit.
+    pub(crate) fn resumed(
+        budget: Arc<super::budget::LedgerBudget>,
+        journal: Journal,
+        stored: StoredSession,
+        providers: Option<Reopened>,
+    ) -> Result<Session, SessionError> {
+        let ledger = Ledger::restore(budget, stored.records)?;
+        let mut unknowns = UnknownRegistry::new();
+        unknowns.apply(stored.unknowns);
+        let binary = match (stored.binary, providers) {
+            (Some(kept), Some((origin, providers))) if !providers.is_empty() => {
+                let current_provider = providers
+                    .iter()
+                    .position(|p| p.id() == kept.current_provider)
+                    .unwrap_or(0);
+                Some(Binary {
+                    epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
+                    label: kept.label,
+                    provenance: kept.sha256.map(|hash| (hash, kept.size)),
+                    origin,
+                    providers,
+                    current_provider,
+                    current_document: kept.current_document,
+                })
+            }
+            _ => None,
+        };
+        Ok(Session {
+            state: Mutex::new(State {
+                binary,
+                ledger,
+                unknowns,
+                ..State::default()
+            }),
+            writer: Mutex::new(()),
+            journal: Some(journal),
+        })
+    }
+
+    /// The handle this session is kept under in its store, if it has one.
+    pub(crate) fn journal_handle(&self) -> Option<&str> {
+        self.journal.as_ref().map(|journal| journal.handle.as_str())
+    }
+
+    /// Whether the store this session commits to keeps the bytes of opened binaries (so an
+    /// opener should pass them in [`Provenance::bytes`]).
+    pub fn keeps_binaries(&self) -> bool {
+        self.journal
+            .as_ref()
+            .is_some_and(|journal| journal.durable.keeps_binaries())
+    }
+
+    /// Commits `changes` to the store, if the session has one.
+    fn journal(&self, changes: &[Change<'_>]) -> Result<(), SessionError> {
+        match &self.journal {
+            Some(journal) => Ok(journal.durable.commit(&journal.handle, changes)?),
+            None => Ok(()),
+        }
+    }
+
+    fn writer(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Forgets what the store keeps of this session (one that was never admitted, made for a
+    /// call that failed after all); a failure to forget is left to the next resume, which
+    /// finds a session nobody holds.
+    pub fn discard(&self) {
+        let _writer = self.writer();
+        if let Err(error) = self.journal(&[Change::Close]) {
+            tracing::warn!("a session that was never opened stays in the store: {error}");
+        }
+    }
+
+    /// What `list_sessions` shows of this session.
+    pub fn summary(&self) -> SessionSummary {
+        let state = self.lock();
+        let binary = state.binary.as_ref();
+        SessionSummary {
+            label: binary.map(|b| b.label.clone()),
+            path: binary.and_then(|b| b.origin.as_ref().map(|o| o.display().to_string())),
+            sha256: binary.and_then(|b| b.provenance.as_ref().map(|(hash, _)| hash.clone())),
+            records: state.ledger.len(),
+            open_unknowns: state.unknowns.unresolved_heads().count(),
+            unknowns: state.unknowns.len(),
+        }
+    }
+
+    /// The real path and SHA-256 of the open binary's file, if it came from a file.
+    pub fn file_identity(&self) -> Option<(PathBuf, String)> {
+        let state = self.lock();
+        let binary = state.binary.as_ref()?;
+        Some((
+            binary.origin.clone()?,
+            binary.provenance.as_ref()?.0.clone(),
+        ))
     }
 
     /// Whether a binary is open in this session.
@@ -213,6 +371,20 @@ impl Session {
         providers: Vec<Arc<dyn Provider>>,
         cancel: &Cancel,
     ) -> Result<Opened, SessionError> {
+        self.open_provenance_unless(label, origin, None, providers, cancel)
+    }
+
+    /// [`Session::open_file_providers_unless`] for a file whose digest, size and (if the store
+    /// keeps them) bytes are `provenance`: what the store keeps of the binary, committed before
+    /// the session changes.
+    pub fn open_provenance_unless(
+        &self,
+        label: impl Into<String>,
+        origin: Option<PathBuf>,
+        provenance: Option<Provenance>,
+        providers: Vec<Arc<dyn Provider>>,
+        cancel: &Cancel,
+    ) -> Result<Opened, SessionError> {
         let Some(first) = providers.first() else {
             return Err(SessionError::NoProviders);
         };
@@ -230,9 +402,18 @@ impl Session {
                 provider: first.id().to_owned(),
                 source,
             })?;
+        let (identity, bytes) = match provenance {
+            Some(Provenance {
+                sha256,
+                size,
+                bytes,
+            }) => (Some((sha256, size)), bytes),
+            None => (None, None),
+        };
         let binary = Binary {
             epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
             label: label.into(),
+            provenance: identity,
             origin,
             current_provider: 0,
             current_document: documents.first().map(|d| d.name.clone()),
@@ -245,8 +426,26 @@ impl Session {
             documents,
             replaced: None,
         };
-        let mut state = self.lock();
+        let _writer = self.writer();
         cancel.commit()?;
+        if self.journal.is_some() {
+            let stored = StoredBinary {
+                label: binary.label.clone(),
+                path: binary.origin.clone(),
+                sha256: binary.provenance.as_ref().map(|(hash, _)| hash.clone()),
+                size: binary.provenance.as_ref().map_or(0, |(_, size)| *size),
+                providers: binary.provider_ids(),
+                current_provider: binary.providers[0].id().to_owned(),
+                current_document: binary.current_document.clone(),
+            };
+            let replaces = self.lock().binary.is_some();
+            self.journal(&[Change::Open {
+                replaces,
+                binary: &stored,
+                bytes: bytes.as_deref(),
+            }])?;
+        }
+        let mut state = self.lock();
         let replaced = state.close_binary();
         state.binary = Some(binary);
         Ok(Opened { replaced, ..opened })
@@ -302,12 +501,13 @@ impl Session {
     /// [`Session::close`], unless `cancel` is set first: then nothing changes and the error is
     /// [`SessionError::Cancelled`].
     pub fn close_unless(&self, cancel: &Cancel) -> Result<ClosedBinary, SessionError> {
-        let mut state = self.lock();
-        if state.binary.is_none() {
+        let _writer = self.writer();
+        if self.lock().binary.is_none() {
             return Err(SessionError::NotOpen);
         }
         cancel.commit()?;
-        state.close_binary().ok_or(SessionError::NotOpen)
+        self.journal(&[Change::Close])?;
+        self.lock().close_binary().ok_or(SessionError::NotOpen)
     }
 
     /// The label of the open target, if a binary is open.
@@ -403,14 +603,27 @@ impl Session {
                 document: document.into(),
             });
         }
+        let _writer = self.writer();
+        let current_provider = {
+            let state = self.lock();
+            let binary = state
+                .binary
+                .as_ref()
+                .filter(|b| b.epoch == target.epoch)
+                .ok_or(SessionError::SessionChanged)?;
+            binary.provider_index(Some(target.provider_id()))?
+        };
+        cancel.commit()?;
+        self.journal(&[Change::Current {
+            provider: target.provider_id(),
+            document,
+        }])?;
         let mut state = self.lock();
         let binary = state
             .binary
             .as_mut()
             .filter(|b| b.epoch == target.epoch)
             .ok_or(SessionError::SessionChanged)?;
-        let current_provider = binary.provider_index(Some(target.provider_id()))?;
-        cancel.commit()?;
         binary.current_provider = current_provider;
         binary.current_document = Some(document.to_owned());
         Ok(target)
@@ -433,16 +646,24 @@ impl Session {
         observation: Observation,
         cancel: &Cancel,
     ) -> Result<Arc<EvidenceRecord>, SessionError> {
-        let mut state = self.lock();
-        cancel.check()?;
-        if let Some(binding) = &observation.binding {
-            let open_epoch = state.binary.as_ref().map(|b| b.epoch);
-            if open_epoch != Some(binding.epoch) {
-                return Err(SessionError::SessionChanged);
+        let _writer = self.writer();
+        let prepared = {
+            let mut state = self.lock();
+            cancel.check()?;
+            if let Some(binding) = &observation.binding {
+                let open_epoch = state.binary.as_ref().map(|b| b.epoch);
+                if open_epoch != Some(binding.epoch) {
+                    return Err(SessionError::SessionChanged);
+                }
             }
+            cancel.commit()?;
+            state.ledger.prepare(observation)?
+        };
+        if let Err(error) = self.journal(&[Change::Record(&prepared.record)]) {
+            self.lock().ledger.abandon(prepared);
+            return Err(error);
         }
-        cancel.commit()?;
-        Ok(state.ledger.append(observation)?)
+        Ok(self.lock().ledger.push(prepared))
     }
 
     /// The retained record with ID `id`.

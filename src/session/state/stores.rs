@@ -14,8 +14,13 @@ use super::Session;
 use crate::base::Cancel;
 use crate::capture::is_capture_candidate;
 use crate::inventory::{Inventory, InventoryPage, manifest_ids, valid_pages};
+use crate::session::durable::Change;
+use crate::session::error::SessionError;
 use crate::session::evidence::EvidenceRecord;
-use crate::unknowns::{ResolutionDraft, Unknown, UnknownDraft, UnknownError, UnknownFilter};
+use crate::session::evidence::Ledger;
+use crate::unknowns::{
+    ResolutionDraft, Unknown, UnknownDraft, UnknownError, UnknownFilter, UnknownRegistry,
+};
 
 /// The Evidence operation (tool name) that retains inventory pages; its result is the page.
 pub const INVENTORY_OPERATION: &str = "inventory_artifacts";
@@ -50,7 +55,7 @@ impl KeptInventories {
 
 impl Session {
     /// Registers a residual unknown and returns it.
-    pub fn register_unknown(&self, draft: UnknownDraft) -> Result<Unknown, UnknownError> {
+    pub fn register_unknown(&self, draft: UnknownDraft) -> Result<Unknown, SessionError> {
         self.register_unknown_unless(draft, &Cancel::never())
     }
 
@@ -60,12 +65,12 @@ impl Session {
         &self,
         draft: UnknownDraft,
         cancel: &Cancel,
-    ) -> Result<Unknown, UnknownError> {
-        self.lock().unknowns.register_unless(draft, cancel).cloned()
+    ) -> Result<Unknown, SessionError> {
+        self.change_unknowns(cancel, |registry, _| registry.plan_register(draft))
     }
 
     /// Refines the head `id`: the new revision becomes the head. Returns the new revision.
-    pub fn refine_unknown(&self, id: &str, draft: UnknownDraft) -> Result<Unknown, UnknownError> {
+    pub fn refine_unknown(&self, id: &str, draft: UnknownDraft) -> Result<Unknown, SessionError> {
         self.refine_unknown_unless(id, draft, &Cancel::never())
     }
 
@@ -75,11 +80,8 @@ impl Session {
         id: &str,
         draft: UnknownDraft,
         cancel: &Cancel,
-    ) -> Result<Unknown, UnknownError> {
-        self.lock()
-            .unknowns
-            .refine_unless(id, draft, cancel)
-            .cloned()
+    ) -> Result<Unknown, SessionError> {
+        self.change_unknowns(cancel, |registry, _| registry.plan_refine(id, draft))
     }
 
     /// Resolves the head `id` with Evidence the ledger holds; every cited ID must be retained.
@@ -87,7 +89,7 @@ impl Session {
         &self,
         id: &str,
         draft: ResolutionDraft,
-    ) -> Result<Unknown, UnknownError> {
+    ) -> Result<Unknown, SessionError> {
         self.resolve_unknown_unless(id, draft, &Cancel::never())
     }
 
@@ -97,15 +99,32 @@ impl Session {
         id: &str,
         draft: ResolutionDraft,
         cancel: &Cancel,
-    ) -> Result<Unknown, UnknownError> {
-        let mut state = self.lock();
-        let state = &mut *state;
-        let ledger = &state.ledger;
-        let retained = |cited: &str| ledger.contains(cited);
-        state
-            .unknowns
-            .resolve_unless(id, draft, &retained, cancel)
-            .cloned()
+    ) -> Result<Unknown, SessionError> {
+        self.change_unknowns(cancel, |registry, ledger| {
+            let retained = |cited: &str| ledger.contains(cited);
+            registry.plan_resolve(id, draft, &retained)
+        })
+    }
+
+    /// Plans a change of the registry under the lock, commits it to the store, then applies
+    /// it; returns the first planned revision (the one the call is about).
+    fn change_unknowns(
+        &self,
+        cancel: &Cancel,
+        plan: impl FnOnce(&UnknownRegistry, &Ledger) -> Result<Vec<Unknown>, UnknownError>,
+    ) -> Result<Unknown, SessionError> {
+        let _writer = self.writer();
+        let planned = {
+            let state = self.lock();
+            let planned = plan(&state.unknowns, &state.ledger)?;
+            cancel.commit().map_err(UnknownError::from)?;
+            planned
+        };
+        let changes: Vec<Change<'_>> = planned.iter().map(Change::Unknown).collect();
+        self.journal(&changes)?;
+        let answer = planned.first().cloned();
+        self.lock().unknowns.apply(planned);
+        answer.ok_or(SessionError::NotOpen)
     }
 
     /// Every revision of the chain the unknown `id` belongs to up to `id`, oldest first.

@@ -33,7 +33,7 @@ const MODES = [
 
 /** A client connected to `rea serve ARGS` in `mode`, checked to have negotiated `version`. */
 async function connected({ mode, era, version }, args = []) {
-  const transport = new StdioClientTransport({ command: BIN, args: ["serve", ...args], stderr: "inherit" });
+  const transport = new StdioClientTransport({ command: BIN, args: ["serve", "--store", "memory", ...args], stderr: "inherit" });
   const client = new Client(
     { name: "rea-node-sdk-v2-test", version: "1.0.0" },
     { versionNegotiation: { mode } },

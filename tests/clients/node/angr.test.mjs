@@ -27,7 +27,7 @@ const REQUEST_MS = (DECOMPILE_SECS + 60) * 1000;
 test("the TypeScript SDK client follows the usage string to main, decompiles it with angr and disassembles it", async () => {
   const transport = new StdioClientTransport({
     command: BIN,
-    args: ["serve", "--provider", "angr", "--angr-dir", ANGR_DIR],
+    args: ["serve", "--store", "memory", "--provider", "angr", "--angr-dir", ANGR_DIR],
     stderr: "inherit",
   });
   const client = new Client({ name: "rea-node-sdk-angr", version: "1.0.0" });

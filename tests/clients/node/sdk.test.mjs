@@ -36,7 +36,7 @@ test("the TypeScript SDK client lists, gets, completes and hears list_changed", 
   writeFileSync(promptFile, "[]");
   const transport = new StdioClientTransport({
     command: BIN,
-    args: ["serve", "--open", CATALOG, "--prompt-file", promptFile, "--prompt-poll-ms", "50"],
+    args: ["serve", "--store", "memory", "--open", CATALOG, "--prompt-file", promptFile, "--prompt-poll-ms", "50"],
     stderr: "inherit",
   });
   const client = new Client({ name: "rea-node-sdk-test", version: "1.0.0" });
@@ -110,7 +110,7 @@ const SYSTEM_BINARY = "/bin/ls";
 test("the TypeScript SDK client follows a string to its procedure, callers and code", {
   skip: existsSync(SYSTEM_BINARY) ? false : `${SYSTEM_BINARY} is not present`,
 }, async () => {
-  const transport = new StdioClientTransport({ command: BIN, args: ["serve"], stderr: "inherit" });
+  const transport = new StdioClientTransport({ command: BIN, args: ["serve", "--store", "memory"], stderr: "inherit" });
   const client = new Client({ name: "rea-node-sdk-investigation", version: "1.0.0" });
   await client.connect(transport);
   try {
@@ -158,7 +158,7 @@ test("the TypeScript SDK client follows a string to its procedure, callers and c
 });
 
 async function served() {
-  const transport = new StdioClientTransport({ command: BIN, args: ["serve"], stderr: "inherit" });
+  const transport = new StdioClientTransport({ command: BIN, args: ["serve", "--store", "memory"], stderr: "inherit" });
   const client = new Client({ name: "rea-node-sdk-sessions", version: "1.0.0" });
   await client.connect(transport);
   assert.equal(client.getServerVersion().name, "rea");

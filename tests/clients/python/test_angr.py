@@ -31,7 +31,7 @@ def structured(result):
 async def run(mode: str) -> None:
     server = StdioServerParameters(
         command=os.environ["REA_BIN"],
-        args=["serve", "--provider", "angr", "--angr-dir", os.environ["REA_ANGR_DIR"],
+        args=["serve", "--store", "memory", "--provider", "angr", "--angr-dir", os.environ["REA_ANGR_DIR"],
               "--open", os.environ["REA_ANGR_BINARY"]],
     )
     async with Client(server, mode=mode) as client:

@@ -74,7 +74,7 @@ def served(mode: str, url: str | None) -> Client:
     Streamable HTTP server at `url`."""
     if url is not None:
         return Client(url, mode=mode)
-    return Client(StdioServerParameters(command=os.environ["REA_BIN"], args=["serve"]), mode=mode)
+    return Client(StdioServerParameters(command=os.environ["REA_BIN"], args=["serve", "--store", "memory"]), mode=mode)
 
 
 async def call(client: Client, name: str, arguments: dict) -> types.CallToolResult:
@@ -290,7 +290,7 @@ async def run(mode: str) -> None:
 
     server = StdioServerParameters(
         command=os.environ["REA_BIN"],
-        args=["serve", "--open", os.environ["REA_CATALOG"], "--prompt-file", prompt_file,
+        args=["serve", "--store", "memory", "--open", os.environ["REA_CATALOG"], "--prompt-file", prompt_file,
               "--prompt-poll-ms", "50"],
     )
     async with Client(server, mode=mode, message_handler=on_message) as client:

@@ -749,7 +749,15 @@ async fn the_real_server_serves_sixty_four_clients_inside_its_caps() {
     const MAX_FDS: usize = 64;
     const MAX_PEAK_KB: u64 = 512 * 1024;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rea"))
-        .args(["serve", "--http", "127.0.0.1:0", "--max-sessions", "64"])
+        .args([
+            "serve",
+            "--store",
+            "memory",
+            "--http",
+            "127.0.0.1:0",
+            "--max-sessions",
+            "64",
+        ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

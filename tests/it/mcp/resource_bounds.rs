@@ -26,7 +26,7 @@ fn status_field(pid: u32, field: &str) -> u64 {
 #[test]
 fn a_client_that_stops_reading_cannot_grow_the_server() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .arg("serve")
+        .args(["serve", "--store", "memory"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -83,7 +83,7 @@ fn a_client_that_stops_reading_cannot_grow_the_server() {
 #[test]
 fn a_closed_output_stops_the_server_reading_at_once() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .arg("serve")
+        .args(["serve", "--store", "memory"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

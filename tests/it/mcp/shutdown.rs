@@ -78,7 +78,7 @@ fn stdio_round(
 ) -> (Vec<Value>, Option<i32>) {
     let (_dir, catalog) = slow_catalog();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .arg("serve")
+        .args(["serve", "--store", "memory"])
         .args(grace_args(grace_secs))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -151,7 +151,8 @@ fn past_the_grace_sigint_answers_what_still_runs_and_exits_0() {
 async fn http_round(grace_secs: Option<u64>, requests: u64) -> (Vec<Value>, Option<i32>) {
     let (_dir, catalog) = slow_catalog();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .args(["serve", "--http", "127.0.0.1:0", "--max-sessions", "32"])
+        .args(["serve", "--store", "memory", "--http", "127.0.0.1:0"])
+        .args(["--max-sessions", "32"])
         .args(grace_args(grace_secs))
         .stdin(Stdio::null())
         .stdout(Stdio::null())

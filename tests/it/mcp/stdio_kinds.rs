@@ -47,7 +47,9 @@ fn assert_answers(output: &str, ids: &[i64]) {
 
 fn rea_serve() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_rea"));
-    command.arg("serve").stderr(Stdio::null());
+    command
+        .args(["serve", "--store", "memory"])
+        .stderr(Stdio::null());
     command
 }
 

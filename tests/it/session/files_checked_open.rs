@@ -225,7 +225,7 @@ fn the_server_process_survives_a_binary_truncated_while_open() {
     let built = build(&Spec::sample(), Format::Elf);
     std::fs::write(&path, &built.bytes).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
-        .arg("serve")
+        .args(["serve", "--store", "memory"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -12,7 +12,8 @@ use rea::core::{Family, Prefix};
 use rea::inventory::{Inventory, InventoryLimits, PageSize};
 use rea::providers::catalog::CatalogProvider;
 use rea::session::{
-    INVENTORY_OPERATION, Observation, Session, SessionView, SourceConfig, complete_argument,
+    INVENTORY_OPERATION, Observation, Session, SessionError, SessionView, SourceConfig,
+    complete_argument,
 };
 use rea::unknowns::{ResolutionDraft, UnknownDraft, UnknownError, UnknownFilter, UnknownStatus};
 use serde_json::{Value, json};
@@ -100,7 +101,10 @@ fn residual_unknowns_offer_unresolved_heads_only() {
             note: None,
         },
     );
-    assert!(matches!(missing, Err(UnknownError::MissingEvidence { .. })));
+    assert!(matches!(
+        missing,
+        Err(SessionError::Unknown(UnknownError::MissingEvidence { .. }))
+    ));
     let evidence = session
         .record_evidence(Observation::unbound("list_providers", json!({}), json!([])))
         .unwrap();

@@ -12,9 +12,10 @@ use rea::providers::native::NativeProvider;
 use rea::session::{Operation, Provider};
 use serde_json::json;
 
-const NOT_PROVIDER_BACKED: [&str; 16] = [
+const NOT_PROVIDER_BACKED: [&str; 17] = [
     "open_binary",
     "close_binary",
+    "list_sessions",
     "list_providers",
     "current_document",
     "set_current_document",

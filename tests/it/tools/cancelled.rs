@@ -71,6 +71,7 @@ fn prepared(dir: &std::path::Path) -> (Arc<Session>, ToolBox, BTreeMap<&'static 
     let table = BTreeMap::from([
         ("open_binary", json!({"path": path})),
         ("close_binary", json!({})),
+        ("list_sessions", json!({})),
         ("list_providers", json!({})),
         ("list_documents", json!({})),
         ("current_document", json!({})),

@@ -7,9 +7,10 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 29] = [
+const CATALOG: [&str; 30] = [
     "open_binary",
     "close_binary",
+    "list_sessions",
     "list_providers",
     "list_documents",
     "current_document",
@@ -137,9 +138,10 @@ fn output_schemas_are_closed_object_schemas_and_observations_return_an_evidence_
 #[test]
 fn kinds_operations_and_annotations_follow_the_documented_table() {
     let (_, tools) = closed();
-    let table: [(&str, ToolKind, Option<Operation>); 19] = [
+    let table: [(&str, ToolKind, Option<Operation>); 20] = [
         ("open_binary", ToolKind::SessionChange, None),
         ("close_binary", ToolKind::SessionChange, None),
+        ("list_sessions", ToolKind::Read, None),
         ("list_providers", ToolKind::Read, None),
         (
             "list_documents",

@@ -51,6 +51,7 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
     let call = |name: &str, arguments: Value| covered(&tools, &seen, name, arguments);
 
     // No binary open: the session reads answer nulls and empty lists.
+    call("list_sessions", json!({}));
     call("list_providers", json!({}));
     call("current_document", json!({}));
 

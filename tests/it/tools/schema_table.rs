@@ -20,6 +20,13 @@ const TABLE: &[(&str, &str, bool, &str, &str)] = &[
     ),
     (
         "open_binary",
+        "new_session",
+        false,
+        r#"{"default":false,"type":"boolean"}"#,
+        "Open in a new session even when a session resumed from the store (kept from before a restart) serves the same file with the same SHA-256; by default that session is resumed (`resumed: true`).",
+    ),
+    (
+        "open_binary",
         "session",
         false,
         r#"{"maxLength":4096,"minLength":1,"type":"string"}"#,
@@ -27,6 +34,13 @@ const TABLE: &[(&str, &str, bool, &str, &str)] = &[
     ),
     (
         "close_binary",
+        "session",
+        false,
+        r#"{"maxLength":4096,"minLength":1,"type":"string"}"#,
+        "The binary session to work in: the `session` that open_binary returned. Default: this client's session (the one it opened or named last).",
+    ),
+    (
+        "list_sessions",
         "session",
         false,
         r#"{"maxLength":4096,"minLength":1,"type":"string"}"#,

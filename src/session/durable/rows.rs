@@ -1,0 +1,201 @@
+//! Rows as the store holds them, encoded and decoded. A row read back is untrusted input (the
+//! file may have been edited, damaged or written by another program): decoding checks every
+//! field against the bounds the ledger and the registry enforce, and refuses the row with a
+//! [`RowError`] rather than trusting it.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::StoredBinary;
+use crate::session::evidence::{
+    EvidenceId, EvidenceRecord, MAX_JSON_DEPTH, MAX_RECORD_BYTES, json_depth_exceeds,
+};
+use crate::text::Quoted;
+use crate::unknowns::{MAX_NOTE_CHARS, MAX_QUESTION_CHARS, Unknown, UnknownStatus};
+
+/// Why a stored row was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RowError {
+    /// A key is not an ID of its kind.
+    #[error("{key:?} is not a valid {kind} ID")]
+    BadId {
+        /// `Evidence` or `unknown`.
+        kind: &'static str,
+        /// The key, cut to 64 characters.
+        key: Quoted,
+    },
+    /// A JSON column does not parse, or does not have the documented shape.
+    #[error("the {column} of {key:?} is not valid: {source}")]
+    Json {
+        /// The column.
+        column: &'static str,
+        /// The row's key, cut to 64 characters.
+        key: Quoted,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+    /// A field is outside the bounds the ledger or the registry enforce.
+    #[error("the row {key:?} is outside the bounds rea keeps: {reason}")]
+    OutOfBounds {
+        /// The row's key, cut to 64 characters.
+        key: Quoted,
+        /// Which bound.
+        reason: &'static str,
+    },
+}
+
+/// The columns of one stored Evidence record.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordRow<'a> {
+    /// The Evidence ID.
+    pub id: &'a str,
+    /// Its position in the ledger, from 1.
+    pub sequence: i64,
+    /// The operation (tool name).
+    pub operation: &'a str,
+    /// The arguments, as JSON text.
+    pub arguments: &'a str,
+    /// The result, as JSON text.
+    pub result: &'a str,
+    /// The provider, if any.
+    pub provider: Option<&'a str>,
+    /// The document, if any.
+    pub document: Option<&'a str>,
+}
+
+/// Decodes a stored Evidence record.
+pub fn decode_record(row: RecordRow<'_>) -> Result<Arc<EvidenceRecord>, RowError> {
+    let id = EvidenceId::parse(row.id).map_err(|_| RowError::BadId {
+        kind: "Evidence",
+        key: row.id.into(),
+    })?;
+    let out_of_bounds = |reason| RowError::OutOfBounds {
+        key: row.id.into(),
+        reason,
+    };
+    let sequence = u64::try_from(row.sequence)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| out_of_bounds("the sequence is not a positive number"))?;
+    if row.arguments.len() + row.result.len() > MAX_RECORD_BYTES {
+        return Err(out_of_bounds(
+            "the record is larger than one Evidence record may be",
+        ));
+    }
+    if row.operation.is_empty() || row.operation.len() > 64 {
+        return Err(out_of_bounds("the operation is empty or too long"));
+    }
+    let json = |column, text: &str| -> Result<Value, RowError> {
+        let value: Value = serde_json::from_str(text).map_err(|source| RowError::Json {
+            column,
+            key: row.id.into(),
+            source,
+        })?;
+        if json_depth_exceeds(&value, MAX_JSON_DEPTH) {
+            return Err(out_of_bounds("its JSON nests deeper than the ledger keeps"));
+        }
+        Ok(value)
+    };
+    Ok(Arc::new(EvidenceRecord {
+        id,
+        sequence,
+        operation: row.operation.to_owned(),
+        arguments: json("arguments", row.arguments)?,
+        result: json("result", row.result)?,
+        provider: row.provider.map(str::to_owned),
+        document: row.document.map(str::to_owned),
+    }))
+}
+
+/// The JSON text of a revision, as the store keeps it.
+pub fn encode_unknown(revision: &Unknown) -> String {
+    serde_json::to_string(revision).unwrap_or_default()
+}
+
+/// Decodes a stored revision of a residual unknown kept under the key `id`.
+pub fn decode_unknown(id: &str, text: &str) -> Result<Unknown, RowError> {
+    let revision: Unknown = serde_json::from_str(text).map_err(|source| RowError::Json {
+        column: "revision",
+        key: id.into(),
+        source,
+    })?;
+    let out_of_bounds = |reason| RowError::OutOfBounds {
+        key: id.into(),
+        reason,
+    };
+    if revision.id.as_str() != id {
+        return Err(out_of_bounds("the revision's ID is not its key"));
+    }
+    if revision.question.trim().is_empty()
+        || revision.question.chars().nth(MAX_QUESTION_CHARS).is_some()
+    {
+        return Err(out_of_bounds("the question is blank or too long"));
+    }
+    let consistent = match revision.status {
+        UnknownStatus::Open => revision.superseded_by.is_none() && revision.resolution.is_none(),
+        UnknownStatus::Superseded => {
+            revision.superseded_by.is_some() && revision.resolution.is_none()
+        }
+        UnknownStatus::Resolved => {
+            revision.superseded_by.is_none()
+                && revision.resolution.as_ref().is_some_and(|resolution| {
+                    !resolution.evidence.is_empty()
+                        && resolution
+                            .evidence
+                            .iter()
+                            .all(|cited| EvidenceId::parse(cited).is_ok())
+                        && resolution
+                            .note
+                            .as_ref()
+                            .is_none_or(|note| note.chars().nth(MAX_NOTE_CHARS).is_none())
+                })
+        }
+    };
+    if !consistent {
+        return Err(out_of_bounds("its status disagrees with its other fields"));
+    }
+    Ok(revision)
+}
+
+/// The JSON text of a session's binary, as the store keeps it.
+pub fn encode_binary(binary: &StoredBinary) -> String {
+    serde_json::to_string(binary).unwrap_or_default()
+}
+
+/// Decodes the stored binary of the session `handle`.
+pub fn decode_binary(handle: &str, text: &str) -> Result<StoredBinary, RowError> {
+    let binary: StoredBinary = serde_json::from_str(text).map_err(|source| RowError::Json {
+        column: "binary",
+        key: handle.into(),
+        source,
+    })?;
+    let hash_ok = binary.sha256.as_ref().is_none_or(|hash| {
+        hash.len() == 64
+            && hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    });
+    if !hash_ok {
+        return Err(RowError::OutOfBounds {
+            key: handle.into(),
+            reason: "the SHA-256 is not 64 lowercase hexadecimal digits",
+        });
+    }
+    if binary.providers.is_empty() || !binary.providers.contains(&binary.current_provider) {
+        return Err(RowError::OutOfBounds {
+            key: handle.into(),
+            reason: "the current provider is not one of the declared providers",
+        });
+    }
+    Ok(binary)
+}
+
+/// The number of an Evidence ID (`ev-000000000042` is 42), or of an unknown ID.
+pub(crate) fn id_number(id: &str) -> u64 {
+    id.rsplit('-')
+        .next()
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or(0)
+}

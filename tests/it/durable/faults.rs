@@ -1,0 +1,189 @@
+//! Faults of the store (docs/CONTRACT.md section 16): a damaged, foreign or newer store and a
+//! folder that cannot be written each refuse start-up with a message naming the path and the
+//! cause, never a panic; a store at `--max-store-mib` fails the call that would grow it and
+//! loses nothing else.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use crate::support::fixtures::{Format, Spec, build};
+use crate::support::server_process::ServerProcess;
+use rea::session::{SessionStore, SqliteStore, StoreConfig, StoreOptions};
+use serde_json::json;
+
+const REA: &str = env!("CARGO_BIN_EXE_rea");
+
+/// The stderr of `rea serve --store STORE` that must fail at start-up, with `dir` shown as
+/// `[DIR]`.
+fn refused(command: &mut Command, store: &Path, dir: &Path) -> String {
+    let output = command
+        .args(["serve", "--store"])
+        .arg(store)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("rea runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "start-up must fail: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(&store.display().to_string()), "{stderr}");
+    stderr.replace(&dir.display().to_string(), "[DIR]")
+}
+
+fn snapshot(name: &str, text: String) {
+    crate::support::snapshots::settings().bind(|| {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+/// A store holding one session with a kept binary of `size` bytes, closed cleanly.
+fn make_store(store: &Path, size: usize) {
+    let dir = store.parent().unwrap();
+    let binary = dir.join("kept");
+    let mut bytes = build(&Spec::sample(), Format::Elf).bytes;
+    bytes.resize(size.max(bytes.len()), 0);
+    std::fs::write(&binary, &bytes).unwrap();
+    let durable = Arc::new(SqliteStore::open(store, StoreOptions::default()).unwrap());
+    let sessions = SessionStore::with_durable(StoreConfig::default(), durable);
+    let session = sessions.prepare().unwrap();
+    rea::providers::open_path(&session, &binary).unwrap();
+    sessions.admit(session).unwrap();
+}
+
+#[test]
+fn a_file_that_is_not_a_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("notes.txt");
+    std::fs::write(
+        &store,
+        "shopping list: eggs, flour, a better debugger\n".repeat(20),
+    )
+    .unwrap();
+    let text = refused(&mut Command::new(REA), &store, dir.path());
+    snapshot("durable_faults__not_a_store", text);
+    let kept = std::fs::read_to_string(&store).unwrap();
+    assert!(
+        kept.starts_with("shopping list"),
+        "the file is left as it was"
+    );
+}
+
+#[test]
+fn a_database_of_another_application_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("other.sqlite");
+    let connection = rusqlite::Connection::open(&store).unwrap();
+    connection
+        .execute_batch("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT);")
+        .unwrap();
+    drop(connection);
+    let text = refused(&mut Command::new(REA), &store, dir.path());
+    snapshot("durable_faults__foreign_database", text);
+}
+
+#[test]
+fn a_store_of_a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    make_store(&store, 0);
+    let connection = rusqlite::Connection::open(&store).unwrap();
+    connection.pragma_update(None, "user_version", 99).unwrap();
+    drop(connection);
+    let text = refused(&mut Command::new(REA), &store, dir.path());
+    snapshot("durable_faults__newer_schema", text);
+}
+
+#[test]
+fn a_truncated_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    make_store(&store, 256 << 10);
+    let length = std::fs::metadata(&store).unwrap().len();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&store)
+        .unwrap();
+    file.set_len(length / 2).unwrap();
+    drop(file);
+    let text = refused(&mut Command::new(REA), &store, dir.path());
+    assert!(text.contains("is damaged"), "{text}");
+    snapshot("durable_faults__truncated", text);
+}
+
+#[test]
+fn a_store_with_a_corrupted_page_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    make_store(&store, 64 << 10);
+    let mut bytes = std::fs::read(&store).unwrap();
+    // Page 2 onwards hold the tables' b-trees: scribble over the first pages after the header
+    // page.
+    for byte in &mut bytes[4096..4096 * 3] {
+        *byte = 0xa5;
+    }
+    std::fs::write(&store, &bytes).unwrap();
+    let text = refused(&mut Command::new(REA), &store, dir.path());
+    assert!(text.contains("is damaged"), "{text}");
+}
+
+#[test]
+fn a_folder_that_cannot_be_written_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let folder = dir.path().join("read-only");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let store = folder.join("store.sqlite");
+    // Permissions do not bind root: run the server as nobody then.
+    let mut command = if rustix::process::geteuid().is_root() {
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups", REA]);
+        command
+    } else {
+        Command::new(REA)
+    };
+    let text = refused(&mut command, &store, dir.path());
+    snapshot("durable_faults__read_only_folder", text);
+    assert!(!store.exists());
+}
+
+#[test]
+fn a_call_past_max_store_mib_fails_naming_it_and_loses_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    let large = dir.path().join("large");
+    let mut bytes = build(&Spec::sample(), Format::Elf).bytes;
+    bytes.resize(3 << 20, 0);
+    std::fs::write(&large, &bytes).unwrap();
+    let args = [
+        "--store".as_ref(),
+        store.as_os_str(),
+        "--max-store-mib".as_ref(),
+        "1".as_ref(),
+    ];
+    let mut server = ServerProcess::start_with(REA, args);
+    let noted = server.tool("register_unknown", json!({"question": "What is kept?"}));
+    assert_eq!(noted["isError"], json!(false), "{noted}");
+    let refused = server.tool("open_binary", json!({"path": large}));
+    assert_eq!(refused["isError"], json!(true), "{refused}");
+    let text = refused["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains("--max-store-mib"), "{text}");
+    snapshot(
+        "durable_faults__max_store_mib",
+        text.replace(&dir.path().display().to_string(), "[DIR]"),
+    );
+    let listed = server.tool("list_unknowns", json!({}));
+    assert_eq!(listed["structuredContent"]["total"], json!(1), "{listed}");
+    drop(server);
+    let mut again = ServerProcess::start_with(REA, args);
+    let sessions = again.tool("list_sessions", json!({}));
+    let sessions = sessions["structuredContent"]["sessions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0]["open_unknowns"], json!(1));
+}
