@@ -274,7 +274,7 @@ pub enum FileError {
 const LISTED_ROOTS: usize = 8;
 
 /// The roots as a message lists them: each cut like caller text, at most [`LISTED_ROOTS`].
-fn list_roots(roots: &[PathBuf]) -> String {
+pub(crate) fn list_roots(roots: &[PathBuf]) -> String {
     if roots.is_empty() {
         return "none".to_owned();
     }
@@ -376,7 +376,10 @@ impl Confinement {
         if self.allows(&real) {
             Ok(())
         } else {
-            super::notices::note(super::notices::Notice::ConfinementRefused { path: path.into() });
+            super::notices::note(super::notices::Notice::ConfinementRefused {
+                path: path.into(),
+                roots: roots.clone(),
+            });
             Err(FileError::OutsideRoots {
                 path: path.into(),
                 roots: roots.clone(),
