@@ -120,6 +120,8 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 if let Some(answer) = extension_completion(&params, &s)? {
                     return Ok(answer);
                 }
+                // The provider bound holds for the request end to end, from here.
+                let deadline = std::time::Instant::now() + s.sources.provider_timeout;
                 let request = CompletionRequest::parse(&params, &s)?;
                 context.connection.settled_roots().await;
                 let client = &context.connection.sessions;
@@ -131,7 +133,9 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 let connection = Arc::clone(&context.connection);
                 let (answer, noticed) = run_on(completion_pool(), move || {
                     Ok(notices::collect(|| {
-                        request.answer(&connection.shared, &connection.sessions)
+                        crate::session::within_request_deadline(deadline, || {
+                            request.answer(&connection.shared, &connection.sessions)
+                        })
                     }))
                 })
                 .await?;

@@ -200,3 +200,44 @@ async fn a_result_cut_short_and_a_provider_time_out_are_told() {
     assert_eq!(answer["result"]["completion"]["values"], json!([]));
     snapshot("cut_and_timed_out", &Value::Array(told));
 }
+
+/// One completion request shares one bound among its provider calls: a call that would start
+/// after the request's deadline (spent waiting for a thread, or on earlier calls) is not made,
+/// and the answer says so with the time-out notice.
+#[test]
+fn a_completion_past_its_request_deadline_calls_no_provider_and_says_so() {
+    use std::collections::BTreeMap;
+
+    use rea::base::notices::{Notice, collect};
+    use rea::core::{Family, Prefix};
+    use rea::session::{complete_argument, within_request_deadline};
+
+    let session = Session::new();
+    let fake = Arc::new(app_and_lib("fake"));
+    let provider: Arc<dyn Provider> = fake.clone();
+    session.open_providers("in-test", vec![provider]).unwrap();
+    let complete = || {
+        complete_argument(
+            &session,
+            Family::Procedure,
+            &Prefix::new("").unwrap(),
+            &BTreeMap::new(),
+            &SourceConfig::default(),
+        )
+    };
+    let within = std::time::Instant::now() + Duration::from_secs(20);
+    let (answered, notices) = collect(|| within_request_deadline(within, complete));
+    assert!(!answered.values.is_empty());
+    assert!(notices.is_empty(), "{notices:?}");
+    let calls = fake.calls();
+
+    let past = std::time::Instant::now();
+    let (late, notices) = collect(|| within_request_deadline(past, complete));
+    assert!(late.values.is_empty(), "{late:?}");
+    assert_eq!(fake.calls(), calls, "no provider call after the deadline");
+    assert!(
+        matches!(notices.as_slice(), [Notice::ProviderTimedOut { timeout, .. }]
+            if *timeout == SourceConfig::default().provider_timeout),
+        "{notices:?}"
+    );
+}
