@@ -65,7 +65,7 @@ pub enum Notice {
     /// A path lies outside the allowed roots.
     #[error(
         "{} is outside the allowed roots ({}); it was not opened",
-        .path, super::files::list_roots(.roots)
+        .path, list_roots(.roots)
     )]
     ConfinementRefused {
         /// The path, as asked for.
@@ -79,7 +79,7 @@ pub enum Notice {
         "the open binary {:?} lies outside the allowed roots ({}); its tools answer an error and \
          its completions are empty until the roots include it (open a file inside them, or \
          add a root that holds it)",
-        .label, super::files::list_roots(.roots)
+        .label, list_roots(.roots)
     )]
     BinaryOutsideRoots {
         /// The binary's label (its path as given).
@@ -115,6 +115,25 @@ impl Notice {
             Notice::ConfinementRefused { .. } | Notice::BinaryOutsideRoots { .. }
         )
     }
+}
+
+/// Most roots a message lists (a client declares the roots).
+const LISTED_ROOTS: usize = 8;
+
+/// The roots as a message lists them: each cut like caller text, at most [`LISTED_ROOTS`].
+pub(crate) fn list_roots(roots: &[PathBuf]) -> String {
+    if roots.is_empty() {
+        return "none".to_owned();
+    }
+    let mut names: Vec<String> = roots
+        .iter()
+        .take(LISTED_ROOTS)
+        .map(|root| Quoted::path(root).to_string())
+        .collect();
+    if roots.len() > LISTED_ROOTS {
+        names.push(format!("and {} more", roots.len() - LISTED_ROOTS));
+    }
+    names.join(", ")
 }
 
 #[derive(Default)]
