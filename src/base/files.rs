@@ -234,7 +234,7 @@ pub enum FileError {
     /// It lies outside every allowed root.
     #[error(
         "{path} is outside the allowed roots ({}); only files below them may be opened",
-        list_roots(roots)
+        super::notices::list_roots(roots)
     )]
     OutsideRoots {
         /// The path as given.
@@ -268,25 +268,6 @@ pub enum FileError {
         /// What the system said.
         source: io::Error,
     },
-}
-
-/// Most roots an [`FileError::OutsideRoots`] message lists (a client declares the roots).
-const LISTED_ROOTS: usize = 8;
-
-/// The roots as a message lists them: each cut like caller text, at most [`LISTED_ROOTS`].
-fn list_roots(roots: &[PathBuf]) -> String {
-    if roots.is_empty() {
-        return "none".to_owned();
-    }
-    let mut names: Vec<String> = roots
-        .iter()
-        .take(LISTED_ROOTS)
-        .map(|root| Quoted::path(root).to_string())
-        .collect();
-    if roots.len() > LISTED_ROOTS {
-        names.push(format!("and {} more", roots.len() - LISTED_ROOTS));
-    }
-    names.join(", ")
 }
 
 /// Which paths the tools may touch: anything readable ([`Confinement::unrestricted`], the
@@ -376,7 +357,10 @@ impl Confinement {
         if self.allows(&real) {
             Ok(())
         } else {
-            super::notices::note(super::notices::Notice::ConfinementRefused { path: path.into() });
+            super::notices::note(super::notices::Notice::ConfinementRefused {
+                path: path.into(),
+                roots: roots.clone(),
+            });
             Err(FileError::OutsideRoots {
                 path: path.into(),
                 roots: roots.clone(),

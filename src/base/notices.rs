@@ -10,6 +10,7 @@
 //! operator's log.
 
 use std::cell::RefCell;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::text::Quoted;
@@ -62,10 +63,29 @@ pub enum Notice {
         limit: usize,
     },
     /// A path lies outside the allowed roots.
-    #[error("{} is outside the allowed roots; it was not opened", .path)]
+    #[error(
+        "{} is outside the allowed roots ({}); it was not opened",
+        .path, list_roots(.roots)
+    )]
     ConfinementRefused {
         /// The path, as asked for.
         path: Quoted,
+        /// The allowed roots.
+        roots: Vec<PathBuf>,
+    },
+    /// The open binary's file lies outside the roots allowed now (the client's roots
+    /// narrowed): its tools answer an error and its completions are empty.
+    #[error(
+        "the open binary {:?} lies outside the allowed roots ({}); its tools answer an error and \
+         its completions are empty until the roots include it (open a file inside them, or \
+         add a root that holds it)",
+        .label, list_roots(.roots)
+    )]
+    BinaryOutsideRoots {
+        /// The binary's label (its path as given).
+        label: Quoted,
+        /// The allowed roots.
+        roots: Vec<PathBuf>,
     },
     /// More notices than [`MAX_NOTICES_PER_REQUEST`] were noted.
     #[error("{dropped} more notices about this request were dropped")]
@@ -81,10 +101,39 @@ impl Notice {
         match self {
             Notice::ProviderTimedOut { .. }
             | Notice::ProviderOverrunning { .. }
-            | Notice::ConfinementRefused { .. } => Severity::Warning,
+            | Notice::ConfinementRefused { .. }
+            | Notice::BinaryOutsideRoots { .. } => Severity::Warning,
             Notice::ResultCut { .. } | Notice::Dropped { .. } => Severity::Notice,
         }
     }
+
+    /// Whether the notice says why confinement refused something (a client hears each such
+    /// cause once, whether or not it asked for messages).
+    pub fn is_confinement(&self) -> bool {
+        matches!(
+            self,
+            Notice::ConfinementRefused { .. } | Notice::BinaryOutsideRoots { .. }
+        )
+    }
+}
+
+/// Most roots a message lists (a client declares the roots).
+const LISTED_ROOTS: usize = 8;
+
+/// The roots as a message lists them: each cut like caller text, at most [`LISTED_ROOTS`].
+pub(crate) fn list_roots(roots: &[PathBuf]) -> String {
+    if roots.is_empty() {
+        return "none".to_owned();
+    }
+    let mut names: Vec<String> = roots
+        .iter()
+        .take(LISTED_ROOTS)
+        .map(|root| Quoted::path(root).to_string())
+        .collect();
+    if roots.len() > LISTED_ROOTS {
+        names.push(format!("and {} more", roots.len() - LISTED_ROOTS));
+    }
+    names.join(", ")
 }
 
 #[derive(Default)]
@@ -115,10 +164,14 @@ pub fn collect<T>(work: impl FnOnce() -> T) -> (T, Vec<Notice>) {
     (value, notices)
 }
 
-/// Notes `notice` for the request this thread works on (nothing when none collects).
+/// Notes `notice` for the request this thread works on (nothing when none collects, and
+/// nothing when the request noted the same notice already).
 pub fn note(notice: Notice) {
     COLLECTOR.with(|collector| {
         if let Some(collector) = collector.borrow_mut().as_mut() {
+            if collector.notices.contains(&notice) {
+                return;
+            }
             if collector.notices.len() < MAX_NOTICES_PER_REQUEST - 1 {
                 collector.notices.push(notice);
             } else {
@@ -156,5 +209,19 @@ mod tests {
             prop_assert!(next.is_empty());
             note(Notice::ResultCut { tool: "x", limit: 1 });
         }
+    }
+
+    #[test]
+    fn a_request_keeps_one_of_each_notice() {
+        let refused = || Notice::ConfinementRefused {
+            path: Quoted::path(std::path::Path::new("/bin/ls")),
+            roots: Vec::new(),
+        };
+        let ((), notices) = collect(|| {
+            note(refused());
+            note(refused());
+        });
+        assert_eq!(notices, vec![refused()]);
+        assert!(refused().is_confinement());
     }
 }

@@ -93,6 +93,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
         module
             .register_async_method("prompts/get", |_, s, extensions| async move {
                 let context = context(&extensions)?;
+                context.connection.settled_roots().await;
                 let params = RequestParams::of(&extensions);
                 let object = params.object("prompts/get")?;
                 let name = params::required_str(object, "params", "name")?;
@@ -119,15 +120,22 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 if let Some(answer) = extension_completion(&params, &s)? {
                     return Ok(answer);
                 }
+                // The provider bound holds for the request end to end, from here.
+                let deadline = std::time::Instant::now() + s.sources.provider_timeout;
                 let request = CompletionRequest::parse(&params, &s)?;
+                context.connection.settled_roots().await;
                 let client = &context.connection.sessions;
-                if let Some(answer) = request.answer_at_hand(&s, client) {
+                let (at_hand, noticed) = notices::collect(|| request.answer_at_hand(&s, client));
+                if let Some(answer) = at_hand {
+                    context.send_notices(&noticed).await;
                     return Ok(answer);
                 }
                 let connection = Arc::clone(&context.connection);
                 let (answer, noticed) = run_on(completion_pool(), move || {
                     Ok(notices::collect(|| {
-                        request.answer(&connection.shared, &connection.sessions)
+                        crate::session::within_request_deadline(deadline, || {
+                            request.answer(&connection.shared, &connection.sessions)
+                        })
                     }))
                 })
                 .await?;
@@ -157,6 +165,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 let params = RequestParams::of(&extensions);
                 let object = params.object("resources/read")?;
                 let uri = params::required_str(object, "params", "uri")?;
+                context.connection.settled_roots().await;
                 let target = Target::Resource { uri };
                 if let Some(answer) = extension::answer(&s, object, target, context).await {
                     return answer;
@@ -202,6 +211,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     let arguments = params::optional_object(object, "params", "arguments")?
                         .cloned()
                         .unwrap_or_default();
+                    context.connection.settled_roots().await;
                     let target = Target::Tool {
                         name,
                         arguments: &arguments,
@@ -396,8 +406,9 @@ fn initialize(params: &RequestParams, connection: &Connection) -> MethodResult {
         .get("capabilities")
         .and_then(|capabilities| capabilities.get("roots"))
         .is_some_and(Value::is_object);
-    // Nothing is allowed until the client names its roots (see `roots`); over HTTP its roots
-    // are not asked for, and the confinement stays the server's.
+    // Nothing is allowed until the client answers `roots/list` (see `roots`; requests that
+    // touch paths wait for the answer); over HTTP its roots are not asked for, and the
+    // confinement stays the server's.
     if declares_roots && connection.expect_roots() {
         let none: [&std::path::Path; 0] = [];
         connection

@@ -6,14 +6,31 @@
 //! asked and `--root` alone confines.
 //!
 //! Until the first answer arrives, nothing is allowed: a client that declares roots is taken
-//! at its word that it will name them. Roots that are not `file://` URIs, or that name no
-//! directory, are left out.
+//! at its word that it will name them (a request that touches paths waits for the answer, at
+//! most [`ROOTS_WAIT`]). An empty list names no boundary (the MCP Inspector answers `[]` unless
+//! its user adds roots): then the server's own confinement (`--root`, or none) holds, as over
+//! HTTP. Roots that are not `file://` URIs, or that name no directory, are left out: a list of
+//! only such roots allows nothing.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::Value;
+
+/// Longest a request that touches paths waits for the client's pending `roots/list` answer
+/// before it runs under what is allowed until then (nothing, before the first answer).
+pub(crate) const ROOTS_WAIT: Duration = Duration::from_millis(1_000);
+
+/// What a `roots/list` answer says about the boundary.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ClientRoots {
+    /// An empty list: the client names no boundary, the server's own confinement holds.
+    Unnamed,
+    /// The local paths of the `file://` roots of a non-empty list (possibly none of them).
+    Named(Vec<PathBuf>),
+}
 
 /// The id prefix of the `roots/list` requests this server sends.
 const ROOTS_ID_PREFIX: &str = "rea-roots-";
@@ -33,17 +50,20 @@ pub(crate) fn answered_serial(id: &Value) -> Option<u64> {
     id.as_str()?.strip_prefix(ROOTS_ID_PREFIX)?.parse().ok()
 }
 
-/// The paths of a `roots/list` result's `file://` roots; `None` when the answer is an error
-/// or not shaped as the schema says.
-pub(crate) fn root_paths(response: &Value) -> Option<Vec<PathBuf>> {
+/// What a `roots/list` result names: no boundary (an empty list), or the paths of its
+/// `file://` roots; `None` when the answer is an error or not shaped as the schema says.
+pub(crate) fn client_roots(response: &Value) -> Option<ClientRoots> {
     let roots = response.get("result")?.get("roots")?.as_array()?;
-    Some(
+    if roots.is_empty() {
+        return Some(ClientRoots::Unnamed);
+    }
+    Some(ClientRoots::Named(
         roots
             .iter()
             .filter_map(|root| root.get("uri")?.as_str())
             .filter_map(file_uri_path)
             .collect(),
-    )
+    ))
 }
 
 /// The local path of a `file://` URI (`file:///p` or `file://localhost/p`), percent-decoded.
@@ -99,9 +119,20 @@ mod tests {
         let answer = json!({ "jsonrpc": "2.0", "id": "rea-roots-3",
             "result": { "roots": [{ "uri": "file:///tmp", "name": "t" }, { "uri": "s3://b" }] } });
         assert_eq!(answered_serial(&answer["id"]), Some(3));
-        assert_eq!(root_paths(&answer), Some(vec![PathBuf::from("/tmp")]));
+        assert_eq!(
+            client_roots(&answer),
+            Some(ClientRoots::Named(vec![PathBuf::from("/tmp")]))
+        );
+        let only_remote =
+            json!({ "id": "rea-roots-3", "result": { "roots": [{ "uri": "s3://b" }] } });
+        assert_eq!(
+            client_roots(&only_remote),
+            Some(ClientRoots::Named(Vec::new()))
+        );
+        let empty = json!({ "id": "rea-roots-3", "result": { "roots": [] } });
+        assert_eq!(client_roots(&empty), Some(ClientRoots::Unnamed));
         let error = json!({ "jsonrpc": "2.0", "id": "rea-roots-3", "error": { "code": -1, "message": "no" } });
-        assert_eq!(root_paths(&error), None);
+        assert_eq!(client_roots(&error), None);
         assert_eq!(answered_serial(&json!(3)), None);
     }
 }

@@ -7,6 +7,9 @@ use std::collections::BTreeSet;
 pub enum BinarySession {
     /// A binary is open: tools run against its provider.
     Open,
+    /// A binary is open, but its file lies outside the roots the client allows now: its tools
+    /// answer an error until the roots include it.
+    OutsideRoots,
     /// No binary is open: a rendering says that `open_binary` comes first.
     #[default]
     Closed,

@@ -206,6 +206,12 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
     text.push_str("## Workflow\n\n");
     match (tools.binary(), tools.offers(OPEN_BINARY)) {
         (BinarySession::Open, _) => text.push_str("A binary is open in this session.\n\n"),
+        (BinarySession::OutsideRoots, _) => text.push_str(
+            "The binary open in this session lies outside the roots the client allows now, so \
+             no tool can read it: the tools below answer an error until the client's roots \
+             include it (or `open_binary` opens a file inside them). Say so under \
+             **Unknowns** rather than guessing what the binary holds.\n\n",
+        ),
         (BinarySession::Closed, true) => {
             text.push_str("No binary is open in this session: call `open_binary` first.\n\n");
         }

@@ -65,6 +65,20 @@ where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
 {
+    // Within one completion request, every call shares the request's bound: the second call
+    // waits only for what the first left, so the answer keeps to the bound end to end.
+    let bound = timeout;
+    let timeout = match REQUEST_DEADLINE.with(Cell::get) {
+        Some(deadline) => timeout.min(deadline.saturating_duration_since(Instant::now())),
+        None => timeout,
+    };
+    if timeout.is_zero() {
+        notices::note(Notice::ProviderTimedOut {
+            provider: Quoted::new(provider.id()),
+            timeout: bound,
+        });
+        return None;
+    }
     let pool = pool()?;
     let key = provider_key(provider);
     if pool
@@ -111,7 +125,7 @@ where
                     marks.push(key);
                     notices::note(Notice::ProviderTimedOut {
                         provider: Quoted::new(provider.id()),
-                        timeout,
+                        timeout: bound,
                     });
                     None
                 }
@@ -125,6 +139,24 @@ where
 thread_local! {
     /// The deadline of the completion call running on this thread, if any.
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The deadline of the completion request whose provider calls this thread makes, if any.
+    static REQUEST_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `work` (the answer of one completion request) with every provider call it makes on
+/// this thread bounded by `deadline` as a whole: a call waits at most until `deadline` (and
+/// at most its own bound), and a call that would start after it is not made (a time-out
+/// notice, its candidates missing). The shell sets `deadline` when the request arrives, so
+/// waiting for a completion thread counts too.
+pub fn within_request_deadline<T>(deadline: Instant, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            REQUEST_DEADLINE.with(|cell| cell.set(self.0));
+        }
+    }
+    let _restore = Restore(REQUEST_DEADLINE.with(|cell| cell.replace(Some(deadline))));
+    work()
 }
 
 /// Runs `work` with [`completion_deadline`] answering `deadline` on this thread.

@@ -36,7 +36,7 @@ mod target;
 
 pub use crate::base::{Cancel, Cancelled};
 pub use address::{Address, AddressError};
-pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS, completion_deadline};
+pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS, completion_deadline, within_request_deadline};
 pub use budget::LedgerBudget;
 pub use decompile::{
     DEFAULT_DECOMPILE_CHARS, DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound,

@@ -97,8 +97,7 @@ pub enum StoreError {
     /// [`SessionStore::max_sessions`] sessions are open already.
     #[error(
         "at most {limit} binary sessions may be open at once and {limit} are; end one with \
-         close_binary (passing its session), or pass the session argument to open_binary to \
-         open this binary in a session that is open already"
+         close_binary (passing its session), then open this binary again"
     )]
     TooMany {
         /// The limit.

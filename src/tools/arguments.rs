@@ -300,6 +300,7 @@ fn generate<A: JsonSchema>(contract: Contract) -> Value {
         }
     }
     one_line_descriptions(&mut schema);
+    super::schema::single_types(&mut schema);
     schema
 }
 

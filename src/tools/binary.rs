@@ -20,11 +20,21 @@ use crate::session::{
     Session, SessionStore, Target,
 };
 
-/// Opening in a named session replaces its binary and so discards its ledger.
-const REPLACES: ToolAnnotations = ToolAnnotations {
+/// Opening adds a binary session (or fills one that has no binary) and never discards
+/// anything.
+const OPENS: ToolAnnotations = ToolAnnotations {
+    read_only_hint: false,
+    destructive_hint: false,
+    idempotent_hint: false,
+    open_world_hint: false,
+};
+
+/// Closing discards a binary session's Evidence, unknowns, inventories and captures; closing
+/// it again has no further effect.
+const DISCARDS: ToolAnnotations = ToolAnnotations {
     read_only_hint: false,
     destructive_hint: true,
-    idempotent_hint: false,
+    idempotent_hint: true,
     open_world_hint: false,
 };
 
@@ -101,11 +111,11 @@ pub(super) fn tools() -> Vec<ToolSpec> {
             session beside the open ones (at most 8 by default) and the result's `session` is \
             its handle: pass it as `session` to any tool to work in that session (a call \
             naming none works in the session opened or named last). With `session`, the file \
-            replaces that session's binary, which discards its Evidence ledger. A file that \
-            cannot be opened changes nothing. The first document becomes current. The result \
+            opens in that session if it has no binary open; opening never discards a binary \
+            or its Evidence (close_binary does). A file that cannot be opened changes nothing. The first document becomes current. The result \
             summarises the documents (their count and the first 20); list_documents pages \
             through all of them.",
-            annotations: REPLACES,
+            annotations: OPENS,
             handler: Handler::change(open_binary),
         },
         ToolSpec {
@@ -114,10 +124,7 @@ pub(super) fn tools() -> Vec<ToolSpec> {
             description: "Close a binary session (`session`, default: this client's session) and \
             end it: its Evidence ledger, unknowns, inventories and captures are discarded and \
             its IDs are never reused or suggested again. Other sessions are not touched.",
-            annotations: ToolAnnotations {
-                idempotent_hint: true,
-                ..REPLACES
-            },
+            annotations: DISCARDS,
             handler: Handler::change(close_binary),
         },
         ToolSpec {
@@ -173,6 +180,11 @@ fn open_binary(
     arguments: OpenBinaryArguments,
     cancel: &Cancel,
 ) -> Result<OpenBinaryResult, ToolError> {
+    if let Some(label) = session.label() {
+        return Err(ToolError::BinaryAlreadyOpen {
+            label: label.as_str().into(),
+        });
+    }
     let opened = open_path_unless(session, Path::new(&arguments.path), cancel)?;
     Ok(OpenBinaryResult::summary(opened))
 }
@@ -264,8 +276,6 @@ pub(super) struct OpenBinaryResult {
     more_documents: bool,
     /// The current document: the first document, if any.
     current_document: Option<String>,
-    /// The binary session this one replaced, or null.
-    replaced: Option<ClosedBinary>,
     /// Whether a session resumed from the store serving the same file (same real path and
     /// SHA-256) was resumed instead of opening the file anew (see `new_session`).
     resumed: bool,
@@ -280,7 +290,7 @@ impl OpenBinaryResult {
             providers,
             mut documents,
             current_document,
-            replaced,
+            replaced: _,
         } = opened;
         let document_count = documents.len();
         documents.truncate(OPEN_SUMMARY_DOCUMENTS);
@@ -291,7 +301,6 @@ impl OpenBinaryResult {
             more_documents: document_count > documents.len(),
             documents,
             current_document,
-            replaced,
             resumed: false,
             records: 0,
         }

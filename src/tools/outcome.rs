@@ -114,6 +114,16 @@ pub enum ToolError {
         /// The root of the kept walk with that manifest ID, cut to 64 characters.
         walked: Quoted,
     },
+    /// `open_binary` named a session whose binary is open: opening never discards one.
+    #[error(
+        "this binary session already has {label:?} open, and open_binary never discards a \
+         binary or its Evidence: call open_binary without session to open the file in a new \
+         session beside it, or close_binary this one first"
+    )]
+    BinaryAlreadyOpen {
+        /// The open binary's label (its path as given), cut to 64 characters.
+        label: Quoted,
+    },
     /// No retained inventory page has this manifest ID.
     #[error(
         "no retained inventory has manifest ID {manifest_id:?}; retained: {}; \

@@ -29,6 +29,7 @@ pub(crate) fn output_schema<R: JsonSchema>() -> Value {
         object.remove("description");
     }
     close(&mut schema);
+    single_types(&mut schema);
     schema
 }
 
@@ -75,6 +76,164 @@ fn close(schema: &mut Value) {
     }
 }
 
+/// The keywords of numbers (integers or not).
+const NUMBER_KEYWORDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "format",
+];
+
+/// The keywords that constrain only instances of one JSON type: where a type array is split
+/// into `anyOf` branches, each goes into the branch of its type.
+const TYPE_KEYWORDS: [(&str, &[&str]); 5] = [
+    (
+        "string",
+        &[
+            "minLength",
+            "maxLength",
+            "pattern",
+            "format",
+            "contentEncoding",
+            "contentMediaType",
+        ],
+    ),
+    ("integer", NUMBER_KEYWORDS),
+    ("number", NUMBER_KEYWORDS),
+    (
+        "array",
+        &[
+            "items",
+            "prefixItems",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "contains",
+            "minContains",
+            "maxContains",
+            "unevaluatedItems",
+        ],
+    ),
+    (
+        "object",
+        &[
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "minProperties",
+            "maxProperties",
+            "propertyNames",
+            "unevaluatedProperties",
+            "dependentRequired",
+            "dependentSchemas",
+        ],
+    ),
+];
+
+/// Keywords whose values are data, not schemas (never rewritten).
+const DATA_KEYWORDS: [&str; 4] = ["default", "examples", "const", "enum"];
+
+/// Rewrites every `type` array of `schema` (`["string", "null"]`, which clients that map
+/// schemas onto a single-type dialect reject or strip) as `anyOf` branches of one `type`
+/// each, with the keywords of each type (and the `enum` values of each type) in its branch;
+/// annotations (`description`, `default`, ...) stay beside the `anyOf`. The schema accepts
+/// exactly what it accepted before.
+pub(crate) fn single_types(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                if !DATA_KEYWORDS.contains(&key.as_str()) {
+                    single_types(value);
+                }
+            }
+            if let Some(Value::Array(types)) = object.get("type") {
+                let types: Vec<String> = types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect();
+                split_types(object, &types);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(single_types),
+        _ => {}
+    }
+}
+
+/// Whether the JSON value `value` is an instance of the JSON Schema type `kind`.
+fn is_of_type(value: &Value, kind: &str) -> bool {
+    match kind {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => false,
+    }
+}
+
+/// [`single_types`] for one object schema whose `type` is the array `types`.
+fn split_types(object: &mut Map<String, Value>, types: &[String]) {
+    object.remove("type");
+    if let [only] = types {
+        object.insert("type".to_owned(), Value::String(only.clone()));
+        return;
+    }
+    let keywords = |kind: &str| -> &'static [&'static str] {
+        TYPE_KEYWORDS
+            .iter()
+            .find(|(of, _)| *of == kind)
+            .map_or(&[], |(_, keywords)| *keywords)
+    };
+    let mut moved = Map::new();
+    for kind in types {
+        for keyword in keywords(kind) {
+            if let Some(value) = object.remove(*keyword) {
+                moved.insert((*keyword).to_owned(), value);
+            }
+        }
+    }
+    let allowed = object.remove("enum");
+    let mut branches = Vec::new();
+    for kind in types {
+        let mut branch = Map::new();
+        branch.insert("type".to_owned(), Value::String(kind.clone()));
+        for keyword in keywords(kind) {
+            if let Some(value) = moved.get(*keyword) {
+                branch.insert((*keyword).to_owned(), value.clone());
+            }
+        }
+        if let Some(Value::Array(allowed)) = &allowed {
+            let values: Vec<Value> = allowed
+                .iter()
+                .filter(|value| is_of_type(value, kind))
+                .cloned()
+                .collect();
+            if values.is_empty() {
+                continue;
+            }
+            if kind != "null" {
+                branch.insert("enum".to_owned(), Value::Array(values));
+            }
+        }
+        branches.push(Value::Object(branch));
+    }
+    if let Some(earlier) = object.remove("anyOf") {
+        let mut all = match object.remove("allOf") {
+            Some(Value::Array(all)) => all,
+            _ => Vec::new(),
+        };
+        all.push(json!({ "anyOf": earlier }));
+        object.insert("allOf".to_owned(), Value::Array(all));
+    }
+    object.insert("anyOf".to_owned(), Value::Array(branches));
+}
+
 /// A hand-written description as a `JsonSchema` (for a lower layer's type a tool returns).
 pub(crate) fn hand_written(schema: Value) -> Schema {
     Schema::try_from(schema).unwrap_or_else(|_| Schema::from(Map::new()))
@@ -118,7 +277,7 @@ pub(crate) fn string(description: &str) -> Value {
 
 /// A string or `null`, with a description.
 pub(crate) fn nullable_string(description: &str) -> Value {
-    json!({"type": ["string", "null"], "description": description})
+    json!({"anyOf": [{"type": "string"}, {"type": "null"}], "description": description})
 }
 
 /// A non-negative integer, with a description.
@@ -128,7 +287,10 @@ pub(crate) fn count(description: &str) -> Value {
 
 /// A non-negative integer or `null`, with a description.
 pub(crate) fn nullable_count(description: &str) -> Value {
-    json!({"type": ["integer", "null"], "minimum": 0, "description": description})
+    json!({
+        "anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}],
+        "description": description,
+    })
 }
 
 /// A boolean, with a description.

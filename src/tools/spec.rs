@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::arguments::{InputSchema, SESSION, session_schema};
 use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKind};
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError};
-use super::schema::{output_schema, string, with_optional_property, with_property};
+use super::schema::{output_schema, single_types, string, with_optional_property, with_property};
 use crate::session::{Cancel, ClientSessions, Operation, Session, SessionStore, Target};
 
 /// A tool's result: serialized as the `structuredContent` object, and described by the output
@@ -218,8 +218,12 @@ impl ToolSpec {
                 string("The handle of the binary session: pass it as `session` to name it."),
             );
         }
-        let input_schema =
+        let mut input_schema =
             with_optional_property(input.schema().clone(), SESSION, session_schema());
+        // Whatever a builder or a published document wrote, `tools/list` carries no `type`
+        // arrays (docs/CONTRACT.md section 11).
+        single_types(&mut input_schema);
+        single_types(&mut output_schema);
         ToolDefinition::new(DefinitionParts {
             name: self.name,
             title: self.title,

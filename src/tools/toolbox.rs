@@ -459,7 +459,12 @@ impl ToolBox {
             if decompiler {
                 supported.push(Operation::Decompile);
             }
-            (BinarySession::Open, supported)
+            let binary = if session.is_some_and(Session::binary_outside_roots) {
+                BinarySession::OutsideRoots
+            } else {
+                BinarySession::Open
+            };
+            (binary, supported)
         };
         let offered = self
             .definitions

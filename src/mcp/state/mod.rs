@@ -26,6 +26,9 @@ use crate::tools::ToolBox;
 /// The id prefix of the requests extension handlers send to the client.
 const ASK_ID_PREFIX: &str = "rea-ask-";
 
+/// Most distinct confinement notices one connection remembers having told.
+const MAX_TOLD: usize = 64;
+
 /// Most resource subscriptions one connection holds.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 256;
 
@@ -174,6 +177,12 @@ pub(crate) struct Connection {
     client_roots: AtomicBool,
     /// Serial of the latest `roots/list` request sent (0: none yet).
     roots_serial: AtomicU64,
+    /// Whether an answer to `roots/list` is awaited (from `initialize` on, for a client that
+    /// declared roots); requests that touch paths wait for it (at most [`roots::ROOTS_WAIT`]).
+    roots_pending: tokio::sync::watch::Sender<bool>,
+    /// The confinement notices already sent to this client (each cause is told once; at
+    /// most [`MAX_TOLD`], then the record starts over).
+    told: Mutex<HashSet<String>>,
     pub(crate) outlet: Outlet,
     /// The binary sessions this client opened or named, and its own.
     pub(crate) sessions: ClientSessions,
@@ -243,6 +252,8 @@ impl Connection {
             ready: AtomicBool::new(false),
             client_roots: AtomicBool::new(false),
             roots_serial: AtomicU64::new(0),
+            roots_pending: tokio::sync::watch::Sender::new(false),
+            told: Mutex::new(HashSet::new()),
             outlet,
             log_threshold: Mutex::new(None),
             listens: Mutex::new(Vec::new()),
@@ -277,6 +288,7 @@ impl Connection {
     pub(crate) fn expect_roots(&self) -> bool {
         if self.asks_roots {
             self.client_roots.store(true, Ordering::Release);
+            self.roots_pending.send_replace(true);
         }
         self.asks_roots
     }
@@ -285,8 +297,35 @@ impl Connection {
     pub(crate) async fn ask_for_roots(&self) {
         if self.client_roots.load(Ordering::Acquire) {
             let serial = self.roots_serial.fetch_add(1, Ordering::AcqRel) + 1;
+            self.roots_pending.send_replace(true);
             self.outlet.send(roots::roots_request(serial)).await;
         }
+    }
+
+    /// Waits until the client has answered the latest `roots/list`, at most
+    /// [`roots::ROOTS_WAIT`] (a request sent right after `notifications/initialized` would
+    /// otherwise race the answer). A client that has not answered by then is not waited for
+    /// again until the server asks anew.
+    pub(crate) async fn settled_roots(&self) {
+        let mut pending = self.roots_pending.subscribe();
+        let answered = pending.wait_for(|pending| !*pending);
+        if tokio::time::timeout(roots::ROOTS_WAIT, answered)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the client has not answered roots/list; nothing outside is allowed");
+            self.roots_pending.send_replace(false);
+        }
+    }
+
+    /// Whether `notice` (a confinement notice) is new to this client; it counts as told from
+    /// now on.
+    fn first_telling(&self, notice: &Notice) -> bool {
+        let mut told = self.told.lock().unwrap_or_else(|e| e.into_inner());
+        if told.len() >= MAX_TOLD {
+            told.clear();
+        }
+        told.insert(notice.to_string())
     }
 
     /// Notes the capabilities the client declared at `initialize`.
@@ -372,14 +411,20 @@ impl Connection {
             tracing::warn!(id = %response["id"], "dropped a response to no pending request");
             return;
         }
-        match roots::root_paths(response) {
-            Some(paths) => {
+        match roots::client_roots(response) {
+            Some(roots::ClientRoots::Named(paths)) => {
                 let confinement = self.shared.base_confinement.narrowed_to(&paths);
                 tracing::info!(roots = ?confinement.roots(), "confined to the client's roots");
                 self.shared.store.set_confinement(confinement);
             }
+            Some(roots::ClientRoots::Unnamed) => {
+                let confinement = self.shared.base_confinement.clone();
+                tracing::info!(roots = ?confinement.roots(), "the client names no roots");
+                self.shared.store.set_confinement(confinement);
+            }
             None => tracing::warn!("the client's roots/list answer is an error or malformed"),
         }
+        self.roots_pending.send_replace(false);
     }
 
     /// Sends a notification if the client has finished initialization.
@@ -486,17 +531,22 @@ impl RequestContext {
     }
 
     /// Sends each of `notices` at or above this request's log level as
-    /// `notifications/message` on its stream (nothing without a level), before its answer.
+    /// `notifications/message` on its stream, before its answer. Without a level nothing is
+    /// sent, except that a 2025 connection hears each confinement notice (a refused path, a
+    /// binary outside the roots) once per cause at `warning`, level or not.
     pub(crate) async fn send_notices(&self, notices: &[Notice]) {
-        let Some(threshold) = self.log_level else {
-            return;
-        };
         for notice in notices {
             let level = match notice.severity() {
                 Severity::Notice => LogLevel::Notice,
                 Severity::Warning => LogLevel::Warning,
             };
-            if level >= threshold {
+            let told_once = self.modern.is_none() && notice.is_confinement();
+            let threshold = match self.log_level {
+                Some(threshold) => threshold,
+                None if told_once => LogLevel::Warning,
+                None => continue,
+            };
+            if level >= threshold && (!told_once || self.connection.first_telling(notice)) {
                 let message = era::log_message(level, &notice.to_string());
                 self.stream.send(message.to_string()).await;
             }

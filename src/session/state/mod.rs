@@ -515,6 +515,12 @@ impl Session {
         self.lock().binary.as_ref().map(|b| b.label.clone())
     }
 
+    /// Whether the open binary's file lies outside the roots allowed now (the client's roots
+    /// narrowed): then its tools answer [`SessionError::OutsideRoots`].
+    pub fn binary_outside_roots(&self) -> bool {
+        self.lock().binary_outside_roots()
+    }
+
     /// The declared providers (empty when no binary is open).
     pub fn providers(&self) -> Vec<ProviderSummary> {
         let state = self.lock();
@@ -725,11 +731,25 @@ impl State {
     fn readable_binary(&self) -> Result<&Binary, SessionError> {
         let binary = self.binary.as_ref().ok_or(SessionError::NotOpen)?;
         match &binary.origin {
-            Some(origin) if !self.confinement.allows(origin) => Err(SessionError::OutsideRoots {
-                label: binary.label.as_str().into(),
-            }),
+            Some(origin) if !self.confinement.allows(origin) => {
+                crate::base::notices::note(crate::base::notices::Notice::BinaryOutsideRoots {
+                    label: binary.label.as_str().into(),
+                    roots: self.confinement.roots().unwrap_or_default().to_vec(),
+                });
+                Err(SessionError::OutsideRoots {
+                    label: binary.label.as_str().into(),
+                })
+            }
             _ => Ok(binary),
         }
+    }
+
+    /// Whether a binary is open whose file lies outside the current confinement.
+    fn binary_outside_roots(&self) -> bool {
+        self.binary
+            .as_ref()
+            .and_then(|binary| binary.origin.as_ref())
+            .is_some_and(|origin| !self.confinement.allows(origin))
     }
 
     /// Ends the binary session, if one is open, and clears what belongs to it.

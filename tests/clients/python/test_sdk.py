@@ -124,7 +124,7 @@ async def two_sessions(mode: str, url: str | None) -> None:
         assert ls["session"] != libc["session"]
         assert (ls["label"], ls["current_document"]) == (LS, os.path.basename(LS)), ls
         assert (libc["label"], libc["current_document"]) == (LIBC, os.path.basename(LIBC)), libc
-        assert libc["replaced"] is None, libc
+        assert "replaced" not in libc, libc
 
         # The same prefix completes from each session's own binary.
         in_ls = await prompt_values(client, "procedure", "mall", {"session": ls["session"]})

@@ -2,7 +2,7 @@
 //! connection, `_meta` `logLevel` per 2026 request, and `notifications/message` carrying what a
 //! client should see (a provider call that timed out, a bound that cut a result short, a
 //! confinement refusal), sent before the answer of the request it is about, and never without
-//! a level.
+//! a level, except that a 2025 connection hears each confinement refusal once per cause.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,8 +17,17 @@ use crate::support::fixtures::fake::{Behaviour, app_and_lib};
 use crate::support::fixtures::{Format, Spec, build};
 
 fn snapshot(name: &str, value: &Value) {
-    crate::support::snapshots::settings()
-        .bind(|| insta::assert_json_snapshot!(format!("mcp_logging__{name}"), value));
+    snapshot_under(name, value, None);
+}
+
+/// [`snapshot`], with the confinement's root `root` (a temporary directory) written `[root]`.
+fn snapshot_under(name: &str, value: &Value, root: Option<&std::path::Path>) {
+    let mut settings = crate::support::snapshots::settings();
+    if let Some(root) = root {
+        let canonical = std::fs::canonicalize(root).unwrap();
+        crate::support::snapshots::filter_path(&mut settings, &canonical, "[root]");
+    }
+    settings.bind(|| insta::assert_json_snapshot!(format!("mcp_logging__{name}"), value));
 }
 
 const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
@@ -32,12 +41,16 @@ fn confined() -> (Server, tempfile::TempDir) {
 }
 
 fn open_ls() -> Value {
-    json!({ "name": "open_binary", "arguments": { "path": "/bin/ls" } })
+    open_at("/bin/ls")
+}
+
+fn open_at(path: &str) -> Value {
+    json!({ "name": "open_binary", "arguments": { "path": path } })
 }
 
 #[tokio::test]
 async fn set_level_sets_the_threshold_of_a_2025_connection() {
-    let (server, _root) = confined();
+    let (server, root) = confined();
     let mut client = Client::start(server);
     let early = client
         .request("logging/setLevel", json!({ "level": "info" }))
@@ -48,9 +61,14 @@ async fn set_level_sets_the_threshold_of_a_2025_connection() {
     );
     client.initialize("2025-11-25").await;
 
-    // No level set: the refusal is only the tool's answer.
-    let refused = client.request("tools/call", open_ls()).await;
+    // No level set: a confinement refusal is still told, once per cause.
+    let (refused, told) = client.request_told("tools/call", open_at("/bin/cat")).await;
     assert_eq!(refused["result"]["isError"], true);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["params"]["level"], "warning");
+    let (refused, told) = client.request_told("tools/call", open_at("/bin/cat")).await;
+    assert_eq!(refused["result"]["isError"], true);
+    assert!(told.is_empty(), "{told:?}");
 
     let set = client
         .request("logging/setLevel", json!({ "level": "warning" }))
@@ -65,7 +83,7 @@ async fn set_level_sets_the_threshold_of_a_2025_connection() {
     assert_eq!(message["method"], "notifications/message", "{message}");
     assert_eq!(message["params"]["level"], "warning");
     assert_eq!(message["params"]["logger"], "rea");
-    snapshot("confinement_refused", &message["params"]);
+    snapshot_under("confinement_refused", &message["params"], Some(root.path()));
     let answer = client.recv().await;
     assert_eq!(answer["id"], "open");
     assert_eq!(answer["result"]["isError"], true);
@@ -74,7 +92,7 @@ async fn set_level_sets_the_threshold_of_a_2025_connection() {
     client
         .request("logging/setLevel", json!({ "level": "error" }))
         .await;
-    let refused = client.request("tools/call", open_ls()).await;
+    let refused = client.request("tools/call", open_at("/bin/sh")).await;
     assert_eq!(refused["result"]["isError"], true);
 
     let mut errors = serde_json::Map::new();
@@ -181,4 +199,45 @@ async fn a_result_cut_short_and_a_provider_time_out_are_told() {
     assert_eq!(answer["id"], "late");
     assert_eq!(answer["result"]["completion"]["values"], json!([]));
     snapshot("cut_and_timed_out", &Value::Array(told));
+}
+
+/// One completion request shares one bound among its provider calls: a call that would start
+/// after the request's deadline (spent waiting for a thread, or on earlier calls) is not made,
+/// and the answer says so with the time-out notice.
+#[test]
+fn a_completion_past_its_request_deadline_calls_no_provider_and_says_so() {
+    use std::collections::BTreeMap;
+
+    use rea::base::notices::{Notice, collect};
+    use rea::core::{Family, Prefix};
+    use rea::session::{complete_argument, within_request_deadline};
+
+    let session = Session::new();
+    let fake = Arc::new(app_and_lib("fake"));
+    let provider: Arc<dyn Provider> = fake.clone();
+    session.open_providers("in-test", vec![provider]).unwrap();
+    let complete = || {
+        complete_argument(
+            &session,
+            Family::Procedure,
+            &Prefix::new("").unwrap(),
+            &BTreeMap::new(),
+            &SourceConfig::default(),
+        )
+    };
+    let within = std::time::Instant::now() + Duration::from_secs(20);
+    let (answered, notices) = collect(|| within_request_deadline(within, complete));
+    assert!(!answered.values.is_empty());
+    assert!(notices.is_empty(), "{notices:?}");
+    let calls = fake.calls();
+
+    let past = std::time::Instant::now();
+    let (late, notices) = collect(|| within_request_deadline(past, complete));
+    assert!(late.values.is_empty(), "{late:?}");
+    assert_eq!(fake.calls(), calls, "no provider call after the deadline");
+    assert!(
+        matches!(notices.as_slice(), [Notice::ProviderTimedOut { timeout, .. }]
+            if *timeout == SourceConfig::default().provider_timeout),
+        "{notices:?}"
+    );
 }

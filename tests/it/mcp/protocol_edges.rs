@@ -193,15 +193,17 @@ async fn malformed_roots_answers_are_dropped_never_answered_never_taken() {
         reply["id"] = request["id"].clone();
         client.send(&reply).await;
         // Not answered (the next line is the ping's answer), and not taken as roots: nothing
-        // may be opened, as before any answer.
+        // may be opened, as before any answer (after a bounded wait for one; the client is
+        // told why).
         let pong = client.request("ping", json!({})).await;
         assert_eq!(pong["result"], json!({}), "{malformed}");
-        let refused = client
-            .request(
+        let (refused, told) = client
+            .request_told(
                 "tools/call",
                 json!({ "name": "open_binary", "arguments": { "path": path } }),
             )
             .await;
+        assert_eq!(told.len(), 1, "{malformed}: {told:?}");
         assert_eq!(refused["result"]["isError"], true, "{malformed}: {refused}");
         let text = refused["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.contains("outside"), "{malformed}: {text}");

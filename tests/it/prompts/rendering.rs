@@ -127,6 +127,17 @@ fn every_prompt_with_no_binary_open() {
 }
 
 #[test]
+fn a_prompt_with_the_binary_outside_the_clients_roots() {
+    let def = builtin_prompts()
+        .into_iter()
+        .find(|def| def.name == "trace_crash")
+        .unwrap();
+    let text = render_text(&def, false, &full_catalog(BinarySession::OutsideRoots));
+    assert!(!text.contains("A binary is open"), "{text}");
+    snapshot!("trace_crash__outside_roots", text);
+}
+
+#[test]
 fn get_prompt_result_shape() {
     let def = &builtin_prompts()[0];
     let arguments = BTreeMap::from([

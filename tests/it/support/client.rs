@@ -339,6 +339,29 @@ impl Client {
         response
     }
 
+    /// Sends a request with a fresh integer id and returns its response and the
+    /// `notifications/message` lines that came before it.
+    pub async fn request_told(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        let mut told = Vec::new();
+        loop {
+            let message = self.recv().await;
+            if message["method"] == "notifications/message" {
+                told.push(message);
+                continue;
+            }
+            assert_eq!(
+                message["id"],
+                json!(id),
+                "response to the request just sent"
+            );
+            return (message, told);
+        }
+    }
+
     /// Sends a 2026 request (the `_meta` envelope added to `params`, with `extra` keys) with a
     /// fresh integer id and returns its response.
     pub async fn request_modern(&mut self, method: &str, params: Value, extra: Value) -> Value {

@@ -26,7 +26,6 @@ fn open_binary_opens_a_catalog_and_selects_its_first_document() {
         ])
     );
     assert_eq!(opened["current_document"], "app");
-    assert_eq!(opened["replaced"], json!(null));
     assert_eq!(session.evidence_count(), 0, "opening is not an observation");
     assert_eq!(session.label(), Some(files.catalog()));
 }
@@ -52,27 +51,36 @@ fn open_binary_opens_real_binaries_with_the_native_provider() {
 }
 
 #[test]
-fn opening_again_replaces_the_binary_and_reports_the_discarded_ledger() {
+fn opening_in_a_session_with_a_binary_open_is_refused_and_discards_nothing() {
     let files = Files::new();
     let (session, tools) = with_catalog(&files);
     success(&tools, "list_procedures", json!({}));
     success(&tools, "list_segments", json!({}));
     assert_eq!(session.evidence_count(), 2);
     let binary = real_binaries().remove(0);
-    // Opening in the session that is open replaces its binary (without `session`, the
-    // binary would open in a new session beside it: see tools::sessions).
+    // Naming the session whose binary is open: refused, so opening never discards anything
+    // (without `session`, the binary opens in a new session beside it: see tools::sessions).
     let handle = tools.session_handle().unwrap();
-    let opened = success(
+    let refused = failure(
         &tools,
         "open_binary",
         json!({"path": binary.display().to_string(), "session": handle.as_str()}),
     );
-    assert_eq!(opened["session"], json!(handle.as_str()));
-    assert_eq!(
-        opened["replaced"],
-        json!({"label": files.catalog(), "evidence_discarded": 2})
+    snapshot(
+        "tools_binary__open_in_a_session_with_a_binary",
+        &refused,
+        Some(&files),
     );
-    assert_eq!(session.evidence_count(), 0);
+    assert_eq!(session.evidence_count(), 2, "nothing was discarded");
+    assert_eq!(session.label(), Some(files.catalog()));
+    // Closed first, the path opens (in a new session).
+    success(&tools, "close_binary", json!({}));
+    let opened = success(
+        &tools,
+        "open_binary",
+        json!({"path": binary.display().to_string()}),
+    );
+    assert_ne!(opened["session"], json!(handle.as_str()));
 }
 
 #[test]

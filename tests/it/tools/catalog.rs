@@ -222,7 +222,70 @@ fn kinds_operations_and_annotations_follow_the_documented_table() {
         .filter(|d| d.annotations().destructive_hint)
         .map(|d| d.name())
         .collect();
-    assert_eq!(destructive, ["open_binary", "close_binary"]);
+    assert_eq!(
+        destructive,
+        ["close_binary"],
+        "only discarding is destructive"
+    );
+}
+
+/// The annotations table of docs/CONTRACT.md section 11: each tool's four hints, by name.
+fn documented_hints() -> Vec<(String, Value)> {
+    let contract =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/CONTRACT.md")).unwrap();
+    let mut lines = contract.lines();
+    let header = lines
+        .by_ref()
+        .find(|line| line.starts_with("| tool | readOnlyHint"))
+        .expect("CONTRACT.md has the annotations table");
+    let names: Vec<&str> = header.split('|').map(str::trim).collect();
+    assert_eq!(
+        names[2..6],
+        [
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint"
+        ]
+    );
+    lines
+        .skip(1)
+        .take_while(|line| line.starts_with("| `"))
+        .map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let tool = cells[1].trim_matches('`').to_owned();
+            let mut hints = serde_json::Map::new();
+            for (name, cell) in names[2..6].iter().zip(&cells[2..6]) {
+                let hint = match *cell {
+                    "true" => true,
+                    "false" => false,
+                    other => panic!("{tool}: {name} is {other:?}, not true or false"),
+                };
+                hints.insert((*name).to_owned(), Value::Bool(hint));
+            }
+            (tool, Value::Object(hints))
+        })
+        .collect()
+}
+
+#[test]
+fn every_tools_hints_are_the_documented_table() {
+    let (_, tools) = closed();
+    let listed: Vec<(String, Value)> = tools
+        .definitions()
+        .iter()
+        .map(|d| (d.name().to_owned(), d.to_value()["annotations"].clone()))
+        .collect();
+    assert_eq!(
+        listed,
+        documented_hints(),
+        "tools/list and CONTRACT.md section 11"
+    );
+    let open_binary = tools.definition("open_binary").unwrap().annotations();
+    assert!(
+        !open_binary.destructive_hint,
+        "opening never discards anything"
+    );
 }
 
 #[test]
@@ -268,4 +331,47 @@ fn the_catalog_as_tools_list_shows_it() {
     crate::support::snapshots::settings().bind(|| {
         insta::assert_json_snapshot!("tools_catalog__definitions", listed);
     });
+}
+
+/// The JSON pointers of every `type` whose value is an array, in `schema`.
+fn type_arrays(schema: &Value, at: &str, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(object) => {
+            for (key, value) in object {
+                let here = format!("{at}/{key}");
+                if key == "type" && value.is_array() {
+                    found.push(here);
+                } else {
+                    type_arrays(value, &here, found);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                type_arrays(item, &format!("{at}/{index}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn tools_list_has_no_type_arrays() {
+    let mut client =
+        crate::support::Client::start(rea::mcp::Server::new(rea::mcp::ServerConfig::default()));
+    client.initialize("2025-11-25").await;
+    let listed = client.request("tools/list", serde_json::json!({})).await;
+    let listed = listed["result"]["tools"].as_array().unwrap();
+    assert_eq!(listed.len(), CATALOG.len());
+    let mut found = Vec::new();
+    let mut nullable = 0;
+    for tool in listed {
+        let name = tool["name"].as_str().unwrap();
+        for key in ["inputSchema", "outputSchema"] {
+            type_arrays(&tool[key], &format!("{name}/{key}"), &mut found);
+            nullable += tool[key].to_string().matches(r#"{"type":"null"}"#).count();
+        }
+    }
+    assert!(found.is_empty(), "type arrays in tools/list: {found:#?}");
+    assert!(nullable > 0, "nullable fields are anyOf branches");
 }

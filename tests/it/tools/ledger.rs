@@ -146,7 +146,11 @@ fn failures_reads_and_session_changes_append_nothing() {
         "open_binary",
         json!({"path": files.catalog(), "session": handle.as_str()}),
     );
-    assert_eq!(session.evidence_count(), 0, "opening replaced the ledger");
+    assert_eq!(
+        session.evidence_count(),
+        1,
+        "a refused opening discards nothing"
+    );
     call_and_check_ledger(&tools, "list_segments", json!({}));
     call_and_check_ledger(&tools, "close_binary", json!({}));
     assert_eq!(session.evidence_count(), 0);

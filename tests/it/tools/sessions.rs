@@ -58,7 +58,7 @@ fn open_binary_without_a_session_opens_a_new_one_beside_the_first() {
     let second = success(&tools, "open_binary", json!({"path": binary()}));
     let b = handle_of(&second);
     assert_ne!(a, b);
-    assert_eq!(second["replaced"], json!(null), "nothing was replaced");
+    assert!(second.get("replaced").is_none(), "opening replaces nothing");
     assert_eq!(tools.store().len(), 2);
 
     // Each session answers for its own binary; naming none means the one opened last.
@@ -172,23 +172,36 @@ fn closing_the_clients_session_leaves_it_without_one_until_it_opens_or_names_ano
 }
 
 #[test]
-fn open_binary_with_a_session_replaces_that_sessions_binary_only() {
+fn open_binary_naming_a_session_with_a_binary_is_refused_and_touches_no_session() {
     let files = Files::new();
     let (_, tools) = closed();
     let (a, b) = catalog_and_binary(&tools, &files);
     success(&tools, "list_procedures", json!({"session": a}));
-    let reopened = success(
+    let message = failure(
         &tools,
         "open_binary",
         json!({"session": a, "path": this_executable().display().to_string()}),
     );
-    assert_eq!(reopened["session"], json!(a));
-    assert_eq!(reopened["replaced"]["evidence_discarded"], 1);
+    assert!(message.contains("close_binary"), "{message}");
     assert_eq!(tools.store().len(), 2);
+    let evidence = success(&tools, "list_evidence", json!({"session": a}));
+    assert_eq!(evidence["evidence"].as_array().unwrap().len(), 1);
     assert_eq!(
         success(&tools, "current_document", json!({"session": b}))["label"],
         json!(binary())
     );
+    // A session with no binary (made by registering an unknown) takes one, and keeps its
+    // unknowns.
+    let (_, fresh) = closed();
+    success(&fresh, "register_unknown", json!({"question": "q"}));
+    let handle = fresh.session_handle().unwrap();
+    success(
+        &fresh,
+        "open_binary",
+        json!({"session": handle.as_str(), "path": files.catalog()}),
+    );
+    let unknowns = success(&fresh, "list_unknowns", json!({}));
+    assert_eq!(unknowns["unknowns"].as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -206,12 +219,7 @@ fn beyond_the_session_limit_opening_is_refused_and_a_failed_open_takes_no_slot()
     let refused = failure(&tools, "open_binary", json!({"path": files.catalog()}));
     snapshot("sessions__limit_reached", &refused, None);
     assert_eq!(tools.store().len(), 2);
-    // Opening in an open session is still allowed, and ending one makes room.
-    success(
-        &tools,
-        "open_binary",
-        json!({"session": second, "path": files.catalog()}),
-    );
+    // Ending one makes room.
     success(&tools, "close_binary", json!({"session": second}));
     success(&tools, "open_binary", json!({"path": binary()}));
     assert_eq!(tools.store().len(), 2);
@@ -347,8 +355,9 @@ proptest::proptest! {
                     unknowns[i].push(result["id"].clone());
                 }
                 Step::Reopen(i) => {
-                    success(&tools, "open_binary",
-                        json!({"session": handles[i], "path": files.catalog()}));
+                    success(&tools, "close_binary", json!({"session": handles[i]}));
+                    handles[i] = handle_of(&success(&tools, "open_binary",
+                        json!({"path": files.catalog()})));
                     evidence[i].clear();
                     unknowns[i].clear();
                 }
