@@ -627,12 +627,14 @@ fn mcp_inspector_cli_over_stdio_in_both_eras() {
             .unwrap_or_default();
         assert!(text.starts_with("no binary session"), "{era}: {text}");
     }
-    // Without a config file the Inspector still declares `roots`, and names none: a 2025
-    // client that declares roots confines the server to them, so nothing may be opened.
+    // Without a config file the Inspector still declares `roots`, and names none: an empty
+    // list names no boundary (the operator's `--root` alone confines), so the file opens.
     let arguments = json!({ "path": ls }).to_string();
-    let (code, refused, stderr) = inspector.cli_output(&[
+    let (code, opened, stderr) = inspector.cli_output(&[
         rea,
         "serve",
+        "--store",
+        "memory",
         "--method",
         "tools/call",
         "--tool-name",
@@ -640,12 +642,9 @@ fn mcp_inspector_cli_over_stdio_in_both_eras() {
         "--tool-args-json",
         &arguments,
     ]);
-    assert_eq!(code, Some(5), "a tool error: {refused}\n{stderr}");
-    assert_eq!(refused["result"]["isError"], true);
-    let text = refused["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(text.contains("outside the allowed roots (none)"), "{text}");
+    assert_eq!(code, Some(0), "a tool result: {opened}\n{stderr}");
+    assert_eq!(opened["result"]["isError"], false, "{opened}");
+    assert_eq!(opened["result"]["structuredContent"]["label"], ls);
 }
 
 #[test]

@@ -18,6 +18,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+mod document;
+
 /// The layers, lowest first; a module may import its own layer and the layers below it. The
 /// binary (`src/main.rs`) is above everything.
 const LAYERS: &[&[&str]] = &[

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+use super::angr::SERVE_WITH_ANGR;
 use crate::support::server_process::ServerProcess;
 
 /// The real Python interpreter (not a shim in front of it).
@@ -64,7 +65,7 @@ impl FakeAngr {
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_rea"));
         command
-            .args(["serve", "--store", "memory", "--provider", "angr", "--angr-dir"])
+            .args(SERVE_WITH_ANGR)
             .arg(self.dir.path().join("angr"))
             .arg("--angr-venv")
             .arg(self.dir.path().join("venv"))

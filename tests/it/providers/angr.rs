@@ -14,6 +14,16 @@ use serde_json::{Value, json};
 
 use crate::support::tools::success;
 
+/// `rea serve` with a memory store and the angr provider; the adapter folder follows.
+pub const SERVE_WITH_ANGR: [&str; 6] = [
+    "serve",
+    "--store",
+    "memory",
+    "--provider",
+    "angr",
+    "--angr-dir",
+];
+
 fn adapter_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/angr")
 }

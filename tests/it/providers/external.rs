@@ -11,6 +11,7 @@ use rea::session::Session;
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
 
+use super::angr::SERVE_WITH_ANGR;
 use crate::support::tools::{
     call, failure, fake_spec, quick_limits, snapshot, success, this_executable,
 };
@@ -378,14 +379,7 @@ fn a_late_answer_to_completion_is_dropped_and_the_adapter_keeps_its_work() {
 fn serve_with_angr_not_installed_fails_at_start_saying_how_to_install() {
     let dir = tempfile::tempdir().unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_rea"))
-        .args([
-            "serve",
-            "--store",
-            "memory",
-            "--provider",
-            "angr",
-            "--angr-dir",
-        ])
+        .args(SERVE_WITH_ANGR)
         .arg(dir.path())
         .stdin(std::process::Stdio::null())
         .output()
