@@ -350,6 +350,25 @@ async function completeProcedure() {
 
 async function callTool() {
   await openTab("Tools");
+  // The Inspector lints each tool's schemas for portability and marks a tool in the list with
+  // "Schema portability: N warning(s)"; recorded (and a failure with REA_BROWSER_STRICT=1).
+  const lint = await until("the tool list", () =>
+    page.evaluate(() => {
+      const tools = [...document.querySelectorAll("main button")].filter((b) => /\n[a-z_]+$/.test(b.innerText.trim()));
+      return (
+        tools.length > 0 &&
+        tools.flatMap((b) =>
+          [...b.querySelectorAll("[aria-label^='Schema portability']")].map(
+            (e) => `${b.innerText.trim().split("\n").pop()}: ${e.getAttribute("aria-label")}`,
+          ),
+        ).concat([`${tools.length} tools`])
+      );
+    }),
+  );
+  const toolCount = lint.pop();
+  report.schemaPortability = lint;
+  record("tool list", { tools: toolCount, schemaPortability: lint, screenshot: await shoot("tools") });
+  if (lint.length && env.REA_BROWSER_STRICT === "1") fail(`tools marked by the schema-portability lint: ${lint.join("; ")}`);
   await clickButton("List procedures list_procedures", "main");
   const t = Date.now();
   await clickButton("Execute Tool", "main");
@@ -536,6 +555,9 @@ try {
   if (home) rmSync(home, { recursive: true, force: true });
 }
 if (consoleErrors.length) log(`browser console errors: ${consoleErrors.length} (in report.json)`);
+if (report.schemaPortability?.length) {
+  log(`note: the Inspector marks tools with schema-portability warnings: ${report.schemaPortability.join("; ")}`);
+}
 if (code === 0) {
   console.log(
     `\nPASS in ${report.seconds.toFixed(1)} s: suggestions ${JSON.stringify(report.suggestions)}; screenshots in ${ARTIFACTS}`,
