@@ -6,13 +6,23 @@
 // no roots, no catalog) and one ad-hoc stdio server, `$REA_BIN serve --store memory --open
 // $REA_OPEN`. Headless chromium, driven by puppeteer-core, then does what a new user does:
 // connect; Prompts -> trace_crash -> type into `procedure` and see suggestions; Get Prompt;
-// Tools -> list_procedures -> Execute Tool and see a procedure name; Resources -> the
-// "Procedure dossier" template, each argument chosen from its completion -> Read Resource and
-// see the dossier. A screenshot of each step lands in $REA_BROWSER_ARTIFACTS; any failure
+// Tools -> note the tools the schema-portability lint marks -> list_procedures -> Execute Tool
+// and see a procedure name; Resources -> the "Procedure dossier" template, each argument chosen
+// from its completion -> Read Resource and see the dossier; the Protocol pane marks every
+// request OK (report.json keeps its timings). A screenshot of each step lands in $REA_BROWSER_ARTIFACTS; any failure
 // exits non-zero with what was expected and what the page showed. Every wait is bounded.
 
 import { spawn } from "node:child_process";
-import { accessSync, constants, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -455,8 +465,13 @@ async function main() {
   } catch {
     fail(`the binary to open does not exist: ${REA_OPEN} (REA_OPEN)`);
   }
-  rmSync(ARTIFACTS, { recursive: true, force: true });
+  // The previous run's files go; nothing else in the folder (it may be one of the user's).
   mkdirSync(ARTIFACTS, { recursive: true });
+  for (const name of readdirSync(ARTIFACTS)) {
+    if (/^(\d\d-.*\.png|failed\.png|failed-page\.txt|report\.json|inspector\.log|trace_crash-prompt\.txt)$/.test(name)) {
+      rmSync(join(ARTIFACTS, name));
+    }
+  }
 
   const url = await startInspector();
   const browser = await puppeteer.launch({
