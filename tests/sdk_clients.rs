@@ -360,6 +360,24 @@ impl Inspector {
         (output.status.code(), value, stderr)
     }
 
+    /// The Inspector's schema-portability lint of `tools/list` (`--strict`, not quiet, so its
+    /// warnings are printed) finds neither an error nor a warning.
+    fn lint_passes_without_warnings(&self, target: &[&str], era: &str) {
+        let output = self
+            .node(Self::CLI)
+            .args(["--cli", "--format", "json"])
+            .args(target)
+            .args(["--protocol-era", era, "--method", "tools/list", "--strict"])
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run the Inspector CLI: {e}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{era}: {stderr}");
+        assert!(
+            !stderr.contains("Warning") && !stderr.contains("Error"),
+            "{era}: the lint of tools/list warns:\n{stderr}"
+        );
+    }
+
     /// The `result` of a CLI run that must succeed.
     fn cli(&self, args: &[&str]) -> Value {
         let (code, value, stderr) = self.cli_output(args);
@@ -478,6 +496,7 @@ fn inspector_lists_and_reads(inspector: &Inspector, target: &[&str], (era, versi
     assert_eq!(initialized["capabilities"]["completions"], json!({}));
 
     let tools = with(&["tools/list", "--strict"]);
+    inspector.lint_passes_without_warnings(target, era);
     let listed = names(&tools["tools"], "name");
     for tool in [
         "open_binary",

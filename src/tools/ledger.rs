@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::arguments::EVIDENCE_ID_PATTERN;
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{any, count, hand_written, nullable_string, object, string};
+use super::schema::{count, hand_written, nullable_string, object, open_object, string};
 use super::spec::{Handler, ToolSpec};
 use crate::session::{EvidenceId, EvidenceRecord, Session};
 
@@ -107,6 +107,7 @@ struct EvidenceSummary {
     /// The tool that observed it.
     operation: String,
     /// The arguments of that call, as given.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     arguments: Value,
     /// The provider that answered, if any.
     provider: Option<String>,
@@ -143,7 +144,8 @@ impl JsonSchema for EvidenceRecord {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         hand_written({
             let mut properties = record_properties();
-            properties["result"] = any("The result of that call (without its `evidence_id`).");
+            properties["result"] =
+                open_object("The result of that call (without its `evidence_id`).");
             object(properties)
         })
     }
@@ -154,7 +156,7 @@ fn record_properties() -> Value {
         "id": string("The Evidence ID."),
         "sequence": count("Position in the session's ledger, from 1."),
         "operation": string("The tool that observed it."),
-        "arguments": any("The arguments of that call, as given."),
+        "arguments": open_object("The arguments of that call, as given."),
         "provider": nullable_string("The provider that answered, if any."),
         "document": nullable_string("The document observed, if any."),
     })

@@ -303,9 +303,10 @@ pub(crate) fn array(items: Value, description: &str) -> Value {
     json!({"type": "array", "items": items, "description": description})
 }
 
-/// Any JSON value, with a description.
-pub(crate) fn any(description: &str) -> Value {
-    json!({"description": description})
+/// A JSON object of any members, with a description (`type` stated, so that clients which
+/// map schemas onto a single-type dialect keep the field).
+pub(crate) fn open_object(description: &str) -> Value {
+    json!({"type": "object", "additionalProperties": true, "description": description})
 }
 
 /// A doc comment's description as running text: the lines of each paragraph joined by spaces,
