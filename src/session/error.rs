@@ -72,6 +72,10 @@ pub enum SessionError {
     /// The binary session was closed or replaced while the call ran.
     #[error("the open binary changed while the call ran; repeat it")]
     SessionChanged,
+    /// The binary session was closed while the call ran (its Evidence is discarded): what the
+    /// call would have recorded is refused, so no answer names an ID no session holds.
+    #[error("the binary session was closed while the call ran; nothing was recorded")]
+    ClosedWhileRunning,
     /// A provider operation failed.
     #[error("provider {provider:?} failed: {source}")]
     Provider {

@@ -108,6 +108,9 @@ struct State {
     /// Finished inventories whose later pages may still be asked for (see `stores`); cleared
     /// with the ledger.
     inventories: stores::KeptInventories,
+    /// A binary was closed and none opened since: the session has ended, and a record (of a
+    /// call that raced `close_binary`) is refused instead of answering an ID no one holds.
+    closed: bool,
 }
 
 struct Binary {
@@ -448,6 +451,7 @@ impl Session {
         let mut state = self.lock();
         let replaced = state.close_binary();
         state.binary = Some(binary);
+        state.closed = false;
         Ok(Opened { replaced, ..opened })
     }
 
@@ -661,6 +665,8 @@ impl Session {
                 if open_epoch != Some(binding.epoch) {
                     return Err(SessionError::SessionChanged);
                 }
+            } else if state.closed {
+                return Err(SessionError::ClosedWhileRunning);
             }
             cancel.commit()?;
             state.ledger.prepare(observation)?
@@ -755,6 +761,7 @@ impl State {
     /// Ends the binary session, if one is open, and clears what belongs to it.
     fn close_binary(&mut self) -> Option<ClosedBinary> {
         let binary = self.binary.take()?;
+        self.closed = true;
         let evidence_discarded = self.ledger.clear();
         self.unknowns.clear();
         self.inventories.clear();

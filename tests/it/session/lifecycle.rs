@@ -173,6 +173,37 @@ fn observations_of_a_closed_binary_are_refused() {
     assert_eq!(session.evidence_count(), 0);
 }
 
+/// An observation of no binary (an inventory, a capture) that finishes after `close_binary`
+/// ended its session is refused: its answer must not name an Evidence ID no session holds.
+#[test]
+fn an_unbound_record_after_close_is_refused_until_a_binary_opens() {
+    let session = Session::new();
+    session
+        .open_providers("first", vec![two_documents("fake")])
+        .unwrap();
+    session.close().unwrap();
+    let refused = session.record_evidence(Observation::unbound(
+        "inventory_artifacts",
+        json!({}),
+        json!({}),
+    ));
+    let error = refused.expect_err("a record in a closed session");
+    assert!(matches!(error, SessionError::ClosedWhileRunning), "{error}");
+    snapshot("session_lifecycle__closed_while_running", error.to_string());
+    assert_eq!(session.evidence_count(), 0);
+    // An integrator that opens the session again records as before.
+    session
+        .open_providers("second", vec![two_documents("fake")])
+        .unwrap();
+    let record = session.record_evidence(Observation::unbound(
+        "inventory_artifacts",
+        json!({}),
+        json!({}),
+    ));
+    assert!(record.is_ok(), "{record:?}");
+    assert_eq!(session.evidence_count(), 1);
+}
+
 #[test]
 fn evidence_records_provider_and_document_of_the_target() {
     let session = Session::new();
