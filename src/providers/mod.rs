@@ -145,13 +145,20 @@ pub fn reopen(binary: &StoredBinary, store: &SessionStore) -> Result<Reopened, R
 /// the log. Returns how many sessions were opened.
 pub fn resume(store: &SessionStore) -> Result<usize, SessionError> {
     let snapshot = store.durable().load()?;
-    store.resume(snapshot, |binary| match reopen(binary, store) {
+    store.set_reopen(reopen_or_warn);
+    store.resume(snapshot, |binary| reopen_or_warn(binary, store))
+}
+
+/// [`reopen`], or `None` with a warning in the log: the session then goes on with its ledger
+/// and unknowns but no binary.
+fn reopen_or_warn(binary: &StoredBinary, store: &SessionStore) -> Option<Reopened> {
+    match reopen(binary, store) {
         Ok(opened) => Some(opened),
         Err(error) => {
             tracing::warn!("a kept session resumes without its binary: {error}");
             None
         }
-    })
+    }
 }
 
 /// A loaded provider, where its file was found (the opened descriptor's path), the

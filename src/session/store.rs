@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use std::path::Path;
 
 use super::budget::LedgerBudget;
-use super::durable::{Durable, MemoryStore, Snapshot, StoredBinary};
+use super::durable::{Acquired, Durable, MemoryStore, Snapshot, StoredBinary};
 use super::error::SessionError;
 use super::provider::Companions;
 use super::state::{Journal, Reopened, Session, SessionSummary};
@@ -38,6 +38,14 @@ const HANDLE_BYTES: usize = 16;
 /// from the operating system (never a counter, a path or a time).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SessionHandle(String);
+
+// The derived order, equality and hash are the text's, so a map keyed by handles may be
+// looked up by the text a client sent.
+impl std::borrow::Borrow<str> for SessionHandle {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
 
 impl SessionHandle {
     /// A new handle from the operating system's random source.
@@ -115,6 +123,10 @@ pub enum StoreError {
     /// The operating system's random source failed, so no handle could be made.
     #[error("the operating system's random source failed; no session handle could be made")]
     NoRandomness,
+    /// The session could not be taken from the durable store (another process serves it, or
+    /// the store failed).
+    #[error(transparent)]
+    Session(#[from] SessionError),
 }
 
 /// How a [`SessionStore`] is bounded.
@@ -157,7 +169,13 @@ pub struct SessionStore {
     companions: Mutex<Option<Arc<dyn Companions>>>,
     /// Where every session's changes are committed before they are applied.
     durable: Arc<dyn Durable>,
+    /// How a kept binary is opened again (set by [`SessionStore::resume`]'s caller, the
+    /// providers layer), for a session taken over from another process.
+    reopen: Mutex<Option<Reopen>>,
 }
+
+/// Opens a kept binary again: its providers and real path, or `None` when it cannot be.
+pub type Reopen = fn(&StoredBinary, &SessionStore) -> Option<Reopened>;
 
 /// An open session and when a request last named or used it (for the idle time-out).
 #[derive(Debug)]
@@ -167,6 +185,10 @@ struct Entry {
     /// Whether it was resumed from the store at start-up (what `open_binary` of its file
     /// resumes).
     resumed: bool,
+    /// Whether this process holds the session's lease in the durable store (see
+    /// [`SessionStore::hold`]): a session it made is held from the start; a resumed one once
+    /// a tool call has taken it.
+    held: bool,
 }
 
 impl SessionStore {
@@ -186,7 +208,109 @@ impl SessionStore {
             confinement: Mutex::new(Confinement::unrestricted()),
             companions: Mutex::new(None),
             durable,
+            reopen: Mutex::new(None),
         }
+    }
+
+    /// Sets how kept binaries are opened again when a session is taken over from another
+    /// process (see [`SessionStore::hold`]).
+    pub fn set_reopen(&self, reopen: Reopen) {
+        *self.reopen.lock().unwrap_or_else(PoisonError::into_inner) = Some(reopen);
+    }
+
+    /// The session named `handle`, held by this process, for a tool call that may change it.
+    ///
+    /// Over a store several processes share (two `rea serve` on one SQLite file), a session is
+    /// served by one process at a time: the first call that needs a session this process does
+    /// not hold yet takes its lease, and fails naming the other process's pid while that one
+    /// runs. A session the store holds but this process has not loaded (another process
+    /// opened it, and has ended), or one another process changed since this one loaded it, is
+    /// loaded afresh from the store first, so no answered record is missed.
+    pub fn hold(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
+        let known = self.lock().get_mut(handle).map(|entry| {
+            entry.used = Instant::now();
+            (Arc::clone(&entry.session), entry.held)
+        });
+        match known {
+            Some((session, true)) => return Ok(session),
+            Some((session, false)) => {
+                if self.durable.acquire(handle).map_err(SessionError::from)?
+                    == Acquired::AlreadyHeld
+                {
+                    self.mark_held(handle);
+                    return Ok(session);
+                }
+            }
+            None => {
+                // Nothing to take before the store is asked whether it holds the session.
+                if self
+                    .durable
+                    .load_session(handle)
+                    .map_err(SessionError::from)?
+                    .is_none()
+                {
+                    return Err(StoreError::Unknown {
+                        handle: handle.into(),
+                    });
+                }
+                self.durable.acquire(handle).map_err(SessionError::from)?;
+            }
+        }
+        self.reload(handle)
+    }
+
+    fn mark_held(&self, handle: &str) {
+        if let Some(entry) = self.lock().get_mut(handle) {
+            entry.held = true;
+        }
+    }
+
+    /// Loads session `handle` from the durable store (whose lease this process holds now) in
+    /// place of what this process had of it.
+    fn reload(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
+        let Some(stored) = self
+            .durable
+            .load_session(handle)
+            .map_err(SessionError::from)?
+        else {
+            self.lock().remove(handle);
+            return Err(StoreError::Unknown {
+                handle: handle.into(),
+            });
+        };
+        let reopen = *self.reopen.lock().unwrap_or_else(PoisonError::into_inner);
+        let providers = match (&stored.binary, reopen) {
+            (Some(binary), Some(reopen)) => reopen(binary, self),
+            _ => None,
+        };
+        let journal = Journal {
+            handle: handle.to_owned(),
+            durable: Arc::clone(&self.durable),
+        };
+        let session = Arc::new(Session::resumed(
+            Arc::clone(&self.budget),
+            journal,
+            stored,
+            providers,
+        )?);
+        session.set_confinement(self.confinement());
+        session.set_companions(self.companions());
+        let mut sessions = self.lock();
+        if !sessions.contains_key(handle) && sessions.len() >= self.max_sessions {
+            return Err(StoreError::TooMany {
+                limit: self.max_sessions,
+            });
+        }
+        sessions.insert(
+            SessionHandle(handle.to_owned()),
+            Entry {
+                session: Arc::clone(&session),
+                used: Instant::now(),
+                resumed: true,
+                held: true,
+            },
+        );
+        Ok(session)
     }
 
     /// The store sessions commit to.
@@ -228,6 +352,7 @@ impl SessionStore {
                     session: Arc::new(session),
                     used: Instant::now(),
                     resumed: true,
+                    held: false,
                 },
             );
             opened += 1;
@@ -346,6 +471,7 @@ impl SessionStore {
                 session,
                 used: Instant::now(),
                 resumed: false,
+                held: true,
             },
         );
         Ok(handle)

@@ -249,7 +249,7 @@ impl ToolBox {
             && !client.is_unlisted()
             && let Some(handle) = self.resumable(tool, &arguments)?
         {
-            let session = self.store.get(handle.as_str())?;
+            let session = self.store.hold(handle.as_str())?;
             let mut result = encode_result(spec.name, &binary::resumed(&session)?)?;
             client.name(&handle);
             result.insert(SESSION_FIELD.to_owned(), handle.as_str().into());
@@ -322,13 +322,19 @@ impl ToolBox {
         run: &Run,
     ) -> Result<Chosen, ToolError> {
         if let Some(named) = named {
-            let session = self.store.get(named)?;
+            let session = self.store.hold(named)?;
             let handle = self.store.handle(named);
             return Ok(Chosen { session, handle });
         }
-        let current = client
-            .current()
-            .and_then(|handle| Some((self.store.get(handle.as_str()).ok()?, handle)));
+        let current = match client.current() {
+            Some(handle) => match self.store.hold(handle.as_str()) {
+                Ok(session) => Some((session, handle)),
+                // Closed, or ended by the idle time-out: a call naming none opens anew.
+                Err(StoreError::Unknown { .. }) => None,
+                Err(error) => return Err(error.into()),
+            },
+            None => None,
+        };
         match (current, usage) {
             (Some((session, handle)), SessionUse::Works | SessionUse::Ends) => Ok(Chosen {
                 session,

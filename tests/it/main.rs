@@ -56,6 +56,7 @@ mod durable {
     mod kills;
     mod memory;
     mod resume;
+    mod two_processes;
 }
 
 /// Providers: the catalog provider and the native one on generated and system binaries.

@@ -17,6 +17,7 @@
 //! A row read back is untrusted input: [`rows`] decodes it with the ledger's bounds and
 //! refuses what does not fit.
 
+pub mod lease;
 mod memory;
 pub mod rows;
 mod sqlite;
@@ -61,6 +62,33 @@ pub trait Durable: Send + Sync + fmt::Debug {
 
     /// What the store is, for messages: its path, or `memory`.
     fn describe(&self) -> String;
+
+    /// Takes the lease of session `handle` for this process (see [`lease`]): a store that
+    /// several processes share serves each session from one of them at a time. Fails with
+    /// [`DurableError::Held`] while another live process holds it. The default is for a store
+    /// only this process uses: it is always held already.
+    fn acquire(&self, handle: &str) -> Result<Acquired, DurableError> {
+        let _ = handle;
+        Ok(Acquired::AlreadyHeld)
+    }
+
+    /// The session `handle` as the store holds it now (another process may have changed it
+    /// since [`Durable::load`]), or `None` when the store has no such session. The default,
+    /// for a store only this process uses, has nothing newer than what was loaded.
+    fn load_session(&self, handle: &str) -> Result<Option<StoredSession>, DurableError> {
+        let _ = handle;
+        Ok(None)
+    }
+}
+
+/// What [`Durable::acquire`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acquired {
+    /// This process held the lease already (or no other process can).
+    AlreadyHeld,
+    /// The lease was free or its holder is gone, and this process holds it now: what this
+    /// process loaded of the session may be older than the store.
+    Taken,
 }
 
 /// One change to one session, as [`Durable::commit`] receives it.
@@ -225,6 +253,20 @@ pub enum DurableError {
         action: &'static str,
         /// SQLite's error.
         source: rusqlite::Error,
+    },
+    /// Another live process serves the session on this store (see [`lease`]).
+    #[error(
+        "the binary session {handle} is served by another rea serve on the store {} (pid \
+         {pid}); it is served here once that process ends, or open the file in a new session",
+        path.display()
+    )]
+    Held {
+        /// The file.
+        path: PathBuf,
+        /// The session.
+        handle: String,
+        /// The process holding it.
+        pid: u32,
     },
     /// A row read back does not decode (see [`rows`]).
     #[error("the store {} holds a row it cannot read back: {source}", path.display())]

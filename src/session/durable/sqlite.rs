@@ -10,12 +10,15 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 
+use super::lease::Holder;
 use super::rows::{self, RecordRow, id_number};
-use super::{Change, Durable, DurableError, Snapshot, StoredBinary, StoredSession, unix_now};
+use super::{
+    Acquired, Change, Durable, DurableError, Snapshot, StoredBinary, StoredSession, unix_now,
+};
 use crate::unknowns::Unknown;
 
 /// The schema version this rea writes and reads; a store of a newer one is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The default of `--max-store-mib`.
 pub const DEFAULT_MAX_STORE_MIB: u64 = 4096;
@@ -56,6 +59,17 @@ CREATE INDEX unknowns_by_session ON unknowns (handle);
 CREATE TABLE numbering (kind TEXT PRIMARY KEY, next INTEGER NOT NULL);
 INSERT INTO numbering (kind, next) VALUES ('evidence', 1), ('unknown', 1);
 ";
+
+/// What version 2 added to version 1: the process holding each session (see [`lease`]).
+const LEASES: &str = "
+CREATE TABLE leases (handle TEXT PRIMARY KEY, pid INTEGER NOT NULL, start INTEGER NOT NULL);
+";
+
+/// How many Evidence and unknown numbers a process takes from the store's numbering when it
+/// loads it: two processes serving one store at once issue IDs from their own blocks, so no
+/// ID is issued twice. (A process that issues more than this many goes on past its block; the
+/// store's primary keys refuse, as a failed call, an ID another process issued meanwhile.)
+const ID_BLOCK: i64 = 1 << 24;
 
 /// How a [`SqliteStore`] is bounded and what it keeps.
 #[derive(Clone, Copy, Debug)]
@@ -200,10 +214,16 @@ impl SqliteStore {
         if application == 0 {
             connection
                 .execute_batch(&format!(
-                    "BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id = {APPLICATION_ID}; \
+                    "BEGIN IMMEDIATE; {SCHEMA} {LEASES} PRAGMA application_id = {APPLICATION_ID}; \
                      PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                 ))
                 .map_err(fail("creating its tables"))?;
+        } else if version == 1 {
+            connection
+                .execute_batch(&format!(
+                    "BEGIN IMMEDIATE; {LEASES} PRAGMA user_version = 2; COMMIT;"
+                ))
+                .map_err(fail("adding the leases of schema version 2"))?;
         }
         let check: String = connection
             .query_row("PRAGMA quick_check(1)", [], |row| row.get(0))
@@ -235,8 +255,11 @@ impl SqliteStore {
         connection: &mut Connection,
         handle: &str,
         changes: &[Change<'_>],
-    ) -> Result<(), rusqlite::Error> {
+    ) -> Result<Option<Holder>, rusqlite::Error> {
         let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let Claim::Other(holder) = claim(&transaction, handle)? {
+            return Ok(Some(holder));
+        }
         let now = i64::try_from(unix_now()).unwrap_or(i64::MAX);
         let closes = changes.iter().any(|change| matches!(change, Change::Close));
         if !closes {
@@ -323,7 +346,7 @@ impl SqliteStore {
                     advance(&transaction, "unknown", revision.id.as_str())?;
                 }
                 Change::Close => {
-                    for table in ["evidence", "unknowns", "sessions"] {
+                    for table in ["evidence", "unknowns", "sessions", "leases"] {
                         transaction
                             .execute(&format!("DELETE FROM {table} WHERE handle = ?1"), [handle])?;
                     }
@@ -331,8 +354,164 @@ impl SqliteStore {
                 }
             }
         }
-        transaction.commit()
+        transaction.commit()?;
+        Ok(None)
     }
+
+    /// The sessions the store holds (only `only`, when given), with their records and
+    /// revisions.
+    fn read_sessions(
+        &self,
+        connection: &Connection,
+        only: Option<&str>,
+    ) -> Result<Vec<StoredSession>, DurableError> {
+        let fail = |source| self.error("reading it", source);
+        let row_error = |source| DurableError::Row {
+            path: self.path.clone(),
+            source,
+        };
+        let mut sessions: Vec<StoredSession> = Vec::new();
+        let mut by_handle: HashMap<String, usize> = HashMap::new();
+        {
+            let mut statement = connection
+                .prepare(
+                    "SELECT handle, created, used, binary, current_provider, current_document
+                     FROM sessions WHERE ?1 IS NULL OR handle = ?1 ORDER BY created, handle",
+                )
+                .map_err(fail)?;
+            let mut rows = statement.query([only]).map_err(fail)?;
+            while let Some(row) = rows.next().map_err(fail)? {
+                let handle: String = row.get(0).map_err(fail)?;
+                let binary: Option<String> = row.get(3).map_err(fail)?;
+                let binary = match binary {
+                    Some(text) => {
+                        let mut binary: StoredBinary =
+                            rows::decode_binary(&handle, &text).map_err(row_error)?;
+                        if let Some(provider) = row.get::<_, Option<String>>(4).map_err(fail)? {
+                            binary.current_provider = provider;
+                        }
+                        binary.current_document = row.get(5).map_err(fail)?;
+                        Some(binary)
+                    }
+                    None => None,
+                };
+                let seconds = |at| -> Result<u64, DurableError> {
+                    Ok(u64::try_from(row.get::<_, i64>(at).map_err(fail)?).unwrap_or(0))
+                };
+                by_handle.insert(handle.clone(), sessions.len());
+                sessions.push(StoredSession {
+                    handle,
+                    binary,
+                    created: seconds(1)?,
+                    used: seconds(2)?,
+                    records: Vec::new(),
+                    unknowns: Vec::new(),
+                });
+            }
+        }
+        {
+            let mut statement = connection
+                .prepare(
+                    "SELECT id, handle, sequence, operation, arguments, result, provider, document
+                     FROM evidence WHERE ?1 IS NULL OR handle = ?1 ORDER BY id",
+                )
+                .map_err(fail)?;
+            let mut rows = statement.query([only]).map_err(fail)?;
+            while let Some(row) = rows.next().map_err(fail)? {
+                let handle: String = row.get(1).map_err(fail)?;
+                let Some(&at) = by_handle.get(&handle) else {
+                    continue;
+                };
+                let id: String = row.get(0).map_err(fail)?;
+                let operation: String = row.get(3).map_err(fail)?;
+                let arguments: String = row.get(4).map_err(fail)?;
+                let result: String = row.get(5).map_err(fail)?;
+                let provider: Option<String> = row.get(6).map_err(fail)?;
+                let document: Option<String> = row.get(7).map_err(fail)?;
+                let record = rows::decode_record(RecordRow {
+                    id: &id,
+                    sequence: row.get(2).map_err(fail)?,
+                    operation: &operation,
+                    arguments: &arguments,
+                    result: &result,
+                    provider: provider.as_deref(),
+                    document: document.as_deref(),
+                })
+                .map_err(row_error)?;
+                sessions[at].records.push(record);
+            }
+        }
+        {
+            let mut statement = connection
+                .prepare(
+                    "SELECT id, handle, revision FROM unknowns WHERE ?1 IS NULL OR handle = ?1
+                     ORDER BY id",
+                )
+                .map_err(fail)?;
+            let mut rows = statement.query([only]).map_err(fail)?;
+            while let Some(row) = rows.next().map_err(fail)? {
+                let handle: String = row.get(1).map_err(fail)?;
+                let Some(&at) = by_handle.get(&handle) else {
+                    continue;
+                };
+                let id: String = row.get(0).map_err(fail)?;
+                let text: String = row.get(2).map_err(fail)?;
+                let revision: Unknown = rows::decode_unknown(&id, &text).map_err(row_error)?;
+                sessions[at].unknowns.push(revision);
+            }
+        }
+        Ok(sessions)
+    }
+
+    /// The error for a session `holder` serves.
+    fn held(&self, handle: &str, holder: Holder) -> DurableError {
+        DurableError::Held {
+            path: self.path.clone(),
+            handle: handle.to_owned(),
+            pid: holder.pid,
+        }
+    }
+}
+
+/// Who held the lease of a session when this process claimed it.
+enum Claim {
+    /// This process did.
+    Mine,
+    /// Another live process does: nothing may be written.
+    Other(Holder),
+    /// This process does now; `before` held it until then and is gone (`None`: no process
+    /// ever wrote the session under a lease).
+    Taken { before: Option<Holder> },
+}
+
+/// Claims the lease of `handle` for this process inside `transaction`, unless another live
+/// process holds it.
+fn claim(transaction: &rusqlite::Transaction<'_>, handle: &str) -> rusqlite::Result<Claim> {
+    let me = Holder::me();
+    let held: Option<(i64, i64)> = transaction
+        .prepare_cached("SELECT pid, start FROM leases WHERE handle = ?1")?
+        .query_row([handle], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let before = held.map(|(pid, start)| Holder {
+        pid: u32::try_from(pid).unwrap_or(0),
+        start: u64::try_from(start).unwrap_or(0),
+    });
+    match before {
+        Some(holder) if holder == me => return Ok(Claim::Mine),
+        Some(holder) if holder.alive() => return Ok(Claim::Other(holder)),
+        _ => {}
+    }
+    transaction
+        .prepare_cached(
+            "INSERT INTO leases (handle, pid, start) VALUES (?1, ?2, ?3)
+             ON CONFLICT (handle) DO UPDATE SET pid = ?2, start = ?3",
+        )?
+        .execute(params![
+            handle,
+            i64::from(me.pid),
+            i64::try_from(me.start).unwrap_or(i64::MAX)
+        ])?;
+    Ok(Claim::Taken { before })
 }
 
 /// Drops the bytes of binaries no session uses.
@@ -411,106 +590,44 @@ fn check_header(path: &Path) -> Result<(), DurableError> {
 impl Durable for SqliteStore {
     fn commit(&self, handle: &str, changes: &[Change<'_>]) -> Result<(), DurableError> {
         let mut connection = self.lock();
-        self.write(&mut connection, handle, changes)
-            .map_err(|source| self.error("committing a change", source))
+        match self.write(&mut connection, handle, changes) {
+            Ok(None) => Ok(()),
+            Ok(Some(holder)) => Err(self.held(handle, holder)),
+            Err(source) => Err(self.error("committing a change", source)),
+        }
+    }
+
+    fn acquire(&self, handle: &str) -> Result<Acquired, DurableError> {
+        let mut connection = self.lock();
+        let fail = |source| self.error("taking the lease of a session", source);
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let acquired = match claim(&transaction, handle).map_err(fail)? {
+            Claim::Other(holder) => return Err(self.held(handle, holder)),
+            Claim::Mine => Acquired::AlreadyHeld,
+            Claim::Taken { before: None } => Acquired::AlreadyHeld,
+            Claim::Taken { before: Some(_) } => Acquired::Taken,
+        };
+        transaction.commit().map_err(fail)?;
+        Ok(acquired)
+    }
+
+    fn load_session(&self, handle: &str) -> Result<Option<StoredSession>, DurableError> {
+        let connection = self.lock();
+        let sessions = self.read_sessions(&connection, Some(handle))?;
+        Ok(sessions.into_iter().next())
     }
 
     fn load(&self) -> Result<Snapshot, DurableError> {
-        let connection = self.lock();
-        let fail = |source| self.error("reading it", source);
-        let row_error = |source| DurableError::Row {
-            path: self.path.clone(),
-            source,
-        };
-        let mut sessions: Vec<StoredSession> = Vec::new();
-        let mut by_handle: HashMap<String, usize> = HashMap::new();
-        {
-            let mut statement = connection
-                .prepare(
-                    "SELECT handle, created, used, binary, current_provider, current_document
-                     FROM sessions ORDER BY created, handle",
-                )
-                .map_err(fail)?;
-            let mut rows = statement.query([]).map_err(fail)?;
-            while let Some(row) = rows.next().map_err(fail)? {
-                let handle: String = row.get(0).map_err(fail)?;
-                let binary: Option<String> = row.get(3).map_err(fail)?;
-                let binary = match binary {
-                    Some(text) => {
-                        let mut binary: StoredBinary =
-                            rows::decode_binary(&handle, &text).map_err(row_error)?;
-                        if let Some(provider) = row.get::<_, Option<String>>(4).map_err(fail)? {
-                            binary.current_provider = provider;
-                        }
-                        binary.current_document = row.get(5).map_err(fail)?;
-                        Some(binary)
-                    }
-                    None => None,
-                };
-                let seconds = |at| -> Result<u64, DurableError> {
-                    Ok(u64::try_from(row.get::<_, i64>(at).map_err(fail)?).unwrap_or(0))
-                };
-                by_handle.insert(handle.clone(), sessions.len());
-                sessions.push(StoredSession {
-                    handle,
-                    binary,
-                    created: seconds(1)?,
-                    used: seconds(2)?,
-                    records: Vec::new(),
-                    unknowns: Vec::new(),
-                });
-            }
-        }
-        {
-            let mut statement = connection
-                .prepare(
-                    "SELECT id, handle, sequence, operation, arguments, result, provider, document
-                     FROM evidence ORDER BY id",
-                )
-                .map_err(fail)?;
-            let mut rows = statement.query([]).map_err(fail)?;
-            while let Some(row) = rows.next().map_err(fail)? {
-                let handle: String = row.get(1).map_err(fail)?;
-                let Some(&at) = by_handle.get(&handle) else {
-                    continue;
-                };
-                let id: String = row.get(0).map_err(fail)?;
-                let operation: String = row.get(3).map_err(fail)?;
-                let arguments: String = row.get(4).map_err(fail)?;
-                let result: String = row.get(5).map_err(fail)?;
-                let provider: Option<String> = row.get(6).map_err(fail)?;
-                let document: Option<String> = row.get(7).map_err(fail)?;
-                let record = rows::decode_record(RecordRow {
-                    id: &id,
-                    sequence: row.get(2).map_err(fail)?,
-                    operation: &operation,
-                    arguments: &arguments,
-                    result: &result,
-                    provider: provider.as_deref(),
-                    document: document.as_deref(),
-                })
-                .map_err(row_error)?;
-                sessions[at].records.push(record);
-            }
-        }
-        {
-            let mut statement = connection
-                .prepare("SELECT id, handle, revision FROM unknowns ORDER BY id")
-                .map_err(fail)?;
-            let mut rows = statement.query([]).map_err(fail)?;
-            while let Some(row) = rows.next().map_err(fail)? {
-                let handle: String = row.get(1).map_err(fail)?;
-                let Some(&at) = by_handle.get(&handle) else {
-                    continue;
-                };
-                let id: String = row.get(0).map_err(fail)?;
-                let text: String = row.get(2).map_err(fail)?;
-                let revision: Unknown = rows::decode_unknown(&id, &text).map_err(row_error)?;
-                sessions[at].unknowns.push(revision);
-            }
-        }
-        let next = |kind: &str| -> Result<u64, DurableError> {
-            let next: Option<i64> = connection
+        let mut connection = self.lock();
+        let sessions = self.read_sessions(&connection, None)?;
+        let fail = |source| self.error("reserving its numbering", source);
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let reserve = |kind: &str| -> Result<u64, DurableError> {
+            let next: Option<i64> = transaction
                 .query_row(
                     "SELECT next FROM numbering WHERE kind = ?1",
                     [kind],
@@ -518,12 +635,23 @@ impl Durable for SqliteStore {
                 )
                 .optional()
                 .map_err(fail)?;
-            Ok(next.and_then(|n| u64::try_from(n).ok()).unwrap_or(1))
+            let next = next.unwrap_or(1).max(1);
+            transaction
+                .execute(
+                    "INSERT INTO numbering (kind, next) VALUES (?1, ?2)
+                     ON CONFLICT (kind) DO UPDATE SET next = ?2",
+                    params![kind, next.saturating_add(ID_BLOCK)],
+                )
+                .map_err(fail)?;
+            Ok(u64::try_from(next).unwrap_or(1))
         };
+        let next_evidence = reserve("evidence")?;
+        let next_unknown = reserve("unknown")?;
+        transaction.commit().map_err(fail)?;
         Ok(Snapshot {
             sessions,
-            next_evidence: next("evidence")?,
-            next_unknown: next("unknown")?,
+            next_evidence,
+            next_unknown,
         })
     }
 

@@ -96,6 +96,38 @@ fn a_store_of_a_newer_schema_is_refused() {
     snapshot("durable_faults__newer_schema", text);
 }
 
+/// A store of schema version 1 (before leases) is migrated to version 2 at open, its
+/// session kept.
+#[test]
+fn a_store_of_schema_version_1_gains_its_leases_and_keeps_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    make_store(&store, 0);
+    let connection = rusqlite::Connection::open(&store).unwrap();
+    connection
+        .execute_batch("DROP TABLE leases; PRAGMA user_version = 1;")
+        .unwrap();
+    drop(connection);
+    let mut server = ServerProcess::start_with(REA, ["--store".as_ref(), store.as_os_str()]);
+    let listed = server.tool("list_sessions", json!({}));
+    assert_eq!(listed["isError"], json!(false), "{listed}");
+    let sessions = listed["structuredContent"]["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    let handle = sessions[0]["session"].as_str().unwrap();
+    let observed = server.tool("list_documents", json!({"session": handle}));
+    assert_eq!(observed["isError"], json!(false), "{observed}");
+    assert!(server.finish().success());
+    let connection = rusqlite::Connection::open(&store).unwrap();
+    let version: i64 = connection
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+    let leases: i64 = connection
+        .query_row("SELECT count(*) FROM leases", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(leases, 1, "the observing call took the session's lease");
+}
+
 #[test]
 fn a_truncated_store_is_refused() {
     let dir = tempfile::tempdir().unwrap();
