@@ -15,7 +15,7 @@ use rea::mcp::prompt_file::{PromptFileLoadError, PromptFileState, PromptFileWatc
 use rea::mcp::{RequestError, Server, ServerConfig, ShellConfig};
 use rea::providers::OpenError;
 use rea::providers::external::{AdapterSpec, Adapters, AngrNotInstalled};
-use rea::session::durable::DEFAULT_MAX_STORE_MIB;
+use rea::session::durable::{DEFAULT_MAX_STORE_MIB, DEFAULT_RETENTION_DAYS};
 use rea::session::{
     Durable, DurableError, MemoryStore, SessionError, SessionStore, SourceConfig, SqliteStore,
     StoreConfig, StoreError, StoreOptions,
@@ -107,6 +107,12 @@ struct SessionArgs {
     /// error naming the limit, and nothing of it is kept.
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_STORE_MIB)]
     max_store_mib: u64,
+
+    /// Days a kept session no call changed stays in the store: at start-up an older one
+    /// (that no other running rea serve holds) is removed. 0 keeps every session until
+    /// close_binary.
+    #[arg(long, value_name = "DAYS", default_value_t = DEFAULT_RETENTION_DAYS)]
+    session_retention_days: u64,
 }
 
 /// A yes-or-no option.
@@ -384,6 +390,7 @@ fn durable_for(args: &SessionArgs, default: StoreDefault) -> Result<Arc<dyn Dura
     let options = StoreOptions {
         max_mib: args.max_store_mib.max(1),
         keep_binaries: args.store_binaries == YesNo::Yes,
+        retention_days: Some(args.session_retention_days).filter(|days| *days > 0),
     };
     let store =
         SqliteStore::open(&path, options).map_err(|error| CliError::Store(Box::new(error)))?;

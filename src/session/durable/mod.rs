@@ -33,7 +33,9 @@ use crate::unknowns::Unknown;
 
 pub use memory::MemoryStore;
 pub use rows::RowError;
-pub use sqlite::{DEFAULT_MAX_STORE_MIB, SCHEMA_VERSION, SqliteStore, StoreOptions};
+pub use sqlite::{
+    DEFAULT_MAX_STORE_MIB, DEFAULT_RETENTION_DAYS, SCHEMA_VERSION, SqliteStore, StoreOptions,
+};
 
 /// A store of investigations: sessions, the bytes of their binaries, their Evidence ledgers
 /// and residual unknowns (see the [module documentation](self)).

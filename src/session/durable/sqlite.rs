@@ -20,6 +20,9 @@ use crate::unknowns::Unknown;
 /// The schema version this rea writes and reads; a store of a newer one is refused.
 pub const SCHEMA_VERSION: i64 = 2;
 
+/// The default of `--session-retention-days`.
+pub const DEFAULT_RETENTION_DAYS: u64 = 30;
+
 /// The default of `--max-store-mib`.
 pub const DEFAULT_MAX_STORE_MIB: u64 = 4096;
 
@@ -79,6 +82,10 @@ pub struct StoreOptions {
     pub max_mib: u64,
     /// Whether the bytes of opened binaries are kept (`--store-binaries`).
     pub keep_binaries: bool,
+    /// Days a session no call changed is kept (`--session-retention-days`): at load, an
+    /// older one that no live process holds is removed with its records, unknowns and (when
+    /// no other session uses them) its binary's bytes. `None`: kept until `close_binary`.
+    pub retention_days: Option<u64>,
 }
 
 impl Default for StoreOptions {
@@ -86,6 +93,7 @@ impl Default for StoreOptions {
         StoreOptions {
             max_mib: DEFAULT_MAX_STORE_MIB,
             keep_binaries: true,
+            retention_days: Some(DEFAULT_RETENTION_DAYS),
         }
     }
 }
@@ -514,6 +522,45 @@ fn claim(transaction: &rusqlite::Transaction<'_>, handle: &str) -> rusqlite::Res
     Ok(Claim::Taken { before })
 }
 
+/// Removes the sessions no call changed for `days` days that no live process holds, with
+/// their records, unknowns and leases, and the bytes no other session uses.
+fn forget_expired(connection: &mut Connection, days: u64) -> rusqlite::Result<()> {
+    let cutoff = unix_now().saturating_sub(days.saturating_mul(86_400));
+    let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let expired: Vec<(String, Option<(i64, i64)>)> = {
+        let mut statement = transaction.prepare(
+            "SELECT sessions.handle, leases.pid, leases.start FROM sessions
+             LEFT JOIN leases ON leases.handle = sessions.handle WHERE sessions.used < ?1",
+        )?;
+        let rows = statement.query_map([cutoff], |row| {
+            let lease = match (row.get::<_, Option<i64>>(1)?, row.get::<_, Option<i64>>(2)?) {
+                (Some(pid), Some(start)) => Some((pid, start)),
+                _ => None,
+            };
+            Ok((row.get(0)?, lease))
+        })?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for (handle, lease) in expired {
+        let held = lease.is_some_and(|(pid, start)| {
+            let holder = Holder {
+                pid: u32::try_from(pid).unwrap_or(0),
+                start: u64::try_from(start).unwrap_or(0),
+            };
+            holder != Holder::me() && holder.alive()
+        });
+        if held {
+            continue;
+        }
+        for table in ["evidence", "unknowns", "sessions", "leases"] {
+            transaction.execute(&format!("DELETE FROM {table} WHERE handle = ?1"), [&handle])?;
+        }
+    }
+    forget_unused_binaries(&transaction)?;
+    transaction.commit()
+}
+
 /// Drops the bytes of binaries no session uses.
 fn forget_unused_binaries(transaction: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
     transaction.execute(
@@ -621,6 +668,10 @@ impl Durable for SqliteStore {
 
     fn load(&self) -> Result<Snapshot, DurableError> {
         let mut connection = self.lock();
+        if let Some(days) = self.options.retention_days {
+            forget_expired(&mut connection, days)
+                .map_err(|source| self.error("removing sessions past their retention", source))?;
+        }
         let sessions = self.read_sessions(&connection, None)?;
         let fail = |source| self.error("reserving its numbering", source);
         let transaction = connection

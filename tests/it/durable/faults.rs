@@ -128,6 +128,49 @@ fn a_store_of_schema_version_1_gains_its_leases_and_keeps_its_session() {
     assert_eq!(leases, 1, "the observing call took the session's lease");
 }
 
+/// A kept session no call changed for longer than `--session-retention-days` is removed at
+/// start-up; a younger one, or any with a longer retention or 0, stays.
+#[test]
+fn a_session_past_its_retention_is_removed_at_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    make_store(&store, 0);
+    let connection = rusqlite::Connection::open(&store).unwrap();
+    // The session was made by this test process, which still runs and so holds its lease:
+    // let it go, as the end of that process would.
+    connection
+        .execute_batch("UPDATE sessions SET used = used - 31 * 86400; DELETE FROM leases;")
+        .unwrap();
+    drop(connection);
+    let kept = |days: &str| {
+        let args = [
+            "--store".as_ref(),
+            store.as_os_str(),
+            "--session-retention-days".as_ref(),
+            days.as_ref(),
+        ];
+        let mut server = ServerProcess::start_with(REA, args);
+        let listed = server.tool("list_sessions", json!({}));
+        assert!(server.finish().success());
+        listed["structuredContent"]["sessions"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(kept("0"), 1, "0 keeps every session");
+    assert_eq!(kept("60"), 1, "31 days is within 60");
+    assert_eq!(kept("30"), 0, "31 days is past 30");
+    let connection = rusqlite::Connection::open(&store).unwrap();
+    for table in ["sessions", "evidence", "binaries", "leases"] {
+        let rows: i64 = connection
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(rows, 0, "{table} is empty");
+    }
+}
+
 #[test]
 fn a_truncated_store_is_refused() {
     let dir = tempfile::tempdir().unwrap();
