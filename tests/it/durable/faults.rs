@@ -262,3 +262,71 @@ fn a_call_past_max_store_mib_fails_naming_it_and_loses_nothing_else() {
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert_eq!(sessions[0]["open_unknowns"], json!(1));
 }
+
+/// A full disk (a 1 MiB tmpfs, mounted in a private user and mount namespace so no privilege
+/// is needed): the call that does not fit fails naming the store and the cause, the server
+/// goes on answering, and everything answered before is there, nothing of the failed call.
+#[test]
+fn a_full_disk_fails_the_call_that_does_not_fit_and_loses_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let mount = dir.path().join("small");
+    std::fs::create_dir(&mount).unwrap();
+    let binary = dir.path().join("sample");
+    let built = build(&Spec::sample(), Format::Elf);
+    std::fs::write(&binary, &built.bytes).unwrap();
+    let text = format!("{:#x}", built.text_address);
+    let mut command = Command::new("unshare");
+    command
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c"])
+        .arg(
+            "mount -t tmpfs -o size=1m tmpfs \"$1\" && \
+             exec \"$2\" serve --store \"$1/store.sqlite\" --store-binaries no",
+        )
+        .arg("sh")
+        .arg(&mount)
+        .arg(REA)
+        .stderr(Stdio::null());
+    let mut server = ServerProcess::with_command(command);
+    let opened = server.tool("open_binary", json!({"path": binary}));
+    assert_eq!(opened["isError"], json!(false), "{opened}");
+    let mut answered = 0;
+    let mut failure = None;
+    // Each record holds what it read as hex: the disk fills within a few thousand calls.
+    for _ in 0..20_000 {
+        let read = server.tool("read_bytes", json!({"address": text, "length": 4096}));
+        if read["isError"] == json!(true) {
+            failure = Some(read["content"][0]["text"].as_str().unwrap().to_owned());
+            break;
+        }
+        answered += 1;
+    }
+    let failure = failure.expect("a 1 MiB disk fills");
+    assert!(
+        failure.contains("is full") && failure.contains("store.sqlite"),
+        "{failure}"
+    );
+    println!("{answered} calls fitted on the 1 MiB disk: {failure}");
+    assert!(answered > 10, "{answered} calls fitted");
+    let pong = server.request_text("ping", json!({}));
+    assert!(pong.contains("\"result\""), "{pong}");
+    let mut kept = 0;
+    let mut cursor = None;
+    loop {
+        let mut arguments = json!({"limit": 100});
+        if let Some(cursor) = &cursor {
+            arguments["cursor"] = json!(cursor);
+        }
+        let page = server.tool("list_evidence", arguments);
+        assert_eq!(page["isError"], json!(false), "{page}");
+        let page = &page["structuredContent"];
+        kept += page["evidence"].as_array().unwrap().len();
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(
+        kept, answered,
+        "every answered call, nothing of the failed one"
+    );
+}
