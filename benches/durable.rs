@@ -129,7 +129,9 @@ fn main() {
     );
 
     let rate = concurrent_commits(dir.path(), &binary);
-    println!("{CALLERS} concurrent callers, {RECORDS_PER_CALLER} records each: {rate:.0} records/s");
+    println!(
+        "{CALLERS} concurrent callers, {RECORDS_PER_CALLER} records each: {rate:.0} records/s"
+    );
 
     // A session of RECORDS records, written through the library one by one.
     let large = dir.path().join("large.sqlite");

@@ -2,10 +2,12 @@
 //! commit is on the disk when [`Durable::commit`] returns and a crash at any instant leaves
 //! either the whole transaction or none of it.
 
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
@@ -74,6 +76,9 @@ CREATE TABLE leases (handle TEXT PRIMARY KEY, pid INTEGER NOT NULL, start INTEGE
 /// store's primary keys refuse, as a failed call, an ID another process issued meanwhile.)
 const ID_BLOCK: i64 = 1 << 24;
 
+/// Times a group commit's leader lets waiting callers add their changes before it commits.
+const MAX_GROUP_WAITS: usize = 64;
+
 /// How a [`SqliteStore`] is bounded and what it keeps.
 #[derive(Clone, Copy, Debug)]
 pub struct StoreOptions {
@@ -105,7 +110,50 @@ impl Default for StoreOptions {
 pub struct SqliteStore {
     path: PathBuf,
     options: StoreOptions,
-    connection: Mutex<Connection>,
+    link: Mutex<Link>,
+    /// Callers waiting for `link` to add their changes (see [`SqliteStore::commit`]).
+    queued: AtomicUsize,
+    /// The outcomes of group commits, for the callers whose changes they carried.
+    outcomes: Mutex<Outcomes>,
+    committed: Condvar,
+}
+
+/// The connection, and the group commit whose transaction is open on it.
+#[derive(Debug)]
+struct Link {
+    connection: Connection,
+    /// The group commit whose transaction is open: callers add their changes to it.
+    open: Option<u64>,
+    /// The number of the last group commit begun.
+    last: u64,
+}
+
+/// The group commits callers still wait for, by number.
+#[derive(Debug, Default)]
+struct Outcomes(BTreeMap<u64, Outcome>);
+
+/// One group commit: how many callers added changes to it and will collect its outcome, and
+/// that outcome once it is committed (SQLite's extended code and message of its error).
+#[derive(Debug, Default)]
+struct Outcome {
+    members: usize,
+    done: Option<Result<(), (i32, String)>>,
+}
+
+/// The connection with no group commit open on it.
+struct LinkGuard<'a>(MutexGuard<'a, Link>);
+
+impl std::ops::Deref for LinkGuard<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.0.connection
+    }
+}
+
+impl std::ops::DerefMut for LinkGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.0.connection
+    }
 }
 
 impl SqliteStore {
@@ -129,7 +177,14 @@ impl SqliteStore {
         let store = SqliteStore {
             path,
             options,
-            connection: Mutex::new(connection),
+            link: Mutex::new(Link {
+                connection,
+                open: None,
+                last: 0,
+            }),
+            queued: AtomicUsize::new(0),
+            outcomes: Mutex::new(Outcomes::default()),
+            committed: Condvar::new(),
         };
         store.prepare()?;
         Ok(store)
@@ -140,12 +195,64 @@ impl SqliteStore {
         &self.path
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic under the lock leaves SQLite's own state whole (an open transaction is
-        // rolled back when it is dropped), so a poisoned lock still guards a usable handle.
-        self.connection
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn link(&self) -> MutexGuard<'_, Link> {
+        // A panic under the lock leaves SQLite's own state whole, so a poisoned lock still
+        // guards a usable handle.
+        self.link.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The connection with no group commit open on it, for work of its own.
+    fn lock(&self) -> LinkGuard<'_> {
+        loop {
+            let link = self.link();
+            match link.open {
+                None => return LinkGuard(link),
+                Some(group) => {
+                    drop(link);
+                    // The group's leader commits it without waiting for anyone.
+                    let _ = self.outcome(group, false);
+                }
+            }
+        }
+    }
+
+    /// Records the outcome of group commit `group` and wakes the callers waiting for it.
+    fn finish(&self, group: u64, done: Result<(), (i32, String)>) {
+        if let Some(outcome) = self.outcomes().0.get_mut(&group) {
+            outcome.done = Some(done);
+        }
+        self.committed.notify_all();
+    }
+
+    fn outcomes(&self) -> MutexGuard<'_, Outcomes> {
+        self.outcomes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until group commit `group` is committed; with `collect`, as one of the callers
+    /// whose changes it carries, returns its outcome.
+    fn outcome(&self, group: u64, collect: bool) -> Result<(), rusqlite::Error> {
+        let mut outcomes = self.outcomes();
+        loop {
+            let Some(outcome) = outcomes.0.get_mut(&group) else {
+                // Committed, and collected by every caller in it.
+                return Ok(());
+            };
+            if let Some(done) = outcome.done.clone() {
+                if collect {
+                    outcome.members -= 1;
+                    if outcome.members == 0 {
+                        outcomes.0.remove(&group);
+                    }
+                }
+                return done.map_err(|(code, message)| {
+                    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some(message))
+                });
+            }
+            outcomes = self
+                .committed
+                .wait(outcomes)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
     }
 
     /// The error for `source`, met while doing `action`.
@@ -258,14 +365,15 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Writes `changes` of session `handle` into the transaction open on `transaction`
+    /// (unless another live process holds the session: then nothing, and its holder).
     fn write(
         &self,
-        connection: &mut Connection,
+        transaction: &Connection,
         handle: &str,
         changes: &[Change<'_>],
     ) -> Result<Option<Holder>, rusqlite::Error> {
-        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        if let Claim::Other(holder) = claim(&transaction, handle)? {
+        if let Claim::Other(holder) = claim(transaction, handle)? {
             return Ok(Some(holder));
         }
         let now = i64::try_from(unix_now()).unwrap_or(i64::MAX);
@@ -308,7 +416,7 @@ impl SqliteStore {
                             params![hash, bytes],
                         )?;
                     }
-                    forget_unused_binaries(&transaction)?;
+                    forget_unused_binaries(transaction)?;
                 }
                 Change::Current { provider, document } => {
                     transaction
@@ -338,7 +446,7 @@ impl SqliteStore {
                             record.provider,
                             record.document
                         ])?;
-                    advance(&transaction, "evidence", record.id.as_str())?;
+                    advance(transaction, "evidence", record.id.as_str())?;
                 }
                 Change::Unknown(revision) => {
                     transaction
@@ -351,19 +459,40 @@ impl SqliteStore {
                             handle,
                             rows::encode_unknown(revision)
                         ])?;
-                    advance(&transaction, "unknown", revision.id.as_str())?;
+                    advance(transaction, "unknown", revision.id.as_str())?;
                 }
                 Change::Close => {
                     for table in ["evidence", "unknowns", "sessions", "leases"] {
                         transaction
                             .execute(&format!("DELETE FROM {table} WHERE handle = ?1"), [handle])?;
                     }
-                    forget_unused_binaries(&transaction)?;
+                    forget_unused_binaries(transaction)?;
                 }
             }
         }
-        transaction.commit()?;
         Ok(None)
+    }
+
+    /// Adds the changes of one caller to the open group commit, in a savepoint of its own:
+    /// changes that fail are rolled back alone, and the others of the group stay.
+    fn write_member(
+        &self,
+        connection: &Connection,
+        handle: &str,
+        changes: &[Change<'_>],
+    ) -> Result<(), WriteFailure> {
+        connection.execute_batch("SAVEPOINT member")?;
+        let written = self.write(connection, handle, changes);
+        // SQLite may have rolled the whole transaction back (a full disk): then there is no
+        // savepoint left to roll back to.
+        if !matches!(written, Ok(None)) && !connection.is_autocommit() {
+            connection.execute_batch("ROLLBACK TO member; RELEASE member")?;
+        }
+        match written {
+            Ok(None) => Ok(connection.execute_batch("RELEASE member")?),
+            Ok(Some(holder)) => Err(WriteFailure::Held(holder)),
+            Err(source) => Err(WriteFailure::Sqlite(source)),
+        }
     }
 
     /// The sessions the store holds (only `only`, when given), with their records and
@@ -481,6 +610,32 @@ impl SqliteStore {
     }
 }
 
+/// Why one caller's changes were not written.
+#[derive(Debug)]
+enum WriteFailure {
+    /// Another live process holds the session.
+    Held(Holder),
+    /// SQLite failed.
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for WriteFailure {
+    fn from(error: rusqlite::Error) -> WriteFailure {
+        WriteFailure::Sqlite(error)
+    }
+}
+
+/// SQLite's extended code and the message of `error`, kept for every caller of a group.
+fn code_of(error: &rusqlite::Error) -> (i32, String) {
+    match error {
+        rusqlite::Error::SqliteFailure(failure, message) => (
+            failure.extended_code,
+            message.clone().unwrap_or_else(|| error.to_string()),
+        ),
+        other => (1, other.to_string()),
+    }
+}
+
 /// Who held the lease of a session when this process claimed it.
 enum Claim {
     /// This process did.
@@ -494,7 +649,7 @@ enum Claim {
 
 /// Claims the lease of `handle` for this process inside `transaction`, unless another live
 /// process holds it.
-fn claim(transaction: &rusqlite::Transaction<'_>, handle: &str) -> rusqlite::Result<Claim> {
+fn claim(transaction: &Connection, handle: &str) -> rusqlite::Result<Claim> {
     let me = Holder::me();
     let held: Option<(i64, i64)> = transaction
         .prepare_cached("SELECT pid, start FROM leases WHERE handle = ?1")?
@@ -562,7 +717,7 @@ fn forget_expired(connection: &mut Connection, days: u64) -> rusqlite::Result<()
 }
 
 /// Drops the bytes of binaries no session uses.
-fn forget_unused_binaries(transaction: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+fn forget_unused_binaries(transaction: &Connection) -> rusqlite::Result<()> {
     transaction.execute(
         "DELETE FROM binaries WHERE sha256 NOT IN
          (SELECT sha256 FROM sessions WHERE sha256 IS NOT NULL)",
@@ -572,7 +727,7 @@ fn forget_unused_binaries(transaction: &rusqlite::Transaction<'_>) -> rusqlite::
 }
 
 /// Raises the numbering of `kind` past `id`.
-fn advance(transaction: &rusqlite::Transaction<'_>, kind: &str, id: &str) -> rusqlite::Result<()> {
+fn advance(transaction: &Connection, kind: &str, id: &str) -> rusqlite::Result<()> {
     let next = i64::try_from(id_number(id).saturating_add(1)).unwrap_or(i64::MAX);
     transaction
         .prepare_cached("UPDATE numbering SET next = max(next, ?2) WHERE kind = ?1")?
@@ -635,12 +790,62 @@ fn check_header(path: &Path) -> Result<(), DurableError> {
 }
 
 impl Durable for SqliteStore {
+    /// Group commit: the first caller to find no transaction open begins one (the leader),
+    /// callers that come while it is open add their changes to it, each in a savepoint, and
+    /// the leader commits them all with one sync, then every caller returns its outcome. A
+    /// lone caller commits alone, at once.
     fn commit(&self, handle: &str, changes: &[Change<'_>]) -> Result<(), DurableError> {
-        let mut connection = self.lock();
-        match self.write(&mut connection, handle, changes) {
-            Ok(None) => Ok(()),
-            Ok(Some(holder)) => Err(self.held(handle, holder)),
-            Err(source) => Err(self.error("committing a change", source)),
+        let fail = |source| self.error("committing a change", source);
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let mut link = self.link();
+        self.queued.fetch_sub(1, Ordering::SeqCst);
+        let (group, leader) = match link.open {
+            Some(group) => (group, false),
+            None => {
+                link.connection
+                    .execute_batch("BEGIN IMMEDIATE")
+                    .map_err(fail)?;
+                link.last += 1;
+                link.open = Some(link.last);
+                (link.last, true)
+            }
+        };
+        self.outcomes().0.entry(group).or_default().members += 1;
+        let own = self.write_member(&link.connection, handle, changes);
+        if link.connection.is_autocommit() {
+            // SQLite rolled the group's transaction back: every caller in it fails alike.
+            let cause = match &own {
+                Err(WriteFailure::Sqlite(error)) => code_of(error),
+                _ => (1, "the transaction was rolled back".to_owned()),
+            };
+            link.open = None;
+            self.finish(group, Err(cause));
+        } else if leader {
+            // Let the callers already waiting for the connection add their changes.
+            for _ in 0..MAX_GROUP_WAITS {
+                if self.queued.load(Ordering::SeqCst) == 0 {
+                    break;
+                }
+                drop(link);
+                std::thread::yield_now();
+                link = self.link();
+            }
+            if link.open == Some(group) {
+                let committed = link.connection.execute_batch("COMMIT");
+                if committed.is_err() && !link.connection.is_autocommit() {
+                    // A failed COMMIT (a full disk) may leave the transaction open.
+                    let _ = link.connection.execute_batch("ROLLBACK");
+                }
+                link.open = None;
+                self.finish(group, committed.map_err(|error| code_of(&error)));
+            }
+        }
+        drop(link);
+        let outcome = self.outcome(group, true).map_err(fail);
+        match own {
+            Ok(()) => outcome,
+            Err(WriteFailure::Held(holder)) => Err(self.held(handle, holder)),
+            Err(WriteFailure::Sqlite(source)) => Err(fail(source)),
         }
     }
 
