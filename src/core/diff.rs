@@ -28,7 +28,7 @@
 use std::collections::BTreeMap;
 
 /// Least similarity a neighbour pair needs in the call-graph round.
-pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.5;
+pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.65;
 
 /// Most unpaired neighbours of a pair, per side, compared by similarity (all of them are
 /// compared by instruction hash).

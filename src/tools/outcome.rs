@@ -69,6 +69,9 @@ pub enum ToolError {
         /// What the provider does support.
         supported: Vec<Operation>,
     },
+    /// `compare_procedures` refused its arguments (see [`super::compare::ProcedureCompareError`]).
+    #[error(transparent)]
+    CompareProcedures(#[from] super::compare::ProcedureCompareError),
     /// The residual-unknown registry refused (unknown ID, not a head, missing Evidence, ...).
     #[error(transparent)]
     Unknown(#[from] UnknownError),
