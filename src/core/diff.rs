@@ -459,6 +459,31 @@ impl<'a> Matcher<'a> {
         }
     }
 
+    /// What `callees` of one side are, comparable across the sides: the candidate index of a
+    /// paired callee, the instruction hash of an unpaired one; sorted.
+    fn callee_keys(&self, callees: &[u32], baseline: bool) -> Vec<(bool, u64)> {
+        let mut keys: Vec<(bool, u64)> = callees
+            .iter()
+            .map(|&callee| {
+                let index = callee as usize;
+                let (partner, side) = if baseline {
+                    (self.forward.get(index).copied().flatten(), self.baseline)
+                } else {
+                    (
+                        self.backward.get(index).copied().flatten().map(|_| callee),
+                        self.candidate,
+                    )
+                };
+                match partner {
+                    Some(candidate) => (true, u64::from(candidate)),
+                    None => (false, side.get(index).map_or(0, |p| p.shape)),
+                }
+            })
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
     fn finish(self) -> Comparison {
         let mut pairs = Vec::new();
         for (bi, partner) in self.forward.iter().enumerate() {
@@ -467,29 +492,17 @@ impl<'a> Matcher<'a> {
             };
             let a = &self.baseline[bi];
             let b = &self.candidate[ci as usize];
-            let mapped: Vec<u32> = {
-                let mut mapped: Vec<u32> = a
-                    .callees
-                    .iter()
-                    .map(|&callee| {
-                        self.forward
-                            .get(callee as usize)
-                            .copied()
-                            .flatten()
-                            .unwrap_or(u32::MAX)
-                    })
-                    .collect();
-                mapped.sort_unstable();
-                mapped
-            };
+            // Callees through the pairs; an unpaired callee by its instructions.
+            let mapped = self.callee_keys(&a.callees, true);
+            let theirs = self.callee_keys(&b.callees, false);
             let same_bytes = a.bytes == b.bytes && a.size == b.size;
-            let changes = if same_bytes && mapped == b.callees {
+            let changes = if same_bytes && mapped == theirs {
                 Changes::default()
             } else {
                 Changes {
                     size: a.size != b.size,
                     instructions: a.shape != b.shape,
-                    callees: mapped != b.callees || a.imports != b.imports,
+                    callees: mapped != theirs || a.imports != b.imports,
                     strings: a.strings != b.strings,
                     constants: a.constants != b.constants,
                 }

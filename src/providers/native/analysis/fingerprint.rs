@@ -93,14 +93,8 @@ impl Analysis {
         });
         tokens.truncate(kept_tokens);
         let code = &code[..kept_bytes.min(code.len())];
-        let mut shape: u64 = 0xcbf2_9ce4_8422_2325;
-        for &token in &tokens {
-            shape = (shape ^ u64::from(token)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        let mut exact: u64 = 0xcbf2_9ce4_8422_2325;
-        for &byte in code {
-            exact = (exact ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        let shape = fnv64(tokens.iter().map(|&token| u64::from(token)));
+        let exact = fnv64(code.iter().map(|&byte| u64::from(byte)));
         let (callees, imports, strings) = self.anchors(input, start, end, count);
         tokens.sort_unstable();
         constants.sort_unstable();
@@ -150,11 +144,7 @@ impl Analysis {
                 && starts_string(bytes)
             {
                 let text = bytes.split(|&byte| byte == 0).next().unwrap_or(&[]);
-                let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-                for &byte in text {
-                    hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-                }
-                strings.push(hash);
+                strings.push(fnv64(text.iter().map(|&byte| u64::from(byte))));
             }
         }
         callees.sort_unstable();
@@ -165,6 +155,13 @@ impl Analysis {
         strings.dedup();
         (callees, imports, strings)
     }
+}
+
+/// FNV-1a over a sequence of values.
+fn fnv64(values: impl Iterator<Item = u64>) -> u64 {
+    values.fold(0xcbf2_9ce4_8422_2325, |hash, value| {
+        (hash ^ value).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Whether an instruction is padding between procedures: `int3`, a `nop` form, or on
