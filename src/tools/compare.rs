@@ -15,15 +15,14 @@ use serde_json::{Map, Value};
 
 use super::arguments::CursorArgument;
 use super::definition::ToolAnnotations;
-use super::outcome::ToolError;
+use super::outcome::{ProcedureCompareError, ToolError};
 use super::spec::{Across, Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::core::diff::{Comparison, Fingerprint, Status, compare};
 use crate::session::{
     Address, Cancel, CompareLimit, FingerprintBounds, Fingerprints, Operation, Session,
-    SessionError, SessionStore, StoreError, Target,
+    SessionStore, Target,
 };
-use crate::text::Quoted;
 
 /// Default and most entries in one page.
 const DEFAULT_PAGE: u64 = 100;
@@ -101,85 +100,6 @@ pub(super) struct CompareArguments {
     max_memory_mib: u64,
 }
 
-/// Why `compare_procedures` refused.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ProcedureCompareError {
-    /// Neither the argument nor the call names a session.
-    #[error(
-        "{argument}: no binary session to compare; call open_binary for each version and pass \
-         the session handles it returns as baseline and candidate"
-    )]
-    NoSession {
-        /// `baseline` or `candidate`.
-        argument: &'static str,
-    },
-    /// The handle names no open session.
-    #[error("{argument}: {source}")]
-    Store {
-        /// `baseline` or `candidate`.
-        argument: &'static str,
-        /// What the store said.
-        source: StoreError,
-    },
-    /// The session has no binary or no such document.
-    #[error("{argument}: {source}")]
-    Session {
-        /// `baseline`, `candidate`, `baseline_document` or `candidate_document`.
-        argument: &'static str,
-        /// What the session said.
-        source: SessionError,
-    },
-    /// Both sides are the same document of the same session.
-    #[error(
-        "candidate: the baseline and the candidate are the same document {document:?} of the \
-         same session; pass another session's handle as candidate, or another document of this \
-         session as candidate_document"
-    )]
-    SameDocument {
-        /// The document, cut to 64 characters.
-        document: Quoted,
-    },
-    /// The two documents are of different architectures.
-    #[error(
-        "candidate_document: the candidate {candidate:?} is {candidate_architecture} but the \
-         baseline {baseline:?} is {baseline_architecture}; procedures are compared within one \
-         architecture: open the candidate built for {baseline_architecture}"
-    )]
-    Architectures {
-        /// The baseline document, cut to 64 characters.
-        baseline: Quoted,
-        /// Its architecture.
-        baseline_architecture: String,
-        /// The candidate document, cut to 64 characters.
-        candidate: Quoted,
-        /// Its architecture.
-        candidate_architecture: String,
-    },
-    /// A document has no procedures.
-    #[error(
-        "{argument}: document {document:?} has no procedures to compare (no symbols, exports, \
-         unwind or function-start entries in its code)"
-    )]
-    Empty {
-        /// `baseline_document` or `candidate_document`.
-        argument: &'static str,
-        /// The document, cut to 64 characters.
-        document: Quoted,
-    },
-    /// The cursor is not one this tool gave for these inputs.
-    #[error(
-        "cursor: {cursor:?} is not a next_cursor of compare_procedures for these versions \
-         ({total} entries); omit it for the first page"
-    )]
-    Cursor {
-        /// The cursor, cut to 64 characters.
-        cursor: Quoted,
-        /// Entries of the comparison.
-        total: usize,
-    },
-}
-
 /// `compare_procedures`, in catalog order.
 pub(super) fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec {
@@ -237,7 +157,7 @@ fn side(
     let target = session
         .target(None, document)
         .map_err(|source| ProcedureCompareError::Session { argument, source })?;
-    super::toolbox::check_support(&target, Operation::CompareProcedures)?;
+    super::outcome::check_support(&target, Operation::CompareProcedures)?;
     Ok((session, handle.to_owned(), target))
 }
 

@@ -7,14 +7,14 @@ use serde_json::{Map, Value};
 
 use super::arguments::{InputSchema, TargetArguments, split_session};
 use super::definition::ToolDefinition;
-use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
+use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool, check_support};
 use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec, decode, encode_result};
 use super::{analysis, artifacts, binary, captures, code, compare, ledger, residuals};
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::providers::identify;
 use crate::session::{
     Cancel, ClientSessions, Observation, Operation, Session, SessionError, SessionHandle,
-    SessionStore, StoreConfig, StoreError, Target,
+    SessionStore, StoreConfig, StoreError,
 };
 
 /// The catalog, in `tools/list` order. A group of tools is one file with a `tools()` list; a
@@ -549,19 +549,4 @@ fn record_across(
         .record_evidence_unless(across.observation, cancel)?;
     reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
     Ok(reply)
-}
-
-pub(super) fn check_support(target: &Target, operation: Operation) -> Result<(), ToolError> {
-    let provider = target.provider();
-    if provider.supports(operation) {
-        return Ok(());
-    }
-    Err(ToolError::Unsupported {
-        provider: target.provider_id().to_owned(),
-        operation,
-        supported: Operation::ALL
-            .into_iter()
-            .filter(|&op| provider.supports(op))
-            .collect(),
-    })
 }

@@ -463,7 +463,7 @@ fn refusals_name_their_argument() {
     .replace(&a, "[baseline]")
     .replace(&b, "[candidate]")
     .replace(&e, "[empty]");
-    snapshot("compare_procedures_refusals", &text, None);
+    snapshot("tools_compare__refusals", &text, None);
 }
 
 #[test]
@@ -489,5 +489,5 @@ fn a_cursor_from_elsewhere_is_refused() {
         "compare_procedures",
         json!({"baseline": a, "candidate": b, "cursor": "cp:999"}),
     );
-    snapshot("compare_procedures_cursor", &message, None);
+    snapshot("tools_compare__cursor_from_elsewhere", &message, None);
 }
