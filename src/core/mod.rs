@@ -101,6 +101,7 @@
 
 pub(crate) mod bounds;
 pub(crate) mod complete;
+pub mod diff;
 pub(crate) mod discovery;
 mod family;
 pub(crate) mod key;

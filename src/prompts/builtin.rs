@@ -97,6 +97,7 @@ pub fn builtin_prompts() -> Vec<PromptDefinition> {
                 "list_artifact_occurrences",
                 "compare_inventories",
                 "open_binary",
+                "compare_procedures",
                 "list_imports",
                 "list_procedures",
                 "procedure_info",

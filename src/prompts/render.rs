@@ -262,6 +262,16 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
              be wrong or missing code.\n\n"
         );
     }
+    if offered.contains(&COMPARISON_TOOL) {
+        let _ = write!(
+            text,
+            "`{COMPARISON_TOOL}` takes the two versions' binary sessions: open each version's \
+             binary with `open_binary` and pass the handles as `baseline` and `candidate`. An \
+             `identical` pair is an observation (the same instructions with addresses masked, \
+             cite its Evidence ID); a `changed` pair, its `similarity` and every match it made \
+             are inferences, and procedures only in one version may be matches it missed.\n\n"
+        );
+    }
     if !missing.is_empty() {
         let _ = write!(
             text,
@@ -276,6 +286,10 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
 /// Workflow tools whose results are reconstructions (decompiler output): listed only where
 /// offered, with a note on what their output may support.
 const RECONSTRUCTION_TOOLS: &[&str] = &["decompile"];
+
+/// The workflow tool that matches procedures across two versions: listed with a note on
+/// what its pairs are.
+const COMPARISON_TOOL: &str = "compare_procedures";
 
 /// `a`, `b`, `c`
 fn code_list(tools: &[&str]) -> String {

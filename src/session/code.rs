@@ -1,9 +1,12 @@
 //! The results of the code-analysis operations of [`Provider`](super::Provider):
 //! `disassemble`, `xrefs_to`, `callers` and `callees`.
 
+use std::time::Instant;
+
 use serde::Serialize;
 
 use super::address::Address;
+use crate::core::diff::Fingerprint;
 
 /// Most bytes a `disassemble` address range may span.
 pub const MAX_DISASSEMBLY_BYTES: u64 = 65_536;
@@ -177,5 +180,45 @@ pub struct CallGraph {
     /// Cursor of the next page; `None` on the last page.
     pub next_cursor: Option<String>,
     /// How complete the analysis is.
+    pub analysis: AnalysisStatus,
+}
+
+/// The bounds of one [`Provider::fingerprints`](super::Provider::fingerprints) call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FingerprintBounds {
+    /// Most procedures fingerprinted (the first ones, in address order).
+    pub max_procedures: usize,
+    /// Most bytes of memory the fingerprints may take (estimated).
+    pub max_bytes: usize,
+    /// When to stop.
+    pub deadline: Instant,
+}
+
+/// Which bound cut a comparison of procedures short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompareLimit {
+    /// The most procedures per side.
+    Procedures,
+    /// The most time.
+    Time,
+    /// The most memory.
+    Memory,
+    /// The code analysis was itself cut short (see its `analysis` status).
+    Analysis,
+}
+
+/// What [`Provider::fingerprints`](super::Provider::fingerprints) answers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fingerprints {
+    /// The decoded architecture, e.g. `x86_64`, `i386`, `aarch64`.
+    pub architecture: String,
+    /// One per procedure, in address order.
+    pub procedures: Vec<Fingerprint>,
+    /// Procedures the document has (all of them, also those past a bound).
+    pub total: usize,
+    /// The bound that cut the list short, when one did.
+    pub cut_short_by: Option<CompareLimit>,
+    /// How complete the code analysis the fingerprints read is.
     pub analysis: AnalysisStatus,
 }

@@ -51,11 +51,12 @@ pub use evidence::{
 };
 pub use provider::{
     AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, Companions,
-    Disassembly, DocumentInfo, DocumentNames, Import, ImportPage, Instruction, MAX_CODE_PAGE,
-    MAX_DISASSEMBLY_BYTES, MAX_READ_BYTES, MAX_SEARCH_RESULTS, NameMatch, NamedAddress, Operation,
-    Permissions, ProcedureInfo, ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource,
-    Provider, ProviderError, ReadLength, ReadLengthError, Reference, ReferenceKind, References,
-    Segment, StringMatch, StringMatches, StringQuery,
+    CompareLimit, Disassembly, DocumentInfo, DocumentNames, FingerprintBounds, Fingerprints,
+    Import, ImportPage, Instruction, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, MAX_READ_BYTES,
+    MAX_SEARCH_RESULTS, NameMatch, NamedAddress, Operation, Permissions, ProcedureInfo,
+    ProcedureMatches, ProcedureName, ProcedureQuery, ProcedureSource, Provider, ProviderError,
+    ReadLength, ReadLengthError, Reference, ReferenceKind, References, Segment, StringMatch,
+    StringMatches, StringQuery,
 };
 pub use sources::{
     ClientView, DOCUMENT_ARGUMENT, MANIFEST_ARGUMENT, PROVIDER_ARGUMENT, SESSION_ARGUMENT,

@@ -11,9 +11,9 @@ use crate::core::{PrefixIndex, ProcedurePage};
 use crate::text::Quoted;
 
 pub use super::code::{
-    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, Disassembly,
-    Instruction, MAX_CODE_PAGE, MAX_DISASSEMBLY_BYTES, NamedAddress, Reference, ReferenceKind,
-    References,
+    AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, CompareLimit,
+    Disassembly, FingerprintBounds, Fingerprints, Instruction, MAX_CODE_PAGE,
+    MAX_DISASSEMBLY_BYTES, NamedAddress, Reference, ReferenceKind, References,
 };
 
 /// Most bytes one [`Provider::read_bytes`] call returns (docs/CONTRACT.md section 11).
@@ -54,11 +54,13 @@ pub enum Operation {
     Callees,
     /// [`Provider::decompile`].
     Decompile,
+    /// [`Provider::fingerprints`], what `compare_procedures` compares.
+    CompareProcedures,
 }
 
 impl Operation {
     /// Every operation, in declaration order.
-    pub const ALL: [Operation; 13] = [
+    pub const ALL: [Operation; 14] = [
         Operation::ListDocuments,
         Operation::ListProcedures,
         Operation::ProcedureInfo,
@@ -72,6 +74,7 @@ impl Operation {
         Operation::Callers,
         Operation::Callees,
         Operation::Decompile,
+        Operation::CompareProcedures,
     ];
 
     /// The operation's name, which is also the name of the tool that performs it.
@@ -90,6 +93,7 @@ impl Operation {
             Operation::Callers => "callers",
             Operation::Callees => "callees",
             Operation::Decompile => "decompile",
+            Operation::CompareProcedures => "compare_procedures",
         }
     }
 
@@ -834,6 +838,17 @@ pub trait Provider: Send + Sync + 'static {
     ) -> Result<Decompilation, ProviderError> {
         let _ = (document, procedure, bound);
         Err(ProviderError::Unsupported(Operation::Decompile))
+    }
+
+    /// What `compare_procedures` compares: a [`Fingerprint`](crate::core::diff::Fingerprint) of
+    /// each procedure of `document`, in address order, within `bounds`.
+    fn fingerprints(
+        &self,
+        document: &str,
+        bounds: &FingerprintBounds,
+    ) -> Result<Fingerprints, ProviderError> {
+        let _ = (document, bounds);
+        Err(ProviderError::Unsupported(Operation::CompareProcedures))
     }
 }
 

@@ -122,6 +122,7 @@ mod artifacts;
 mod binary;
 mod captures;
 mod code;
+mod compare;
 mod definition;
 mod ledger;
 mod outcome;
@@ -132,6 +133,7 @@ mod toolbox;
 
 pub use arguments::ArgumentError;
 pub use binary::OPEN_SUMMARY_DOCUMENTS;
+
 pub use definition::{ToolAnnotations, ToolDefinition, ToolKind};
-pub use outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
+pub use outcome::{EVIDENCE_ID_FIELD, ProcedureCompareError, ToolError, ToolOutcome, UnknownTool};
 pub use toolbox::{MAX_RESULT_BYTES, ToolBox};

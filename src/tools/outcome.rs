@@ -7,7 +7,7 @@ use super::arguments::ArgumentError;
 use crate::claims::ClaimError;
 use crate::inventory::{CompareError, InventoryError, PageSizeError};
 use crate::providers::{LoadError, OpenError};
-use crate::session::{Operation, SessionError, SessionHandle, StoreError};
+use crate::session::{Operation, SessionError, SessionHandle, StoreError, Target};
 use crate::text::Quoted;
 use crate::unknowns::UnknownError;
 
@@ -69,6 +69,9 @@ pub enum ToolError {
         /// What the provider does support.
         supported: Vec<Operation>,
     },
+    /// `compare_procedures` refused its arguments (see [`ProcedureCompareError`]).
+    #[error(transparent)]
+    CompareProcedures(#[from] ProcedureCompareError),
     /// The residual-unknown registry refused (unknown ID, not a head, missing Evidence, ...).
     #[error(transparent)]
     Unknown(#[from] UnknownError),
@@ -292,4 +295,99 @@ impl Serialize for ToolOutcome {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.to_value().serialize(serializer)
     }
+}
+
+/// [`ToolError::Unsupported`] unless the target's provider supports `operation`.
+pub(super) fn check_support(target: &Target, operation: Operation) -> Result<(), ToolError> {
+    let provider = target.provider();
+    if provider.supports(operation) {
+        return Ok(());
+    }
+    Err(ToolError::Unsupported {
+        provider: target.provider_id().to_owned(),
+        operation,
+        supported: Operation::ALL
+            .into_iter()
+            .filter(|&op| provider.supports(op))
+            .collect(),
+    })
+}
+
+/// Why `compare_procedures` refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProcedureCompareError {
+    /// Neither the argument nor the call names a session.
+    #[error(
+        "{argument}: no binary session to compare; call open_binary for each version and pass \
+         the session handles it returns as baseline and candidate"
+    )]
+    NoSession {
+        /// `baseline` or `candidate`.
+        argument: &'static str,
+    },
+    /// The handle names no open session.
+    #[error("{argument}: {source}")]
+    Store {
+        /// `baseline` or `candidate`.
+        argument: &'static str,
+        /// What the store said.
+        source: StoreError,
+    },
+    /// The session has no binary or no such document.
+    #[error("{argument}: {source}")]
+    Session {
+        /// `baseline`, `candidate`, `baseline_document` or `candidate_document`.
+        argument: &'static str,
+        /// What the session said.
+        source: SessionError,
+    },
+    /// Both sides are the same document of the same session.
+    #[error(
+        "candidate: the baseline and the candidate are the same document {document:?} of the \
+         same session; pass another session's handle as candidate, or another document of this \
+         session as candidate_document"
+    )]
+    SameDocument {
+        /// The document, cut to 64 characters.
+        document: Quoted,
+    },
+    /// The two documents are of different architectures.
+    #[error(
+        "candidate_document: the candidate {candidate:?} is {candidate_architecture} but the \
+         baseline {baseline:?} is {baseline_architecture}; procedures are compared within one \
+         architecture: open the candidate built for {baseline_architecture}"
+    )]
+    Architectures {
+        /// The baseline document, cut to 64 characters.
+        baseline: Quoted,
+        /// Its architecture.
+        baseline_architecture: String,
+        /// The candidate document, cut to 64 characters.
+        candidate: Quoted,
+        /// Its architecture.
+        candidate_architecture: String,
+    },
+    /// A document has no procedures.
+    #[error(
+        "{argument}: document {document:?} has no procedures to compare (no symbols, exports, \
+         unwind or function-start entries in its code)"
+    )]
+    Empty {
+        /// `baseline_document` or `candidate_document`.
+        argument: &'static str,
+        /// The document, cut to 64 characters.
+        document: Quoted,
+    },
+    /// The cursor is not one this tool gave for these inputs.
+    #[error(
+        "cursor: {cursor:?} is not a next_cursor of compare_procedures for these versions \
+         ({total} entries); omit it for the first page"
+    )]
+    Cursor {
+        /// The cursor, cut to 64 characters.
+        cursor: Quoted,
+        /// Entries of the comparison.
+        total: usize,
+    },
 }

@@ -68,6 +68,25 @@ type Retainer = Box<
 >;
 
 /// Runs one tool: its input schema, the schema of its result, and how it runs.
+/// A tool that works across binary sessions (`compare_procedures`): given the store, the
+/// call's session handle (its `session`, else its client's) and the arguments, it answers the
+/// reply and the observation to record in the session it names.
+type Comparer = Box<
+    dyn Fn(&'static str, &SessionStore, Option<&str>, Checked, &Cancel) -> Result<Across, ToolError>
+        + Send
+        + Sync,
+>;
+
+/// What a [`Run::Across`] handler answers.
+pub(crate) struct Across {
+    /// The session whose ledger records the observation.
+    pub(crate) session: std::sync::Arc<Session>,
+    /// The observation.
+    pub(crate) observation: crate::session::Observation,
+    /// The reply (without the Evidence ID).
+    pub(crate) reply: ResultObject,
+}
+
 pub(crate) struct Handler {
     /// The input schema, generated from the handler's argument type.
     pub(crate) input: fn() -> InputSchema,
@@ -83,7 +102,10 @@ pub(crate) enum Run {
     /// Observes the open binary: the [`super::ToolBox`] picks the target from the optional
     /// `provider` and `document` arguments, checks that the provider supports `operation`,
     /// runs `run`, and records the result as Evidence.
-    Observe { operation: Operation, run: Observer },
+    Observe {
+        operation: Operation,
+        run: Observer,
+    },
     /// Changes the session; no Evidence. Long work (opening) stops when the cancel is set.
     Change(Changer),
     /// Reads the session or the ledger; no Evidence.
@@ -95,6 +117,10 @@ pub(crate) enum Run {
     Retain(Retainer),
     /// Reads the store's sessions rather than one session (`list_sessions`).
     Sessions(Lister),
+    Across {
+        operation: Operation,
+        run: Comparer,
+    },
 }
 
 /// What a [`Run::Retain`] tool keeps and answers.
@@ -166,6 +192,22 @@ impl Handler {
         }
     }
 
+    pub(crate) fn across<A: ToolArguments, R: ToolResult>(
+        operation: Operation,
+        handler: fn(&SessionStore, Option<&str>, A, &Cancel) -> Result<Across, ToolError>,
+    ) -> Handler {
+        Handler {
+            input: InputSchema::of::<A>,
+            output: output_schema::<R>,
+            run: Run::Across {
+                operation,
+                run: Box::new(move |tool, store, default, arguments, cancel| {
+                    handler(store, default, decode(tool, arguments)?, cancel)
+                }),
+            },
+        }
+    }
+
     pub(crate) fn retain<A: ToolArguments, R: ToolResult>(
         handler: fn(&Session, A, &Cancel) -> Result<Retained<R>, ToolError>,
     ) -> Handler {
@@ -198,7 +240,9 @@ impl ToolSpec {
     /// `input`.
     pub(crate) fn definition(&self, input: &InputSchema) -> ToolDefinition {
         let (kind, operation) = match self.handler.run {
-            Run::Observe { operation, .. } => (ToolKind::Observation, Some(operation)),
+            Run::Observe { operation, .. } | Run::Across { operation, .. } => {
+                (ToolKind::Observation, Some(operation))
+            }
             Run::Retain(_) => (ToolKind::Observation, None),
             Run::Change(_) => (ToolKind::SessionChange, None),
             Run::Read(_) | Run::Sessions(_) => (ToolKind::Read, None),

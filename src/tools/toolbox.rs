@@ -7,14 +7,14 @@ use serde_json::{Map, Value};
 
 use super::arguments::{InputSchema, TargetArguments, split_session};
 use super::definition::ToolDefinition;
-use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
+use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool, check_support};
 use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec, decode, encode_result};
-use super::{analysis, artifacts, binary, captures, code, ledger, residuals};
+use super::{analysis, artifacts, binary, captures, code, compare, ledger, residuals};
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::providers::identify;
 use crate::session::{
     Cancel, ClientSessions, Observation, Operation, Session, SessionError, SessionHandle,
-    SessionStore, StoreConfig, StoreError, Target,
+    SessionStore, StoreConfig, StoreError,
 };
 
 /// The catalog, in `tools/list` order. A group of tools is one file with a `tools()` list; a
@@ -24,6 +24,7 @@ fn catalog() -> impl Iterator<Item = ToolSpec> {
         binary::tools(),
         analysis::tools(),
         code::tools(),
+        compare::tools(),
         ledger::tools(),
         residuals::tools(),
         artifacts::tools(),
@@ -237,6 +238,14 @@ impl ToolBox {
     ) -> Result<(Map<String, Value>, Option<SessionHandle>), ToolError> {
         let spec = &tool.spec;
         let (named, arguments) = split_session(spec.name, arguments)?;
+        if let Run::Across { run, .. } = &spec.handler.run {
+            let default = named
+                .clone()
+                .or_else(|| client.current().map(|handle| handle.as_str().to_owned()));
+            let checked = tool.input.check(spec.name, &arguments)?;
+            let across = run(spec.name, &self.store, default.as_deref(), checked, cancel)?;
+            return Ok((record_across(spec.name, across, cancel)?, None));
+        }
         if let Run::Sessions(run) = &spec.handler.run {
             let checked = tool.input.check(spec.name, &arguments)?;
             let result = run(spec.name, &self.store, client, checked)?;
@@ -409,6 +418,12 @@ impl ToolBox {
                 reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
                 Ok(reply)
             }
+            // Answered before a session is chosen (`run_in_session`); here with no default
+            // session, so both sides must be named.
+            Run::Across { run, .. } => {
+                let across = run(spec.name, &self.store, None, checked, cancel)?;
+                record_across(spec.name, across, cancel)
+            }
             Run::Observe { operation, run } => {
                 let TargetArguments { provider, document } = decode(spec.name, checked.clone())?;
                 let target = session.target(provider.as_deref(), document.as_deref())?;
@@ -525,17 +540,19 @@ impl std::io::Write for LimitedCounter {
     }
 }
 
-fn check_support(target: &Target, operation: Operation) -> Result<(), ToolError> {
-    let provider = target.provider();
-    if provider.supports(operation) {
-        return Ok(());
-    }
-    Err(ToolError::Unsupported {
-        provider: target.provider_id().to_owned(),
-        operation,
-        supported: Operation::ALL
-            .into_iter()
-            .filter(|&op| provider.supports(op))
-            .collect(),
-    })
+/// Records what a [`Run::Across`] tool observed in the session it names, and answers its
+/// reply with the Evidence ID.
+fn record_across(
+    tool: &'static str,
+    across: super::spec::Across,
+    cancel: &Cancel,
+) -> Result<Map<String, Value>, ToolError> {
+    let mut reply = across.reply;
+    check_size(tool, &reply)?;
+    cancel.check().map_err(|_| ToolError::Cancelled { tool })?;
+    let record = across
+        .session
+        .record_evidence_unless(across.observation, cancel)?;
+    reply.insert(EVIDENCE_ID_FIELD.to_owned(), record.id.to_string().into());
+    Ok(reply)
 }

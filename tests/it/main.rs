@@ -92,6 +92,7 @@ mod tools {
     mod binary;
     mod cancelled;
     mod catalog;
+    mod compare;
     mod errors;
     mod imports;
     mod ledger;

@@ -169,6 +169,7 @@ impl Provider for CatalogProvider {
                 | Operation::Callers
                 | Operation::Decompile
                 | Operation::Callees
+                | Operation::CompareProcedures
         )
     }
 

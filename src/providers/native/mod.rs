@@ -79,9 +79,9 @@ use self::strings::ScanRegion;
 use crate::base::files::{CheckedFile, Confinement, FileLimit};
 use crate::core::{Outcome, ProcedurePage};
 use crate::session::{
-    Address, CallGraph, CodeScope, Disassembly, DocumentInfo, DocumentNames, ImportPage, Operation,
-    ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider, ProviderError, ReadLength,
-    References, Segment, StringMatches, StringQuery,
+    Address, CallGraph, CodeScope, Disassembly, DocumentInfo, DocumentNames, FingerprintBounds,
+    Fingerprints, ImportPage, Operation, ProcedureInfo, ProcedureMatches, ProcedureQuery, Provider,
+    ProviderError, ReadLength, References, Segment, StringMatches, StringQuery,
 };
 
 /// The identity of the native provider.
@@ -482,5 +482,14 @@ impl Provider for NativeProvider {
     ) -> Result<CallGraph, ProviderError> {
         let (analysis, _) = self.analysed(document)?;
         analysis.callees(document, procedure, cursor, limit)
+    }
+
+    fn fingerprints(
+        &self,
+        document: &str,
+        bounds: &FingerprintBounds,
+    ) -> Result<Fingerprints, ProviderError> {
+        let (analysis, input) = self.analysed(document)?;
+        analysis.fingerprints(&input, document, bounds)
     }
 }

@@ -99,6 +99,7 @@ const WORKFLOW_TABLE: &[(&str, &[&str])] = &[
             "list_artifact_occurrences",
             "compare_inventories",
             "open_binary",
+            "compare_procedures",
             "list_imports",
             "list_procedures",
             "procedure_info",

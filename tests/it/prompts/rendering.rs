@@ -28,6 +28,7 @@ const CATALOG: &[&str] = &[
     "inventory_artifacts",
     "list_artifact_occurrences",
     "compare_inventories",
+    "compare_procedures",
     "import_process_capture",
     "verify_reconstruction",
 ];

@@ -68,7 +68,18 @@ fn prepared(dir: &std::path::Path) -> (Arc<Session>, ToolBox, BTreeMap<&'static 
     let unknown = success(&tools, "register_unknown", json!({"question": "why?"}));
     let unknown = unknown["id"].as_str().unwrap().to_owned();
     let document = session.current_document().unwrap();
+    // A second session with the same binary, for `compare_procedures`; then this one is the
+    // client's session again.
+    let own = tools.session_handle().unwrap().as_str().to_owned();
+    let other = success(
+        &tools,
+        "open_binary",
+        json!({"path": path, "new_session": true}),
+    );
+    let other = other["session"].as_str().unwrap().to_owned();
+    success(&tools, "current_document", json!({"session": own}));
     let table = BTreeMap::from([
+        ("compare_procedures", json!({"candidate": other})),
         ("open_binary", json!({"path": path})),
         ("close_binary", json!({})),
         ("list_sessions", json!({})),

@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 30] = [
+const CATALOG: [&str; 31] = [
     "open_binary",
     "close_binary",
     "list_sessions",
@@ -27,6 +27,7 @@ const CATALOG: [&str; 30] = [
     "callers",
     "callees",
     "decompile",
+    "compare_procedures",
     "list_evidence",
     "get_evidence",
     "register_unknown",
@@ -138,7 +139,7 @@ fn output_schemas_are_closed_object_schemas_and_observations_return_an_evidence_
 #[test]
 fn kinds_operations_and_annotations_follow_the_documented_table() {
     let (_, tools) = closed();
-    let table: [(&str, ToolKind, Option<Operation>); 20] = [
+    let table: [(&str, ToolKind, Option<Operation>); 21] = [
         ("open_binary", ToolKind::SessionChange, None),
         ("close_binary", ToolKind::SessionChange, None),
         ("list_sessions", ToolKind::Read, None),
@@ -192,6 +193,11 @@ fn kinds_operations_and_annotations_follow_the_documented_table() {
             "decompile",
             ToolKind::Observation,
             Some(Operation::Decompile),
+        ),
+        (
+            "compare_procedures",
+            ToolKind::Observation,
+            Some(Operation::CompareProcedures),
         ),
         ("list_evidence", ToolKind::Read, None),
         ("get_evidence", ToolKind::Read, None),
@@ -293,7 +299,9 @@ fn provider_backed_tools_take_provider_and_document_arguments() {
     let (_, tools) = closed();
     for definition in tools.definitions() {
         let properties = definition.input_schema()["properties"].as_object().unwrap();
-        let backed = definition.operation().is_some();
+        // `compare_procedures` names its two documents `baseline_document` and
+        // `candidate_document`, and its provider is each session's current one.
+        let backed = definition.operation().is_some() && definition.name() != "compare_procedures";
         assert_eq!(
             properties.contains_key("provider"),
             backed || definition.name() == "set_current_document"

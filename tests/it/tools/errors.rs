@@ -127,7 +127,8 @@ fn provider_tools_need_an_open_binary() {
     let backed: Vec<&str> = tools
         .definitions()
         .iter()
-        .filter(|d| d.operation().is_some())
+        // `compare_procedures` names the side it could not read (snapshotted in `compare`).
+        .filter(|d| d.operation().is_some() && d.name() != "compare_procedures")
         .map(|d| d.name())
         .collect();
     let minimal = |tool: &str| match tool {

@@ -148,7 +148,18 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
         ]}),
     );
 
+    // Two versions, procedure by procedure: the same program in a second session.
+    let first = tools.session_handle().unwrap().as_str().to_owned();
+    let second = call(
+        "open_binary",
+        json!({"path": binary.display().to_string(), "new_session": true}),
+    );
+    call(
+        "compare_procedures",
+        json!({"baseline": first, "candidate": second["session"], "limit": 2}),
+    );
     call("close_binary", json!({}));
+    call("close_binary", json!({"session": first}));
 
     let catalog: BTreeSet<String> = tools
         .definitions()

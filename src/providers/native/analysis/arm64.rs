@@ -4,7 +4,7 @@
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::{InstDecoder, Instruction, Opcode, Operand};
 
-use super::decode::{Flow, Next, Step, Text};
+use super::decode::{Flow, Next, Step, Text, masked_hash};
 use crate::session::ReferenceKind;
 
 /// The page an `adrp` put in each general register, while no later instruction overwrote it.
@@ -35,15 +35,41 @@ pub(super) fn sweep(
                 ),
             },
         });
+        let encoding = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+        let kept = if reference.is_some() {
+            encoding & fixed_bits(encoding)
+        } else {
+            encoding
+        };
         let step = Step {
             address: pc,
             length: 4,
             reference,
             flow: decoded.as_ref().map_or(Flow::End, flow),
+            shape: masked_hash(&kept.to_le_bytes(), 0, u32::from(reference.is_some())),
+            constant: None,
         };
         if visit(step, text) == Next::Stop {
             return;
         }
+    }
+}
+
+/// The bits of an instruction that refers to an address which do not encode that address:
+/// the opcode and registers, without the immediate.
+fn fixed_bits(word: u32) -> u32 {
+    match word >> 26 {
+        // B, BL: imm26.
+        0b000101 | 0b100101 => 0xfc00_0000,
+        _ => match (word >> 24) & 0x1f {
+            // ADR, ADRP: immlo and immhi.
+            0b10000 => 0x9f00_001f,
+            _ if word >> 24 == 0x54 => 0xff00_001f,
+            // CBZ, CBNZ (imm19), TBZ, TBNZ (imm14), literal loads (imm19).
+            0b10100 | 0b10101 | 0b11000 | 0b11100 => 0xff00_001f,
+            // ADD (immediate), loads and stores (unsigned offset): imm12.
+            _ => 0xffc0_03ff,
+        },
     }
 }
 

@@ -36,6 +36,26 @@ pub(crate) struct Step {
     pub(crate) reference: Option<(u64, ReferenceKind)>,
     /// Where execution goes after it.
     pub(crate) flow: Flow,
+    /// A hash of its encoding with every address-dependent field masked (the displacement
+    /// and immediate of an instruction that has a `reference`), so the same instruction at
+    /// another address, or referring to a moved target, hashes alike.
+    pub(crate) shape: u32,
+    /// An immediate operand that is not an address (x86 only), for comparing constants.
+    pub(crate) constant: Option<u64>,
+}
+
+/// FNV-1a over `bytes`, skipping the bytes whose bit in `masked` is set, then mixing `extra`.
+pub(crate) fn masked_hash(bytes: &[u8], masked: u32, extra: u32) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for (index, &byte) in bytes.iter().enumerate() {
+        let byte = if index < 32 && masked & (1 << index) != 0 {
+            0
+        } else {
+            byte
+        };
+        hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+    }
+    (hash ^ extra).wrapping_mul(0x0100_0193)
 }
 
 /// Where execution goes after one instruction.

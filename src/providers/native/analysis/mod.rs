@@ -27,6 +27,7 @@
 mod arm64;
 mod decode;
 mod discover;
+mod fingerprint;
 mod imports;
 mod query;
 mod strings;

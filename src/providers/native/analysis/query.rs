@@ -22,7 +22,7 @@ const INDEX_CURSOR: &str = "at:";
 const ADDRESS_CURSOR: &str = "ip:";
 
 impl Analysis {
-    fn isa(&self, document: &str) -> Result<Isa, ProviderError> {
+    pub(super) fn isa(&self, document: &str) -> Result<Isa, ProviderError> {
         self.isa
             .ok_or_else(|| ProviderError::UnsupportedArchitecture {
                 document: document.into(),
@@ -55,7 +55,7 @@ impl Analysis {
         }
     }
 
-    fn import_of(&self, address: u64) -> Option<String> {
+    pub(super) fn import_of(&self, address: u64) -> Option<String> {
         self.stubs
             .get(&address)
             .or_else(|| self.slots.get(&address))
@@ -201,7 +201,7 @@ impl Analysis {
     /// call, or a tail call (an unconditional jump from inside a procedure to the start of
     /// another procedure, a stub or an import slot; a stub's own jump through its slot is not
     /// one).
-    fn call_kind(&self, reference: &Ref) -> Option<CallKind> {
+    pub(super) fn call_kind(&self, reference: &Ref) -> Option<CallKind> {
         match reference.kind {
             ReferenceKind::Call => Some(CallKind::Call),
             ReferenceKind::Jump if reference.unconditional => {

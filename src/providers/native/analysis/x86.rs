@@ -5,7 +5,7 @@ use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, OpKind, Register,
 };
 
-use super::decode::{Flow, Next, Step, Text};
+use super::decode::{Flow, Next, Step, Text, masked_hash};
 use crate::session::ReferenceKind;
 
 pub(super) fn sweep(
@@ -20,11 +20,40 @@ pub(super) fn sweep(
     let mut instruction = Instruction::default();
     while decoder.can_decode() {
         decoder.decode_out(&mut instruction);
+        let reference = reference(&instruction, bitness);
+        let start = usize::try_from(instruction.ip().wrapping_sub(address)).unwrap_or(0);
+        let encoding = bytes
+            .get(start..start.saturating_add(instruction.len()))
+            .unwrap_or(&[]);
+        let mut masked = 0u32;
+        let mut constant = None;
+        let offsets = decoder.get_constant_offsets(&instruction);
+        if reference.is_some() {
+            masked |= span(offsets.displacement_offset(), offsets.displacement_size());
+            masked |= span(offsets.immediate_offset(), offsets.immediate_size());
+        } else if offsets.has_immediate() {
+            constant = (0..instruction.op_count()).find_map(|op| {
+                matches!(
+                    instruction.op_kind(op),
+                    OpKind::Immediate8
+                        | OpKind::Immediate16
+                        | OpKind::Immediate32
+                        | OpKind::Immediate64
+                        | OpKind::Immediate8to16
+                        | OpKind::Immediate8to32
+                        | OpKind::Immediate8to64
+                        | OpKind::Immediate32to64
+                )
+                .then(|| instruction.immediate(op))
+            });
+        }
         let step = Step {
             address: instruction.ip(),
             length: instruction.len().max(1),
-            reference: reference(&instruction, bitness),
+            reference,
             flow: flow(&instruction),
+            shape: masked_hash(encoding, masked, u32::from(reference.is_some())),
+            constant,
         };
         let text = formatter.as_mut().map(|formatter| {
             let mut text = Text::default();
@@ -40,6 +69,13 @@ pub(super) fn sweep(
             return;
         }
     }
+}
+
+/// The bits of the bytes `offset .. offset + size` of an encoding.
+fn span(offset: usize, size: usize) -> u32 {
+    (offset..offset + size)
+        .filter(|&index| index < 32)
+        .fold(0, |bits, index| bits | (1 << index))
 }
 
 /// Where execution goes after `instruction`.

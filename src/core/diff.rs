@@ -1,0 +1,767 @@
+//! Procedure matching across two versions of a program (`compare_procedures`, CONTRACT
+//! section 10): pure, deterministic, bounded by a caller's stop signal.
+//!
+//! Each side is a list of [`Fingerprint`]s in address order. [`compare`] pairs them in rounds,
+//! each round only among procedures not paired yet, and repeats the rounds until one pairs
+//! nothing (a fixpoint):
+//!
+//! 1. [`Signal::SymbolName`]: the same name, unique on each side.
+//! 2. [`Signal::ExactBytes`]: the same bytes, unique on each side among the unpaired.
+//! 3. [`Signal::InstructionHash`]: the same instructions with every address-dependent field
+//!    masked (call and branch displacements, PC-relative operands), unique on each side.
+//! 4. [`Signal::Anchors`]: the same set of imported symbols called and strings referenced (at
+//!    least two anchors, or one string), unique on each side.
+//! 5. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
+//!    sides: first by a unique instruction hash among them, then by mutual best
+//!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`].
+//!
+//! A pair is [`Status::Identical`] when both have the same instructions (masked) and, through
+//! the pairs, the same callees, imports, strings and constants; otherwise it is
+//! [`Status::Changed`] with a similarity below 1 and what differs ([`Changes`]).
+//!
+//! **Guarantees:** no procedure is in two pairs; every procedure is in exactly one of the
+//! pairs, `only_in_baseline` or `only_in_candidate`; the same inputs give the same result
+//! (iteration is by index, grouping by ordered maps, never by hash seed); the stop signal is
+//! asked at least once per round and every [`CHECK_EVERY`] units of work, and a stopped
+//! comparison keeps the pairs it made and says so.
+
+use std::collections::BTreeMap;
+
+/// Least similarity a neighbour pair needs in the call-graph round.
+pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.65;
+
+/// Most unpaired neighbours of a pair, per side, compared by similarity (all of them are
+/// compared by instruction hash).
+pub const MAX_NEIGHBOURS: usize = 64;
+
+/// Units of work (similarities computed, procedures visited) between two looks at the stop
+/// signal.
+pub const CHECK_EVERY: usize = 1_024;
+
+/// What one procedure looks like, as the matcher reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// Start address.
+    pub address: u64,
+    /// Its symbol name, when the binary has one.
+    pub name: Option<String>,
+    /// Size in bytes (trailing padding excluded).
+    pub size: u64,
+    /// Hash of its exact bytes.
+    pub bytes: u64,
+    /// Hash of its instruction sequence with address-dependent fields masked.
+    pub shape: u64,
+    /// The per-instruction masked hashes, sorted (a multiset).
+    pub tokens: Vec<u32>,
+    /// Indices (into the same side) of the procedures it calls or tail-calls: sorted, distinct.
+    pub callees: Vec<u32>,
+    /// Imported symbols it calls: sorted, distinct.
+    pub imports: Vec<String>,
+    /// Hashes of the strings it refers to: sorted, distinct.
+    pub strings: Vec<u64>,
+    /// Immediate operands that are not addresses: sorted, distinct.
+    pub constants: Vec<u64>,
+}
+
+/// Which signal made a pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Signal {
+    /// The same symbol name.
+    SymbolName,
+    /// The same bytes.
+    ExactBytes,
+    /// The same instructions, addresses masked.
+    InstructionHash,
+    /// The same imports called and strings referenced.
+    Anchors,
+    /// A neighbour (callee or caller) of a pair already made.
+    CallGraph,
+}
+
+impl Signal {
+    /// The name used in results: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
+    /// `call_graph`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::SymbolName => "symbol_name",
+            Signal::ExactBytes => "exact_bytes",
+            Signal::InstructionHash => "instruction_hash",
+            Signal::Anchors => "anchors",
+            Signal::CallGraph => "call_graph",
+        }
+    }
+}
+
+/// Whether a pair's code is the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The same instructions, callees, imports, strings and constants.
+    Identical,
+    /// Something differs ([`Changes`]).
+    Changed,
+}
+
+/// What differs between the two procedures of a pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// The sizes differ.
+    pub size: bool,
+    /// The masked instruction sequences differ.
+    pub instructions: bool,
+    /// The callees (through the pairs) or the imports called differ.
+    pub callees: bool,
+    /// The strings referred to differ.
+    pub strings: bool,
+    /// The constants differ.
+    pub constants: bool,
+}
+
+impl Changes {
+    /// The names of what differs, in a fixed order: `size`, `instructions`, `callees`,
+    /// `strings`, `constants`.
+    pub fn names(self) -> Vec<&'static str> {
+        [
+            (self.size, "size"),
+            (self.instructions, "instructions"),
+            (self.callees, "callees"),
+            (self.strings, "strings"),
+            (self.constants, "constants"),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect()
+    }
+
+    fn any(self) -> bool {
+        self.size || self.instructions || self.callees || self.strings || self.constants
+    }
+}
+
+/// One pair: a baseline procedure and its candidate counterpart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pair {
+    /// Index into the baseline.
+    pub baseline: u32,
+    /// Index into the candidate.
+    pub candidate: u32,
+    /// The signal that made it.
+    pub signal: Signal,
+    /// Whether the code is the same.
+    pub status: Status,
+    /// 1 for an identical pair, in [0, 1) for a changed one.
+    pub similarity: f64,
+    /// What differs (nothing, for an identical pair).
+    pub changes: Changes,
+}
+
+/// The result of [`compare`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// The pairs, in baseline address order.
+    pub pairs: Vec<Pair>,
+    /// Indices of baseline procedures in no pair, in order.
+    pub only_in_baseline: Vec<u32>,
+    /// Indices of candidate procedures in no pair, in order.
+    pub only_in_candidate: Vec<u32>,
+    /// Whether the stop signal ended the rounds before the fixpoint.
+    pub stopped: bool,
+}
+
+/// Pairs the procedures of `baseline` and `candidate` (see the [module documentation](self)).
+/// `stop` is asked now and then; once it answers true, no further pair is made.
+pub fn compare(
+    baseline: &[Fingerprint],
+    candidate: &[Fingerprint],
+    stop: &mut dyn FnMut() -> bool,
+) -> Comparison {
+    let mut matcher = Matcher::new(baseline, candidate, stop);
+    matcher.run();
+    matcher.finish()
+}
+
+/// How alike two procedures are, in [0, 1]: the masked instructions (weight 0.55), the imports
+/// and strings (0.15), the constants (0.1), the sizes (0.1) and the callee counts (0.1).
+pub fn similarity(a: &Fingerprint, b: &Fingerprint) -> f64 {
+    let tokens = jaccard_multiset(&a.tokens, &b.tokens);
+    let anchors = (jaccard_set(&a.imports, &b.imports) + jaccard_set(&a.strings, &b.strings)) / 2.0;
+    let constants = jaccard_set(&a.constants, &b.constants);
+    let size = ratio(a.size, b.size);
+    let callees = ratio(a.callees.len() as u64, b.callees.len() as u64);
+    let value = 0.55 * tokens + 0.15 * anchors + 0.1 * constants + 0.1 * size + 0.1 * callees;
+    value.clamp(0.0, 1.0)
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    match a.max(b) {
+        0 => 1.0,
+        most => a.min(b) as f64 / most as f64,
+    }
+}
+
+/// |A ∩ B| / |A ∪ B| of two sorted multisets; 1 when both are empty.
+fn jaccard_multiset<T: Ord>(a: &[T], b: &[T]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common as f64 / (a.len() + b.len() - common) as f64
+}
+
+/// The same for sorted sets (distinct elements).
+fn jaccard_set<T: Ord>(a: &[T], b: &[T]) -> f64 {
+    jaccard_multiset(a, b)
+}
+
+/// Callers of each procedure of one side: sorted, distinct.
+fn callers_of(side: &[Fingerprint]) -> Vec<Vec<u32>> {
+    let mut callers = vec![Vec::new(); side.len()];
+    for (index, procedure) in side.iter().enumerate() {
+        for &callee in &procedure.callees {
+            if let Some(list) = callers.get_mut(callee as usize) {
+                list.push(index as u32);
+            }
+        }
+    }
+    for list in &mut callers {
+        list.sort_unstable();
+        list.dedup();
+    }
+    callers
+}
+
+struct Matcher<'a> {
+    baseline: &'a [Fingerprint],
+    candidate: &'a [Fingerprint],
+    baseline_callers: Vec<Vec<u32>>,
+    candidate_callers: Vec<Vec<u32>>,
+    /// Baseline index to candidate index.
+    forward: Vec<Option<u32>>,
+    backward: Vec<Option<u32>>,
+    signals: Vec<Option<Signal>>,
+    /// Pairs made and not yet used for the call-graph round, in the order made.
+    queue: Vec<(u32, u32)>,
+    stop: &'a mut dyn FnMut() -> bool,
+    work: usize,
+    stopped: bool,
+}
+
+impl<'a> Matcher<'a> {
+    fn new(
+        baseline: &'a [Fingerprint],
+        candidate: &'a [Fingerprint],
+        stop: &'a mut dyn FnMut() -> bool,
+    ) -> Matcher<'a> {
+        Matcher {
+            baseline,
+            candidate,
+            baseline_callers: callers_of(baseline),
+            candidate_callers: callers_of(candidate),
+            forward: vec![None; baseline.len()],
+            backward: vec![None; candidate.len()],
+            signals: vec![None; baseline.len()],
+            queue: Vec::new(),
+            stop,
+            work: 0,
+            stopped: false,
+        }
+    }
+
+    /// Whether to stop: asks the signal every [`CHECK_EVERY`] units (and with `now`).
+    fn should_stop(&mut self, units: usize, now: bool) -> bool {
+        if self.stopped {
+            return true;
+        }
+        let before = self.work / CHECK_EVERY;
+        self.work = self.work.saturating_add(units);
+        if (now || self.work / CHECK_EVERY != before) && (self.stop)() {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+
+    fn pair(&mut self, b: u32, c: u32, signal: Signal) {
+        let (bi, ci) = (b as usize, c as usize);
+        if self.forward[bi].is_some() || self.backward[ci].is_some() {
+            return;
+        }
+        self.forward[bi] = Some(c);
+        self.backward[ci] = Some(b);
+        self.signals[bi] = Some(signal);
+        self.queue.push((b, c));
+    }
+
+    fn run(&mut self) {
+        loop {
+            if self.should_stop(1, true) {
+                return;
+            }
+            let before = self.queue.len();
+            self.unique_round(Signal::SymbolName, |p| {
+                p.name.as_ref().map(|name| Key::Name(name.clone()))
+            });
+            self.unique_round(Signal::ExactBytes, |p| Some(Key::Hash(p.bytes, p.size)));
+            self.unique_round(Signal::InstructionHash, |p| Some(Key::Hash(p.shape, 0)));
+            self.unique_round(Signal::Anchors, |p| {
+                let anchors = p.imports.len() + p.strings.len();
+                (anchors >= 2 || !p.strings.is_empty())
+                    .then(|| Key::Anchors(p.imports.clone(), p.strings.clone()))
+            });
+            self.call_graph_round();
+            if self.queue.len() == before || self.stopped {
+                return;
+            }
+        }
+    }
+
+    /// Pairs the unpaired procedures whose key is unique on each side.
+    fn unique_round(&mut self, signal: Signal, key: impl Fn(&Fingerprint) -> Option<Key>) {
+        let mut groups: BTreeMap<Key, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+        for (index, procedure) in self.baseline.iter().enumerate() {
+            if self.forward[index].is_none()
+                && let Some(key) = key(procedure)
+            {
+                groups.entry(key).or_default().0.push(index as u32);
+            }
+        }
+        for (index, procedure) in self.candidate.iter().enumerate() {
+            if self.backward[index].is_none()
+                && let Some(key) = key(procedure)
+            {
+                groups.entry(key).or_default().1.push(index as u32);
+            }
+        }
+        if self.should_stop(self.baseline.len() + self.candidate.len(), false) {
+            return;
+        }
+        let mut made: Vec<(u32, u32)> = groups
+            .into_values()
+            .filter_map(|(b, c)| (b.len() == 1 && c.len() == 1).then(|| (b[0], c[0])))
+            .collect();
+        made.sort_unstable();
+        for (b, c) in made {
+            self.pair(b, c, signal);
+        }
+    }
+
+    /// Pairs the unpaired neighbours of the pairs made so far (see the module documentation).
+    fn call_graph_round(&mut self) {
+        let mut next = 0;
+        while next < self.queue.len() {
+            let (b, c) = self.queue[next];
+            next += 1;
+            let (bi, ci) = (b as usize, c as usize);
+            let callees = (
+                self.baseline[bi].callees.clone(),
+                self.candidate[ci].callees.clone(),
+            );
+            self.neighbours(&callees.0, &callees.1);
+            let callers = (
+                self.baseline_callers[bi].clone(),
+                self.candidate_callers[ci].clone(),
+            );
+            self.neighbours(&callers.0, &callers.1);
+            if self.stopped {
+                return;
+            }
+        }
+    }
+
+    fn neighbours(&mut self, baseline: &[u32], candidate: &[u32]) {
+        let b: Vec<u32> = baseline
+            .iter()
+            .copied()
+            .filter(|&i| self.forward[i as usize].is_none())
+            .collect();
+        let c: Vec<u32> = candidate
+            .iter()
+            .copied()
+            .filter(|&i| self.backward[i as usize].is_none())
+            .collect();
+        if b.is_empty() || c.is_empty() {
+            return;
+        }
+        // Unique instruction hashes among the neighbours.
+        let mut groups: BTreeMap<u64, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+        for &i in &b {
+            groups
+                .entry(self.baseline[i as usize].shape)
+                .or_default()
+                .0
+                .push(i);
+        }
+        for &i in &c {
+            groups
+                .entry(self.candidate[i as usize].shape)
+                .or_default()
+                .1
+                .push(i);
+        }
+        for (bs, cs) in groups.into_values() {
+            if bs.len() == 1 && cs.len() == 1 {
+                self.pair(bs[0], cs[0], Signal::CallGraph);
+            }
+        }
+        // Mutual best similarity among the rest.
+        let b: Vec<u32> = b
+            .into_iter()
+            .filter(|&i| self.forward[i as usize].is_none())
+            .take(MAX_NEIGHBOURS)
+            .collect();
+        let c: Vec<u32> = c
+            .into_iter()
+            .filter(|&i| self.backward[i as usize].is_none())
+            .take(MAX_NEIGHBOURS)
+            .collect();
+        if b.is_empty() || c.is_empty() || self.should_stop(b.len() * c.len(), false) {
+            return;
+        }
+        let scores: Vec<Vec<f64>> = b
+            .iter()
+            .map(|&i| {
+                c.iter()
+                    .map(|&j| similarity(&self.baseline[i as usize], &self.candidate[j as usize]))
+                    .collect()
+            })
+            .collect();
+        let best_of = |row: &[f64]| -> Option<usize> {
+            let mut best: Option<usize> = None;
+            for (index, &score) in row.iter().enumerate() {
+                if best.is_none_or(|at| score > row[at]) {
+                    best = Some(index);
+                }
+            }
+            best
+        };
+        for (row_index, row) in scores.iter().enumerate() {
+            let Some(column) = best_of(row) else { continue };
+            let score = row[column];
+            if score < MIN_NEIGHBOUR_SIMILARITY {
+                continue;
+            }
+            // Unique best in its row, and the row is the column's unique best.
+            let ties = row.iter().filter(|&&s| s == score).count();
+            let column_scores: Vec<f64> = scores.iter().map(|r| r[column]).collect();
+            let column_ties = column_scores.iter().filter(|&&s| s >= score).count();
+            if ties == 1 && column_ties == 1 {
+                self.pair(b[row_index], c[column], Signal::CallGraph);
+            }
+        }
+    }
+
+    /// What `callees` of one side are, comparable across the sides: the candidate index of a
+    /// paired callee, the instruction hash of an unpaired one; sorted.
+    fn callee_keys(&self, callees: &[u32], baseline: bool) -> Vec<(bool, u64)> {
+        let mut keys: Vec<(bool, u64)> = callees
+            .iter()
+            .map(|&callee| {
+                let index = callee as usize;
+                let (partner, side) = if baseline {
+                    (self.forward.get(index).copied().flatten(), self.baseline)
+                } else {
+                    (
+                        self.backward.get(index).copied().flatten().map(|_| callee),
+                        self.candidate,
+                    )
+                };
+                match partner {
+                    Some(candidate) => (true, u64::from(candidate)),
+                    None => (false, side.get(index).map_or(0, |p| p.shape)),
+                }
+            })
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    fn finish(self) -> Comparison {
+        let mut pairs = Vec::new();
+        for (bi, partner) in self.forward.iter().enumerate() {
+            let (Some(ci), Some(signal)) = (*partner, self.signals[bi]) else {
+                continue;
+            };
+            let a = &self.baseline[bi];
+            let b = &self.candidate[ci as usize];
+            // Callees through the pairs; an unpaired callee by its instructions.
+            let mapped = self.callee_keys(&a.callees, true);
+            let theirs = self.callee_keys(&b.callees, false);
+            let same_bytes = a.bytes == b.bytes && a.size == b.size;
+            let changes = if same_bytes && mapped == theirs {
+                Changes::default()
+            } else {
+                Changes {
+                    size: a.size != b.size,
+                    instructions: a.shape != b.shape,
+                    callees: mapped != theirs || a.imports != b.imports,
+                    strings: a.strings != b.strings,
+                    constants: a.constants != b.constants,
+                }
+            };
+            let (status, similarity) = if changes.any() {
+                // A changed pair is never fully similar, even when only a callee differs.
+                (Status::Changed, similarity(a, b).min(0.99))
+            } else {
+                (Status::Identical, 1.0)
+            };
+            pairs.push(Pair {
+                baseline: bi as u32,
+                candidate: ci,
+                signal,
+                status,
+                similarity,
+                changes,
+            });
+        }
+        let only = |partners: &[Option<u32>]| -> Vec<u32> {
+            partners
+                .iter()
+                .enumerate()
+                .filter_map(|(index, partner)| partner.is_none().then_some(index as u32))
+                .collect()
+        };
+        Comparison {
+            pairs,
+            only_in_baseline: only(&self.forward),
+            only_in_candidate: only(&self.backward),
+            stopped: self.stopped,
+        }
+    }
+}
+
+/// What a unique round groups by.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Name(String),
+    Hash(u64, u64),
+    Anchors(Vec<String>, Vec<u64>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn procedure(address: u64, shape: u64, tokens: Vec<u32>, callees: Vec<u32>) -> Fingerprint {
+        let mut tokens = tokens;
+        tokens.sort_unstable();
+        Fingerprint {
+            address,
+            name: None,
+            size: tokens.len() as u64 * 4,
+            bytes: shape ^ address,
+            shape,
+            tokens,
+            callees,
+            imports: Vec::new(),
+            strings: Vec::new(),
+            constants: Vec::new(),
+        }
+    }
+
+    fn never() -> impl FnMut() -> bool {
+        || false
+    }
+
+    #[test]
+    fn a_program_compared_with_itself_is_identical_throughout() {
+        let side = vec![
+            procedure(0x10, 1, vec![1, 2, 3], vec![1]),
+            procedure(0x20, 2, vec![4, 5], vec![]),
+            procedure(0x30, 3, vec![6], vec![0, 1]),
+        ];
+        let result = compare(&side, &side, &mut never());
+        assert_eq!(result.pairs.len(), 3);
+        assert!(result.only_in_baseline.is_empty() && result.only_in_candidate.is_empty());
+        for pair in &result.pairs {
+            assert_eq!(pair.baseline, pair.candidate);
+            assert_eq!(pair.status, Status::Identical);
+            assert_eq!(pair.similarity, 1.0);
+        }
+    }
+
+    #[test]
+    fn a_moved_procedure_pairs_by_its_instruction_hash() {
+        let baseline = vec![procedure(0x10, 7, vec![1, 2], vec![])];
+        let candidate = vec![procedure(0x90, 7, vec![1, 2], vec![])];
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(result.pairs[0].signal, Signal::InstructionHash);
+        assert_eq!(result.pairs[0].status, Status::Identical);
+    }
+
+    #[test]
+    fn a_changed_callee_pairs_through_its_caller() {
+        // main (shape 1) calls f; f changed (shape 2 -> 3) but is mostly alike.
+        let baseline = vec![
+            procedure(0x10, 1, vec![1, 2, 3], vec![1]),
+            procedure(0x20, 2, vec![10, 11, 12, 13], vec![]),
+            procedure(0x30, 5, vec![50, 51, 52, 53], vec![]),
+        ];
+        let candidate = vec![
+            procedure(0x10, 1, vec![1, 2, 3], vec![1]),
+            procedure(0x20, 3, vec![10, 11, 12, 14], vec![]),
+            procedure(0x40, 6, vec![60, 61], vec![]),
+        ];
+        let result = compare(&baseline, &candidate, &mut never());
+        let changed = result
+            .pairs
+            .iter()
+            .find(|pair| pair.baseline == 1)
+            .expect("f is paired");
+        assert_eq!(changed.candidate, 1);
+        assert_eq!(changed.signal, Signal::CallGraph);
+        assert_eq!(changed.status, Status::Changed);
+        assert!(changed.changes.instructions);
+        assert!(changed.similarity > 0.5 && changed.similarity < 1.0);
+        // main calls a changed f: main's instructions are the same, so it is identical.
+        assert_eq!(result.pairs[0].status, Status::Identical);
+        assert_eq!(result.only_in_baseline, vec![2]);
+        assert_eq!(result.only_in_candidate, vec![2]);
+    }
+
+    #[test]
+    fn a_name_unique_on_both_sides_pairs_first() {
+        let mut a = procedure(0x10, 1, vec![1], vec![]);
+        a.name = Some("parse".to_owned());
+        let mut b = procedure(0x10, 9, vec![9], vec![]);
+        b.name = Some("parse".to_owned());
+        let result = compare(&[a], &[b], &mut never());
+        assert_eq!(result.pairs[0].signal, Signal::SymbolName);
+        assert_eq!(result.pairs[0].status, Status::Changed);
+        assert_eq!(result.pairs[0].changes.names(), vec!["instructions"]);
+    }
+
+    #[test]
+    fn duplicated_code_is_not_guessed() {
+        let side = vec![
+            procedure(0x10, 1, vec![1], vec![]),
+            procedure(0x20, 1, vec![1], vec![]),
+        ];
+        let mut other = side.clone();
+        for p in &mut other {
+            p.bytes ^= 0xff;
+        }
+        let result = compare(&side, &other, &mut never());
+        assert!(result.pairs.is_empty());
+        assert_eq!(result.only_in_baseline, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_stop_signal_ends_the_rounds_and_says_so() {
+        let side = vec![procedure(0x10, 1, vec![1], vec![])];
+        let result = compare(&side, &side, &mut || true);
+        assert!(result.stopped);
+        assert!(result.pairs.is_empty());
+        assert_eq!(result.only_in_baseline, vec![0]);
+    }
+
+    fn arbitrary_side() -> impl Strategy<Value = Vec<Fingerprint>> {
+        prop::collection::vec(
+            (
+                0u64..6,
+                prop::collection::vec(0u32..12, 0..3),
+                prop::option::of("[ab]{1,2}"),
+                prop::collection::vec(0u64..4, 0..2),
+            ),
+            0..12,
+        )
+        .prop_map(|items| {
+            let count = items.len() as u32;
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(index, (shape, callees, name, strings))| {
+                    // Equal shapes have equal instructions, as in a real binary.
+                    let tokens: Vec<u32> = (0..shape as u32).collect();
+                    let mut callees: Vec<u32> =
+                        callees.into_iter().filter(|&c| c < count).collect();
+                    callees.sort_unstable();
+                    callees.dedup();
+                    let mut strings = strings;
+                    strings.sort_unstable();
+                    strings.dedup();
+                    let mut p = procedure(index as u64 * 16, shape, tokens, callees);
+                    p.bytes = shape;
+                    p.name = name;
+                    p.strings = strings;
+                    p
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn every_procedure_is_in_exactly_one_place(a in arbitrary_side(), b in arbitrary_side()) {
+            let result = compare(&a, &b, &mut never());
+            let mut seen_a = vec![0u32; a.len()];
+            let mut seen_b = vec![0u32; b.len()];
+            for pair in &result.pairs {
+                seen_a[pair.baseline as usize] += 1;
+                seen_b[pair.candidate as usize] += 1;
+                prop_assert!((0.0..=1.0).contains(&pair.similarity));
+                prop_assert_eq!(pair.status == Status::Identical, pair.similarity == 1.0);
+            }
+            for &i in &result.only_in_baseline { seen_a[i as usize] += 1; }
+            for &i in &result.only_in_candidate { seen_b[i as usize] += 1; }
+            prop_assert!(seen_a.iter().all(|&n| n == 1));
+            prop_assert!(seen_b.iter().all(|&n| n == 1));
+        }
+
+        #[test]
+        fn the_same_inputs_give_the_same_result(a in arbitrary_side(), b in arbitrary_side()) {
+            prop_assert_eq!(compare(&a, &b, &mut never()), compare(&a, &b, &mut never()));
+        }
+
+        #[test]
+        fn a_side_compared_with_itself_pairs_with_itself_or_a_twin(a in arbitrary_side()) {
+            let result = compare(&a, &a, &mut never());
+            for pair in &result.pairs {
+                let (x, y) = (&a[pair.baseline as usize], &a[pair.candidate as usize]);
+                prop_assert_eq!(x.shape, y.shape);
+                if pair.baseline == pair.candidate {
+                    prop_assert_eq!(pair.status, Status::Identical);
+                }
+            }
+        }
+
+        #[test]
+        fn distinct_code_compared_with_itself_is_identical_throughout(a in arbitrary_side()) {
+            let a: Vec<Fingerprint> = a
+                .into_iter()
+                .enumerate()
+                .map(|(index, mut p)| {
+                    p.shape = 100 + index as u64;
+                    p.bytes = p.shape;
+                    p
+                })
+                .collect();
+            let result = compare(&a, &a, &mut never());
+            prop_assert_eq!(result.pairs.len(), a.len());
+            for pair in &result.pairs {
+                prop_assert_eq!(pair.baseline, pair.candidate);
+                prop_assert_eq!(pair.status, Status::Identical);
+            }
+        }
+
+        #[test]
+        fn similarity_is_symmetric_and_in_range(a in arbitrary_side(), b in arbitrary_side()) {
+            for x in &a {
+                for y in &b {
+                    let s = similarity(x, y);
+                    prop_assert!((0.0..=1.0).contains(&s));
+                    prop_assert!((s - similarity(y, x)).abs() < 1e-12);
+                }
+            }
+        }
+    }
+}

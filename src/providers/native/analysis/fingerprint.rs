@@ -1,0 +1,197 @@
+//! Fingerprints of a document's procedures, for `compare_procedures`: each procedure decoded
+//! again (trailing padding dropped), its masked instruction hashes, its exact bytes, and from
+//! the finished analysis its callees, imports called and strings referred to.
+
+use std::time::Instant;
+
+use super::decode::{Isa, Next};
+use super::strings::starts_string;
+use super::sweep::sweep;
+use super::{Analysis, Input};
+use crate::core::diff::Fingerprint;
+use crate::session::{CompareLimit, FingerprintBounds, Fingerprints, ProviderError, ReferenceKind};
+
+/// Smallest immediate kept as a constant: smaller ones (counts, offsets, flags) say little.
+const MIN_CONSTANT: u64 = 0x100;
+
+/// Procedures fingerprinted between two looks at the clock.
+const CLOCK_EVERY: usize = 64;
+
+/// Fixed bytes of one fingerprint, besides its lists.
+const FINGERPRINT_BYTES: usize = std::mem::size_of::<Fingerprint>();
+
+impl Analysis {
+    /// The fingerprints of the document's procedures, within `bounds`.
+    pub(crate) fn fingerprints(
+        &self,
+        input: &Input<'_>,
+        document: &str,
+        bounds: &FingerprintBounds,
+    ) -> Result<Fingerprints, ProviderError> {
+        let isa = self.isa(document)?;
+        let total = self.procedures.len();
+        let mut cut_short_by = (total > bounds.max_procedures).then_some(CompareLimit::Procedures);
+        let count = total.min(bounds.max_procedures);
+        let mut procedures = Vec::with_capacity(count);
+        let mut bytes_used = 0usize;
+        for index in 0..count {
+            if index % CLOCK_EVERY == 0 && Instant::now() > bounds.deadline {
+                cut_short_by = Some(CompareLimit::Time);
+                break;
+            }
+            let fingerprint = self.fingerprint(input, isa, index, count);
+            bytes_used = bytes_used.saturating_add(cost(&fingerprint));
+            if bytes_used > bounds.max_bytes {
+                cut_short_by = Some(CompareLimit::Memory);
+                break;
+            }
+            procedures.push(fingerprint);
+        }
+        // Callees past a cut are not in the list.
+        let kept = procedures.len() as u32;
+        for fingerprint in &mut procedures {
+            fingerprint.callees.retain(|&callee| callee < kept);
+        }
+        if cut_short_by.is_none() && !self.status.complete {
+            cut_short_by = Some(CompareLimit::Analysis);
+        }
+        Ok(Fingerprints {
+            architecture: self.architecture.clone(),
+            procedures,
+            total,
+            cut_short_by,
+            analysis: self.status,
+        })
+    }
+
+    fn fingerprint(&self, input: &Input<'_>, isa: Isa, index: usize, count: usize) -> Fingerprint {
+        let procedure = &self.procedures[index];
+        let (start, end) = (procedure.start, procedure.end);
+        let code = input
+            .bytes_at(start)
+            .map(|(bytes, _)| {
+                let length = usize::try_from(end - start).unwrap_or(usize::MAX);
+                &bytes[..length.min(bytes.len())]
+            })
+            .unwrap_or(&[]);
+        let mut tokens = Vec::new();
+        let mut constants = Vec::new();
+        // Instructions and bytes up to the last one that is not padding.
+        let (mut kept_tokens, mut kept_bytes) = (0, 0);
+        sweep(isa, code, start, false, &mut |step, _| {
+            let offset = usize::try_from(step.address - start).unwrap_or(0);
+            let encoding = code.get(offset..offset + step.length).unwrap_or(&[]);
+            tokens.push(step.shape);
+            if !is_padding(isa, encoding) {
+                kept_tokens = tokens.len();
+                kept_bytes = offset + step.length;
+                if let Some(value) = step.constant.filter(|&value| value >= MIN_CONSTANT) {
+                    constants.push(value);
+                }
+            }
+            Next::Continue
+        });
+        tokens.truncate(kept_tokens);
+        let code = &code[..kept_bytes.min(code.len())];
+        let shape = fnv64(tokens.iter().map(|&token| u64::from(token)));
+        let exact = fnv64(code.iter().map(|&byte| u64::from(byte)));
+        let (callees, imports, strings) = self.anchors(input, start, end, count);
+        tokens.sort_unstable();
+        constants.sort_unstable();
+        constants.dedup();
+        Fingerprint {
+            address: start,
+            name: procedure.name.clone(),
+            size: code.len() as u64,
+            bytes: exact,
+            shape,
+            tokens,
+            callees,
+            imports,
+            strings,
+            constants,
+        }
+    }
+
+    /// The callees (indices below `count`), imports called and string hashes of the
+    /// procedure spanning `start..end`.
+    fn anchors(
+        &self,
+        input: &Input<'_>,
+        start: u64,
+        end: u64,
+        count: usize,
+    ) -> (Vec<u32>, Vec<String>, Vec<u64>) {
+        let origin = |index: &u32| self.references[*index as usize].from;
+        let first = self.by_origin.partition_point(|i| origin(i) < start);
+        let last = self.by_origin.partition_point(|i| origin(i) < end);
+        let (mut callees, mut imports, mut strings) = (Vec::new(), Vec::new(), Vec::new());
+        for index in &self.by_origin[first..last] {
+            let reference = self.references[*index as usize];
+            if self.call_kind(&reference).is_some() {
+                if let Some(import) = self.import_of(reference.to) {
+                    imports.push(import);
+                } else if let Ok(callee) = self
+                    .procedures
+                    .binary_search_by_key(&reference.to, |p| p.start)
+                    && callee < count
+                {
+                    callees.push(callee as u32);
+                }
+            } else if reference.kind == ReferenceKind::Data
+                && let Some((bytes, region)) = input.bytes_at(reference.to)
+                && !region.code
+                && starts_string(bytes)
+            {
+                let text = bytes.split(|&byte| byte == 0).next().unwrap_or(&[]);
+                strings.push(fnv64(text.iter().map(|&byte| u64::from(byte))));
+            }
+        }
+        callees.sort_unstable();
+        callees.dedup();
+        imports.sort_unstable();
+        imports.dedup();
+        strings.sort_unstable();
+        strings.dedup();
+        (callees, imports, strings)
+    }
+}
+
+/// FNV-1a over a sequence of values.
+fn fnv64(values: impl Iterator<Item = u64>) -> u64 {
+    values.fold(0xcbf2_9ce4_8422_2325, |hash, value| {
+        (hash ^ value).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Whether an instruction is padding between procedures: `int3`, a `nop` form, or on
+/// AArch64 `nop` and the zero word.
+fn is_padding(isa: Isa, encoding: &[u8]) -> bool {
+    match isa {
+        Isa::Arm64 => matches!(encoding, [0x1f, 0x20, 0x03, 0xd5] | [0, 0, 0, 0]),
+        Isa::X86 | Isa::X86_64 => {
+            let body: Vec<u8> = encoding
+                .iter()
+                .copied()
+                .skip_while(|&byte| matches!(byte, 0x66 | 0x2e | 0x3e | 0x40..=0x4f))
+                .collect();
+            matches!(body.as_slice(), [0x90] | [0xcc] | [0x0f, 0x1f, ..])
+                || (!encoding.is_empty() && encoding.iter().all(|&byte| byte == 0xcc))
+        }
+    }
+}
+
+/// Estimated bytes one fingerprint takes.
+fn cost(fingerprint: &Fingerprint) -> usize {
+    FINGERPRINT_BYTES
+        + fingerprint.tokens.len() * 4
+        + fingerprint.callees.len() * 4
+        + fingerprint.strings.len() * 8
+        + fingerprint.constants.len() * 8
+        + fingerprint
+            .imports
+            .iter()
+            .map(|import| import.len() + 24)
+            .sum::<usize>()
+        + fingerprint.name.as_ref().map_or(0, String::len)
+}

@@ -1,0 +1,493 @@
+//! `compare_procedures` (docs/CONTRACT.md section 10): two versions of a C program with known
+//! added, removed, renamed, changed and moved functions, compiled at test time at -O2,
+//! compared stripped through `rea serve` and scored against their symbols; a binary compared
+//! with itself; determinism and paging; and the refusals, each naming its argument.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rea::providers::native::NativeProvider;
+use rea::session::Provider;
+use rea_testkit::fixtures::{Spec, elf};
+use rea_testkit::server_process::ServerProcess;
+use serde_json::{Value, json};
+
+use crate::support::code;
+use crate::support::tools::{closed, failure, snapshot, success};
+
+const REA: &str = env!("CARGO_BIN_EXE_rea");
+
+/// Functions both versions share unchanged, at other places in the file or not.
+const COMMON: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define KEEP __attribute__((noinline))
+
+KEEP int parse_number(const char *s) {
+    int v = 0;
+    while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
+    return v;
+}
+
+KEEP unsigned checksum(const char *s) {
+    unsigned h = 5381;
+    while (*s) h = h * 33 + (unsigned char)*s++;
+    return h;
+}
+
+KEEP void greet(const char *who) { printf("hello, %s, welcome\n", who); }
+
+KEEP int stable_table(int k) {
+    static const int t[] = {3, 1, 4, 1, 5, 9, 2, 6};
+    return t[k & 7] * 1000003;
+}
+"#;
+
+const BASELINE: &str = r#"
+KEEP int removed_feature(int x) { return x * 7 + puts("the removed feature"); }
+
+KEEP void moved_report(int n) { fprintf(stderr, "report: %d items\n", n); }
+
+KEEP int old_name(int x, int y) {
+    return x * y + (x ^ y) * 3 + (int)strlen("the renamed helper");
+}
+
+KEEP long changed_math(long a) {
+    long r = 0;
+    for (long i = 0; i < a; i++) r += i * i;
+    return r;
+}
+
+int main(int argc, char **argv) {
+    const char *arg = argc > 1 ? argv[1] : "42";
+    int n = parse_number(arg);
+    greet(arg);
+    moved_report(n);
+    printf("%u %d %d %ld %d\n", checksum(arg), removed_feature(n), old_name(n, argc),
+           changed_math(n), stable_table(n));
+    return 0;
+}
+"#;
+
+const CANDIDATE: &str = r#"
+void moved_report(int n);
+
+KEEP int new_name(int x, int y) {
+    return x * y + (x ^ y) * 3 + (int)strlen("the renamed helper");
+}
+
+KEEP long changed_math(long a) {
+    long r = 0;
+    for (long i = 0; i < a; i++) r += i * i;
+    if (r > a * 4) r -= a;
+    return r;
+}
+
+KEEP int added_feature(const char *s) { return (int)strlen(s) * 11 + puts("the added feature"); }
+
+int main(int argc, char **argv) {
+    const char *arg = argc > 1 ? argv[1] : "42";
+    int n = parse_number(arg);
+    greet(arg);
+    moved_report(n);
+    printf("%u %d %d %ld %d\n", checksum(arg), added_feature(arg), new_name(n, argc),
+           changed_math(n), stable_table(n));
+    return 0;
+}
+
+KEEP void moved_report(int n) { fprintf(stderr, "report: %d items\n", n); }
+"#;
+
+/// Renamed functions: baseline name to candidate name.
+const RENAMED: [(&str, &str); 1] = [("old_name", "new_name")];
+
+/// Functions whose source changed (besides the renamed one, whose body did not).
+const SOURCE_CHANGED: [&str; 2] = ["changed_math", "main"];
+
+/// Functions whose source did not change.
+const SOURCE_SAME: [&str; 6] = [
+    "parse_number",
+    "checksum",
+    "greet",
+    "stable_table",
+    "moved_report",
+    "old_name",
+];
+
+fn run(program: &str, args: &[&str]) {
+    let status = Command::new(program)
+        .args(args)
+        .status()
+        .unwrap_or_else(|error| panic!("{program} runs: {error}"));
+    assert!(status.success(), "{program} {args:?}");
+}
+
+/// Compiles `source` at -O2 and a stripped copy: (unstripped, stripped).
+fn build(directory: &Path, name: &str, source: &str) -> (PathBuf, PathBuf) {
+    let source_path = directory.join(format!("{name}.c"));
+    std::fs::write(&source_path, format!("{COMMON}{source}")).unwrap();
+    let output = directory.join(name);
+    let stripped = directory.join(format!("{name}.stripped"));
+    run(
+        "cc",
+        &[
+            "-O2",
+            "-o",
+            output.to_str().unwrap(),
+            source_path.to_str().unwrap(),
+        ],
+    );
+    run(
+        "strip",
+        &["-o", stripped.to_str().unwrap(), output.to_str().unwrap()],
+    );
+    (output, stripped)
+}
+
+/// Names by address, from the unstripped binary's symbols.
+fn symbols(path: &Path) -> BTreeMap<String, String> {
+    let provider = NativeProvider::open(path).unwrap();
+    let document = provider.list_documents().unwrap()[0].name.clone();
+    let mut names = BTreeMap::new();
+    let mut cursor = None;
+    loop {
+        let page = provider
+            .list_procedures(&document, cursor.as_deref(), 500)
+            .unwrap();
+        for procedure in &page.entries {
+            if let Some(name) = &procedure.name {
+                names.insert(procedure.address.clone(), name.clone());
+            }
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    names
+}
+
+/// Every entry of a comparison, paging with `limit`: (matched, only_in_baseline,
+/// only_in_candidate), and the pages' `structuredContent`.
+fn all_pages(
+    server: &mut ServerProcess,
+    arguments: Value,
+    limit: u64,
+) -> (Vec<Value>, Vec<Value>, Vec<Value>, Vec<Value>) {
+    let (mut matched, mut left, mut right, mut pages) = (vec![], vec![], vec![], vec![]);
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut call = arguments.clone();
+        call["limit"] = limit.into();
+        if let Some(cursor) = &cursor {
+            call["cursor"] = cursor.clone().into();
+        }
+        let result = server.tool("compare_procedures", call);
+        assert_ne!(result["isError"], true, "{result}");
+        let page = result["structuredContent"].clone();
+        matched.extend(page["matched"].as_array().unwrap().iter().cloned());
+        left.extend(page["only_in_baseline"].as_array().unwrap().iter().cloned());
+        right.extend(
+            page["only_in_candidate"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .cloned(),
+        );
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+        pages.push(page);
+        if cursor.is_none() {
+            return (matched, left, right, pages);
+        }
+    }
+}
+
+fn open(server: &mut ServerProcess, path: &Path) -> String {
+    let opened = server.tool("open_binary", json!({"path": path, "new_session": true}));
+    opened["structuredContent"]["session"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{opened}"))
+        .to_owned()
+}
+
+#[test]
+fn stripped_versions_are_matched_as_their_symbols_say() {
+    let directory = tempfile::tempdir().unwrap();
+    let (baseline, baseline_stripped) = build(directory.path(), "v1", BASELINE);
+    let (candidate, candidate_stripped) = build(directory.path(), "v2", CANDIDATE);
+    let baseline_names = symbols(&baseline);
+    let candidate_names = symbols(&candidate);
+    let renamed: BTreeMap<&str, &str> = RENAMED.into_iter().collect();
+    // The true pairs: the same name on both sides, or a known rename.
+    let by_name: BTreeMap<&str, &str> = candidate_names
+        .iter()
+        .map(|(address, name)| (name.as_str(), address.as_str()))
+        .collect();
+    let truth: BTreeMap<&str, &str> = baseline_names
+        .iter()
+        .filter_map(|(address, name)| {
+            let wanted = renamed.get(name.as_str()).copied().unwrap_or(name);
+            Some((address.as_str(), *by_name.get(wanted)?))
+        })
+        .collect();
+
+    let mut server = ServerProcess::start(REA);
+    let b = open(&mut server, &baseline_stripped);
+    let c = open(&mut server, &candidate_stripped);
+    let (matched, left, right, pages) =
+        all_pages(&mut server, json!({"baseline": b, "candidate": c}), 5);
+    assert!(pages.iter().all(|page| page["complete"] == true));
+
+    // Score the matcher over the procedures both stripped documents have (a procedure the
+    // provider does not find without symbols, such as crt code without unwind entries, is
+    // discovery's miss, not the matcher's).
+    let listed = |pairs_side: &str, only: &[Value]| -> BTreeSet<String> {
+        matched
+            .iter()
+            .map(|pair| pair[pairs_side].as_str().unwrap().to_owned())
+            .chain(
+                only.iter()
+                    .map(|entry| entry["address"].as_str().unwrap().to_owned()),
+            )
+            .collect()
+    };
+    let (in_baseline, in_candidate) = (listed("baseline", &left), listed("candidate", &right));
+    let truth: BTreeMap<&str, &str> = truth
+        .into_iter()
+        .filter(|(b, c)| in_baseline.contains(*b) && in_candidate.contains(*c))
+        .collect();
+    assert!(truth.len() >= 10, "{truth:?}");
+    // Precision and recall of the pairs, over procedures the symbols name.
+    let scored: Vec<(&str, &str)> = matched
+        .iter()
+        .map(|pair| {
+            (
+                pair["baseline"].as_str().unwrap(),
+                pair["candidate"].as_str().unwrap(),
+            )
+        })
+        .filter(|(baseline, _)| baseline_names.contains_key(*baseline))
+        .collect();
+    let correct = scored
+        .iter()
+        .filter(|(baseline, candidate)| truth.get(baseline) == Some(candidate))
+        .count();
+    let precision = correct as f64 / scored.len() as f64;
+    let recall = correct as f64 / truth.len() as f64;
+    eprintln!(
+        "pairs: {} scored, {correct} correct of {} true; precision {precision:.3}, recall {recall:.3}",
+        scored.len(),
+        truth.len()
+    );
+    assert!(precision >= 0.98, "precision {precision}: {matched:#?}");
+    assert!(recall >= 0.90, "recall {recall}: {matched:#?} {truth:#?}");
+
+    let name_of_baseline = |address: &str| baseline_names.get(address).map(String::as_str);
+    let pair_of = |name: &str| {
+        matched
+            .iter()
+            .find(|pair| name_of_baseline(pair["baseline"].as_str().unwrap()) == Some(name))
+            .unwrap_or_else(|| panic!("{name} is matched: {matched:#?}"))
+    };
+    for name in SOURCE_CHANGED {
+        assert_eq!(pair_of(name)["status"], "changed", "{name}");
+        let similarity = pair_of(name)["similarity"].as_f64().unwrap();
+        assert!((0.0..1.0).contains(&similarity), "{name}: {similarity}");
+    }
+    for name in SOURCE_SAME {
+        assert_eq!(pair_of(name)["status"], "identical", "{name}");
+        assert_eq!(pair_of(name)["similarity"], 1.0, "{name}");
+    }
+    // The moved function is at another address, paired by its masked instructions.
+    let moved = pair_of("moved_report");
+    assert_ne!(moved["baseline"], moved["candidate"]);
+    let renamed_pair = pair_of("old_name");
+    assert_eq!(
+        candidate_names[renamed_pair["candidate"].as_str().unwrap()],
+        "new_name"
+    );
+    let left: BTreeSet<&str> = left
+        .iter()
+        .filter_map(|entry| name_of_baseline(entry["address"].as_str().unwrap()))
+        .collect();
+    let right: BTreeSet<&str> = right
+        .iter()
+        .filter_map(|entry| {
+            candidate_names
+                .get(entry["address"].as_str().unwrap())
+                .map(String::as_str)
+        })
+        .collect();
+    assert!(left.contains("removed_feature"), "{left:?}");
+    assert!(right.contains("added_feature"), "{right:?}");
+    // Stripped: the program's own procedures have no names in the result.
+    assert!(pair_of("parse_number")["baseline_name"].is_null());
+
+    // Deterministic: the same call gives the same pages; one page holds them all.
+    let (again, ..) = all_pages(&mut server, json!({"baseline": b, "candidate": c}), 5);
+    assert_eq!(again, matched);
+    let (whole, ..) = all_pages(&mut server, json!({"baseline": b, "candidate": c}), 500);
+    assert_eq!(whole, matched);
+
+    // Recorded as Evidence in the baseline's session.
+    let result = server.tool(
+        "compare_procedures",
+        json!({"baseline": b, "candidate": c, "limit": 1}),
+    );
+    let id = result["structuredContent"]["evidence_id"].as_str().unwrap();
+    let evidence = server.tool("get_evidence", json!({"session": b, "id": id}));
+    assert_eq!(
+        evidence["structuredContent"]["operation"], "compare_procedures",
+        "{evidence}"
+    );
+    assert!(
+        !evidence["structuredContent"].to_string().contains(&c),
+        "the candidate's handle is not written into the baseline's ledger"
+    );
+    server.finish();
+}
+
+#[test]
+fn a_binary_compared_with_itself_is_identical_throughout() {
+    let directory = tempfile::tempdir().unwrap();
+    let (_, stripped) = build(directory.path(), "v1", BASELINE);
+    let mut server = ServerProcess::start(REA);
+    let b = open(&mut server, &stripped);
+    let c = open(&mut server, &stripped);
+    let (matched, left, right, _) =
+        all_pages(&mut server, json!({"baseline": b, "candidate": c}), 500);
+    assert!(left.is_empty() && right.is_empty(), "{left:?} {right:?}");
+    for pair in &matched {
+        assert_eq!(pair["baseline"], pair["candidate"], "{pair}");
+        assert_eq!(pair["status"], "identical", "{pair}");
+    }
+    server.finish();
+}
+
+#[test]
+fn a_procedure_bound_cuts_the_comparison_and_says_so() {
+    let directory = tempfile::tempdir().unwrap();
+    let (_, stripped) = build(directory.path(), "v1", BASELINE);
+    let mut server = ServerProcess::start(REA);
+    let b = open(&mut server, &stripped);
+    let c = open(&mut server, &stripped);
+    let result = server.tool(
+        "compare_procedures",
+        json!({"baseline": b, "candidate": c, "max_procedures": 2}),
+    );
+    let page = &result["structuredContent"];
+    assert_eq!(page["complete"], false, "{result}");
+    assert_eq!(page["cut_short_by"], "procedures");
+    assert_eq!(page["baseline"]["compared"], 2);
+    assert_eq!(page["totals"]["matched"], 2);
+    server.finish();
+}
+
+fn write(directory: &Path, name: &str, bytes: &[u8]) -> String {
+    let path = directory.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.display().to_string()
+}
+
+fn handle(result: &serde_json::Map<String, Value>) -> String {
+    result["session"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn refusals_name_their_argument() {
+    let directory = tempfile::tempdir().unwrap();
+    let x86 = write(directory.path(), "x86", &code::x86_64().bytes);
+    let arm = write(directory.path(), "arm", &code::aarch64().bytes);
+    let empty = write(
+        directory.path(),
+        "empty",
+        &elf::build(&Spec {
+            functions: Vec::new(),
+            stripped: false,
+        })
+        .bytes,
+    );
+    let (_, tools) = closed();
+    let no_session = failure(&tools, "compare_procedures", json!({}));
+    let a = handle(&success(&tools, "open_binary", json!({"path": x86})));
+    let b = handle(&success(&tools, "open_binary", json!({"path": arm})));
+    let e = handle(&success(&tools, "open_binary", json!({"path": empty})));
+    let same = failure(
+        &tools,
+        "compare_procedures",
+        json!({"baseline": a, "candidate": a}),
+    );
+    let same_default = failure(&tools, "compare_procedures", json!({"session": a}));
+    let architectures = failure(
+        &tools,
+        "compare_procedures",
+        json!({"baseline": a, "candidate": b}),
+    );
+    let empty_binary = failure(
+        &tools,
+        "compare_procedures",
+        json!({"baseline": a, "candidate": e}),
+    );
+    let zero = failure(
+        &tools,
+        "compare_procedures",
+        json!({"baseline": a, "candidate": b, "max_procedures": 0}),
+    );
+    let bad_cursor = failure(
+        &tools,
+        "compare_procedures",
+        json!({"baseline": a, "candidate": a, "candidate_document": "nope"}),
+    );
+    success(&tools, "close_binary", json!({"session": b}));
+    let closed_handle = failure(
+        &tools,
+        "compare_procedures",
+        json!({"baseline": a, "candidate": b}),
+    );
+    let text = [
+        ("no session", no_session),
+        ("same session twice", same),
+        ("same session by default", same_default),
+        ("different architectures", architectures),
+        ("empty binary", empty_binary),
+        ("a bound of zero", zero),
+        ("unknown candidate document", bad_cursor),
+        ("closed handle", closed_handle),
+    ]
+    .iter()
+    .map(|(case, message)| format!("{case}:\n{message}\n"))
+    .collect::<Vec<_>>()
+    .join("\n")
+    .replace(&a, "[baseline]")
+    .replace(&b, "[candidate]")
+    .replace(&e, "[empty]");
+    snapshot("tools_compare__refusals", &text, None);
+}
+
+#[test]
+fn a_cursor_from_elsewhere_is_refused() {
+    let directory = tempfile::tempdir().unwrap();
+    let x86 = write(directory.path(), "x86", &code::x86_64().bytes);
+    let (_, tools) = closed();
+    let a = handle(&success(&tools, "open_binary", json!({"path": x86})));
+    let b = handle(&success(
+        &tools,
+        "open_binary",
+        json!({"path": x86, "new_session": true}),
+    ));
+    let page = success(
+        &tools,
+        "compare_procedures",
+        json!({"baseline": a, "candidate": b}),
+    );
+    assert_eq!(page["totals"]["identical"], page["totals"]["matched"]);
+    assert_eq!(page["only_in_baseline"], json!([]));
+    let message = failure(
+        &tools,
+        "compare_procedures",
+        json!({"baseline": a, "candidate": b, "cursor": "cp:999"}),
+    );
+    snapshot("tools_compare__cursor_from_elsewhere", &message, None);
+}
