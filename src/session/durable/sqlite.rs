@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 
-use super::rows::{self, RecordRow, id_number};
+use super::rows::{self, RecordRow, RowError, id_number};
 use super::{Change, Durable, DurableError, Snapshot, StoredBinary, StoredSession, unix_now};
 use crate::unknowns::Unknown;
 
 /// The schema version this rea writes and reads; a store of a newer one is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The default of `--max-store-mib`.
 pub const DEFAULT_MAX_STORE_MIB: u64 = 4096;
@@ -55,6 +55,14 @@ CREATE TABLE unknowns (id TEXT PRIMARY KEY, handle TEXT NOT NULL, revision TEXT 
 CREATE INDEX unknowns_by_session ON unknowns (handle);
 CREATE TABLE numbering (kind TEXT PRIMARY KEY, next INTEGER NOT NULL);
 INSERT INTO numbering (kind, next) VALUES ('evidence', 1), ('unknown', 1);
+";
+
+/// What version 2 adds to version 1: the annotations (run on a new store after [`SCHEMA`],
+/// and on a store of version 1 when it is opened).
+const ANNOTATIONS_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS annotations (id TEXT PRIMARY KEY, handle TEXT NOT NULL, revision TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS annotations_by_session ON annotations (handle);
+INSERT OR IGNORE INTO numbering (kind, next) VALUES ('annotation', 1);
 ";
 
 /// How a [`SqliteStore`] is bounded and what it keeps.
@@ -200,10 +208,18 @@ impl SqliteStore {
         if application == 0 {
             connection
                 .execute_batch(&format!(
-                    "BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id = {APPLICATION_ID}; \
+                    "BEGIN IMMEDIATE; {SCHEMA} {ANNOTATIONS_SCHEMA} \
+                     PRAGMA application_id = {APPLICATION_ID}; \
                      PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                 ))
                 .map_err(fail("creating its tables"))?;
+        } else if version < SCHEMA_VERSION {
+            connection
+                .execute_batch(&format!(
+                    "BEGIN IMMEDIATE; {ANNOTATIONS_SCHEMA} \
+                     PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                ))
+                .map_err(fail("upgrading its tables"))?;
         }
         let check: String = connection
             .query_row("PRAGMA quick_check(1)", [], |row| row.get(0))
@@ -257,6 +273,8 @@ impl SqliteStore {
                     if replaces {
                         transaction.execute("DELETE FROM evidence WHERE handle = ?1", [handle])?;
                         transaction.execute("DELETE FROM unknowns WHERE handle = ?1", [handle])?;
+                        transaction
+                            .execute("DELETE FROM annotations WHERE handle = ?1", [handle])?;
                     }
                     transaction.execute(
                         "UPDATE sessions SET binary = ?2, sha256 = ?3, current_provider = ?4,
@@ -322,8 +340,20 @@ impl SqliteStore {
                         ])?;
                     advance(&transaction, "unknown", revision.id.as_str())?;
                 }
+                Change::Annotation(revision) => {
+                    transaction
+                        .prepare_cached(
+                            "INSERT INTO annotations (id, handle, revision) VALUES (?1, ?2, ?3)",
+                        )?
+                        .execute(params![
+                            revision.id.as_str(),
+                            handle,
+                            rows::encode_annotation(revision)
+                        ])?;
+                    advance(&transaction, "annotation", revision.id.as_str())?;
+                }
                 Change::Close => {
-                    for table in ["evidence", "unknowns", "sessions"] {
+                    for table in ["evidence", "unknowns", "annotations", "sessions"] {
                         transaction
                             .execute(&format!("DELETE FROM {table} WHERE handle = ?1"), [handle])?;
                     }
@@ -458,6 +488,7 @@ impl Durable for SqliteStore {
                     used: seconds(2)?,
                     records: Vec::new(),
                     unknowns: Vec::new(),
+                    annotations: Vec::new(),
                 });
             }
         }
@@ -493,22 +524,37 @@ impl Durable for SqliteStore {
                 sessions[at].records.push(record);
             }
         }
-        {
-            let mut statement = connection
-                .prepare("SELECT id, handle, revision FROM unknowns ORDER BY id")
-                .map_err(fail)?;
-            let mut rows = statement.query([]).map_err(fail)?;
-            while let Some(row) = rows.next().map_err(fail)? {
-                let handle: String = row.get(1).map_err(fail)?;
-                let Some(&at) = by_handle.get(&handle) else {
-                    continue;
-                };
-                let id: String = row.get(0).map_err(fail)?;
-                let text: String = row.get(2).map_err(fail)?;
-                let revision: Unknown = rows::decode_unknown(&id, &text).map_err(row_error)?;
-                sessions[at].unknowns.push(revision);
-            }
-        }
+        // Revisions of unknowns and annotations: rows of (id, handle, revision JSON).
+        let mut revisions =
+            |table: &str,
+             keep: &mut dyn FnMut(&mut StoredSession, &str, &str) -> Result<(), RowError>|
+             -> Result<(), DurableError> {
+                let mut statement = connection
+                    .prepare(&format!(
+                        "SELECT id, handle, revision FROM {table} ORDER BY id"
+                    ))
+                    .map_err(fail)?;
+                let mut rows = statement.query([]).map_err(fail)?;
+                while let Some(row) = rows.next().map_err(fail)? {
+                    let handle: String = row.get(1).map_err(fail)?;
+                    let Some(&at) = by_handle.get(&handle) else {
+                        continue;
+                    };
+                    let id: String = row.get(0).map_err(fail)?;
+                    let text: String = row.get(2).map_err(fail)?;
+                    keep(&mut sessions[at], &id, &text).map_err(row_error)?;
+                }
+                Ok(())
+            };
+        revisions("unknowns", &mut |session, id, text| {
+            let revision: Unknown = rows::decode_unknown(id, text)?;
+            session.unknowns.push(revision);
+            Ok(())
+        })?;
+        revisions("annotations", &mut |session, id, text| {
+            session.annotations.push(rows::decode_annotation(id, text)?);
+            Ok(())
+        })?;
         let next = |kind: &str| -> Result<u64, DurableError> {
             let next: Option<i64> = connection
                 .query_row(
@@ -524,6 +570,7 @@ impl Durable for SqliteStore {
             sessions,
             next_evidence: next("evidence")?,
             next_unknown: next("unknown")?,
+            next_annotation: next("annotation")?,
         })
     }
 

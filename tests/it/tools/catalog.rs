@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 30] = [
+const CATALOG: [&str; 34] = [
     "open_binary",
     "close_binary",
     "list_sessions",
@@ -33,6 +33,10 @@ const CATALOG: [&str; 30] = [
     "refine_unknown",
     "resolve_unknown",
     "list_unknowns",
+    "annotate",
+    "list_annotations",
+    "undo_annotation",
+    "export_annotations",
     "inventory_artifacts",
     "list_artifact_occurrences",
     "compare_inventories",
