@@ -115,8 +115,9 @@ impl Target {
     }
 
     /// Resolves a procedure argument (docs/CONTRACT.md section 11): an address (`0x` + lowercase
-    /// hex) is taken as it is; anything else must be the display or raw name of exactly one
-    /// procedure of the document. An ambiguous name is an error listing the candidate addresses.
+    /// hex) is taken as it is; anything else must be the display or raw name, or the
+    /// investigator's label, of exactly one procedure of the document (provider names and
+    /// labels together). An ambiguous name is an error listing the candidate addresses.
     pub fn resolve_procedure(&self, procedure: &str) -> Result<Address, SessionError> {
         if let Ok(address) = Address::parse(procedure) {
             return Ok(address);
@@ -130,6 +131,11 @@ impl Target {
         } else {
             (self.addresses_named(document, procedure)?, false)
         };
+        addresses.extend(
+            self.labels()
+                .filter(|&(_, label)| label == procedure)
+                .filter_map(|(address, _)| Address::parse(address).ok()),
+        );
         addresses.sort_unstable();
         addresses.dedup();
         if addresses.len() > MAX_LISTED_CANDIDATES {

@@ -409,6 +409,9 @@ impl ToolBox {
                 let target = session.target(provider.as_deref(), document.as_deref())?;
                 check_support(&target, *operation)?;
                 let mut result = run(spec.name, &target, checked)?;
+                if annotations::labels::LABELLED.contains(&spec.name) {
+                    annotations::labels::attach(&target, &mut result);
+                }
                 check_size(spec.name, &result)?;
                 let observation = target.observation(
                     spec.name,

@@ -18,6 +18,7 @@ use crate::core::MAX_VALUE_CHARS;
 use crate::session::{Address, Cancel, Operation, Session, SessionError, Target};
 
 mod export;
+pub(crate) mod labels;
 
 /// Default and largest page of `list_annotations`.
 const DEFAULT_ANNOTATION_PAGE: u64 = 50;
