@@ -220,6 +220,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod annotations;
 pub mod base;
 pub mod capture;
 pub mod claims;

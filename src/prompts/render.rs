@@ -272,6 +272,13 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
              are inferences, and procedures only in one version may be matches it missed.\n\n"
         );
     }
+    if offered.contains(&"annotate") {
+        text.push_str(
+            "Once Evidence has established what a procedure or address is, record it with \
+             `annotate`, citing those Evidence IDs; later tools show the name as `label`. A \
+             label is an inference backed by the Evidence it cites, not an observation.\n\n",
+        );
+    }
     if !missing.is_empty() {
         let _ = write!(
             text,

@@ -32,6 +32,9 @@ pub enum SessionError {
     /// The residual-unknown registry refused (unknown ID, not a head, missing Evidence, ...).
     #[error(transparent)]
     Unknown(#[from] crate::unknowns::UnknownError),
+    /// The annotations refused (a bad edit, an unknown ID, ...).
+    #[error(transparent)]
+    Annotation(#[from] crate::annotations::AnnotationError),
     /// The store could not commit the change; nothing changed.
     #[error(transparent)]
     Store(Box<super::durable::DurableError>),

@@ -63,8 +63,8 @@ pub use sources::{
     SessionView, SourceConfig, complete_argument, complete_argument_at_hand,
 };
 pub use state::{
-    ClosedBinary, INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES, Opened, Provenance,
-    ProviderSummary, Reopened, Session, SessionSummary,
+    Annotated, ClosedBinary, INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES, Opened,
+    Provenance, ProviderSummary, Reopened, Session, SessionSummary,
 };
 pub use store::{
     ClientSessions, DEFAULT_MAX_SESSIONS, SessionHandle, SessionStore, StoreConfig, StoreError,

@@ -330,6 +330,7 @@ impl SessionStore {
     ) -> Result<usize, SessionError> {
         super::evidence::EvidenceId::continue_at(snapshot.next_evidence);
         crate::unknowns::UnknownId::continue_at(snapshot.next_unknown);
+        crate::annotations::AnnotationId::continue_at(snapshot.next_annotation);
         let mut sessions = snapshot.sessions;
         sessions.sort_by(|a, b| b.used.cmp(&a.used).then_with(|| a.handle.cmp(&b.handle)));
         let mut opened = 0;

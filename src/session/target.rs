@@ -29,6 +29,8 @@ pub struct Target {
     pub(crate) provider_id: String,
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) document: Option<String>,
+    /// The session's annotated names when the target was taken.
+    pub(crate) labels: crate::annotations::Labels,
 }
 
 impl std::fmt::Debug for Target {
@@ -55,6 +57,24 @@ impl Target {
     /// The document, or [`SessionError::NoDocument`] when none was given and none is current.
     pub fn document(&self) -> Result<&str, SessionError> {
         self.document.as_deref().ok_or(SessionError::NoDocument)
+    }
+
+    /// The investigator's label of the procedure or address `address` (canonical) of this
+    /// target's document, if one is effective.
+    pub fn label(&self, address: &str) -> Option<String> {
+        let document = self.document.as_deref()?;
+        self.labels
+            .get(&(document.to_owned(), address.to_owned()))
+            .cloned()
+    }
+
+    /// The labels of this target's document, by canonical address.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        let document = self.document.as_deref();
+        self.labels
+            .iter()
+            .filter(move |((doc, _), _)| Some(doc.as_str()) == document)
+            .map(|((_, address), label)| (address.as_str(), label.as_str()))
     }
 
     /// Calls the provider, naming it in any error.
@@ -95,8 +115,9 @@ impl Target {
     }
 
     /// Resolves a procedure argument (docs/CONTRACT.md section 11): an address (`0x` + lowercase
-    /// hex) is taken as it is; anything else must be the display or raw name of exactly one
-    /// procedure of the document. An ambiguous name is an error listing the candidate addresses.
+    /// hex) is taken as it is; anything else must be the display or raw name, or the
+    /// investigator's label, of exactly one procedure of the document (provider names and
+    /// labels together). An ambiguous name is an error listing the candidate addresses.
     pub fn resolve_procedure(&self, procedure: &str) -> Result<Address, SessionError> {
         if let Ok(address) = Address::parse(procedure) {
             return Ok(address);
@@ -110,6 +131,11 @@ impl Target {
         } else {
             (self.addresses_named(document, procedure)?, false)
         };
+        addresses.extend(
+            self.labels()
+                .filter(|&(_, label)| label == procedure)
+                .filter_map(|(address, _)| Address::parse(address).ok()),
+        );
         addresses.sort_unstable();
         addresses.dedup();
         if addresses.len() > MAX_LISTED_CANDIDATES {

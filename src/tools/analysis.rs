@@ -12,6 +12,7 @@ use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::schema::{
     array, count, flag, hand_written, nullable_count, nullable_string, object, string,
+    with_optional_property,
 };
 use super::spec::{Handler, ToolSpec};
 use crate::base::notices::{self, Notice};
@@ -299,6 +300,7 @@ fn list_procedures(
                 address: entry.address,
                 name: entry.name,
                 aliases: entry.aliases,
+                label: None,
             })
             .collect(),
         next_cursor: page.next_cursor,
@@ -327,6 +329,10 @@ struct ListedProcedure {
     // Left out when empty: most addresses have one name, and a page stays small.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     aliases: Vec<String>,
+    /// The investigator's name for it (annotate), beside the provider's; absent when none. An
+    /// inference backed by the Evidence its annotation cites.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
 }
 
 fn procedure_info(
@@ -338,6 +344,7 @@ fn procedure_info(
         target.query_document(|provider, document| provider.procedure_info(document, address))?;
     Ok(ProcedureInfoResult {
         document: target.document()?.to_owned(),
+        label: target.label(&info.address.to_string()),
         info,
     })
 }
@@ -347,6 +354,9 @@ fn procedure_info(
 pub(super) struct ProcedureInfoResult {
     /// The document.
     document: String,
+    /// The investigator's name for it (annotate), beside the provider's; null when none. An
+    /// inference backed by the Evidence its annotation cites.
+    label: Option<String>,
     #[serde(flatten)]
     info: ProcedureInfo,
 }
@@ -358,7 +368,11 @@ impl JsonSchema for ProcedureInfo {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(object(procedure_properties()))
+        hand_written(with_optional_property(
+            object(procedure_properties()),
+            "label",
+            super::annotations::labels::nullable_label_schema(),
+        ))
     }
 }
 

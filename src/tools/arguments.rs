@@ -409,7 +409,16 @@ fn describe(
                 )
             });
             let item = found.iter().filter_map(|(item, _)| *item).min();
+            let objects = schema["items"]["type"].as_str() == Some("object");
             match item.and_then(|index| Some((index, items.get(index)?))) {
+                Some((index, Value::Object(_))) if !counted && objects => syntax(format!(
+                    "item {index} does not fit the schema of an item: a field is missing, \
+                     unknown, of the wrong type or not one of its choices"
+                )),
+                Some((index, item)) if !counted && objects => syntax(format!(
+                    "item {index} must be an object, not {}",
+                    crate::text::json_kind(item)
+                )),
                 Some((index, item)) if !counted => match item {
                     Value::String(text) => syntax(format!(
                         "item {index}: {}",
@@ -439,7 +448,7 @@ fn syntax_reason(pattern: Option<&str>, text: &str) -> String {
         Some(EVIDENCE_ID_PATTERN) => EvidenceId::parse(text).err().map(|e| e.to_string()),
         _ => None,
     };
-    reason.unwrap_or_else(|| format!("{text:?} does not match {pattern:?}"))
+    reason.unwrap_or_else(|| format!("{:?} does not match {pattern:?}", crate::text::cut(text)))
 }
 
 /// The schema of the `session` argument every tool takes.

@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 use super::arguments::{ADDRESS_PATTERN, ArgumentError, CursorArgument, TargetArguments, address};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, count, flag, hand_written, nullable_string, object, string};
+use super::schema::{
+    array, count, flag, hand_written, nullable_string, object, string, with_optional_property,
+};
 use super::spec::{Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{
@@ -323,6 +325,11 @@ impl JsonSchema for Disassembly {
                 },
                 "target_name": nullable_string("What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported symbol; null when unknown."),
             }));
+            let instruction = with_optional_property(
+                instruction,
+                "target_label",
+                super::annotations::labels::target_label_schema(),
+            );
             object(json!({
                 "architecture": string("The decoded architecture (`x86_64`, `i386`, `aarch64`)."),
                 "procedure": nullable(named_address("The procedure."), "The procedure decoded, or null for an address range."),
@@ -468,10 +475,14 @@ pub(super) struct CalleesResult {
 }
 
 fn named_address(description: &str) -> Value {
-    let mut schema = object(json!({
-        "address": string("The address, lowercase `0x`-prefixed hexadecimal."),
-        "name": nullable_string("What is there: a procedure, `symbol@plt` stub or imported symbol name; null when unknown."),
-    }));
+    let mut schema = with_optional_property(
+        object(json!({
+            "address": string("The address, lowercase `0x`-prefixed hexadecimal."),
+            "name": nullable_string("What is there: a procedure, `symbol@plt` stub or imported symbol name; null when unknown."),
+        })),
+        "label",
+        super::annotations::labels::label_schema(),
+    );
     schema["description"] = json!(description);
     schema
 }

@@ -117,6 +117,7 @@
 //! `toolbox.rs`.
 
 mod analysis;
+mod annotations;
 mod arguments;
 mod artifacts;
 mod binary;

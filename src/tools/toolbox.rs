@@ -9,7 +9,9 @@ use super::arguments::{InputSchema, TargetArguments, split_session};
 use super::definition::ToolDefinition;
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool, check_support};
 use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec, decode, encode_result};
-use super::{analysis, artifacts, binary, captures, code, compare, ledger, residuals};
+use super::{
+    analysis, annotations, artifacts, binary, captures, code, compare, ledger, residuals,
+};
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::providers::identify;
 use crate::session::{
@@ -27,6 +29,7 @@ fn catalog() -> impl Iterator<Item = ToolSpec> {
         compare::tools(),
         ledger::tools(),
         residuals::tools(),
+        annotations::tools(),
         artifacts::tools(),
         captures::tools(),
     ]
@@ -429,6 +432,9 @@ impl ToolBox {
                 let target = session.target(provider.as_deref(), document.as_deref())?;
                 check_support(&target, *operation)?;
                 let mut result = run(spec.name, &target, checked)?;
+                if annotations::labels::LABELLED.contains(&spec.name) {
+                    annotations::labels::attach(&target, &mut result);
+                }
                 check_size(spec.name, &result)?;
                 let observation = target.observation(
                     spec.name,

@@ -103,6 +103,15 @@ mod tools {
     mod sessions;
 }
 
+/// The investigator's annotations: the tools, their errors, durability, properties.
+mod annotations {
+    mod durable;
+    mod errors;
+    mod labels;
+    mod properties;
+    mod tools;
+}
+
 /// Artifact inventories of directories and zip archives, their schema and comparisons.
 mod inventory {
     mod changes;

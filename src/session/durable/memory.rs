@@ -25,6 +25,7 @@ struct Inner {
     binaries: BTreeMap<String, Arc<[u8]>>,
     next_evidence: u64,
     next_unknown: u64,
+    next_annotation: u64,
 }
 
 impl MemoryStore {
@@ -58,6 +59,11 @@ impl Durable for MemoryStore {
                     inner.next_unknown =
                         inner.next_unknown.max(id_number(revision.id.as_str()) + 1);
                 }
+                Change::Annotation(revision) => {
+                    inner.next_annotation = inner
+                        .next_annotation
+                        .max(id_number(revision.id.as_str()) + 1);
+                }
                 _ => {}
             }
             if !self.retains {
@@ -86,6 +92,7 @@ impl Durable for MemoryStore {
                         used: now,
                         records: Vec::new(),
                         unknowns: Vec::new(),
+                        annotations: Vec::new(),
                     });
             session.used = now;
             match *change {
@@ -98,6 +105,7 @@ impl Durable for MemoryStore {
                     if replaces {
                         session.records.clear();
                         session.unknowns.clear();
+                        session.annotations.clear();
                     }
                     if let (Some(hash), Some(bytes)) = (&binary.sha256, bytes) {
                         inner
@@ -119,6 +127,7 @@ impl Durable for MemoryStore {
                         None => session.unknowns.push(revision.clone()),
                     }
                 }
+                Change::Annotation(revision) => session.annotations.push(revision.clone()),
                 Change::Close => {}
             }
         }
@@ -131,6 +140,7 @@ impl Durable for MemoryStore {
             sessions: inner.sessions.values().cloned().collect(),
             next_evidence: inner.next_evidence,
             next_unknown: inner.next_unknown,
+            next_annotation: inner.next_annotation,
         })
     }
 

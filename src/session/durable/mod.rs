@@ -29,6 +29,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::evidence::EvidenceRecord;
+use crate::annotations::Annotation;
 use crate::unknowns::Unknown;
 
 pub use memory::MemoryStore;
@@ -44,10 +45,12 @@ pub use sqlite::{
 ///
 /// A backend keeps, per session handle, the [`StoredBinary`] of [`Change::Open`], the records
 /// of [`Change::Record`] (by Evidence ID), and the latest state of each revision of
-/// [`Change::Unknown`] (by unknown ID); [`Change::Close`] forgets the session, and the bytes
+/// [`Change::Unknown`] (by unknown ID), the revisions of [`Change::Annotation`] (by annotation
+/// ID); [`Change::Close`] forgets the session, and the bytes
 /// of its binary when no other session uses them. `commit` applies a whole batch or nothing,
 /// and returns only once the batch would survive a crash. The numbering
-/// ([`Snapshot::next_evidence`], [`Snapshot::next_unknown`]) is one past the highest number
+/// ([`Snapshot::next_evidence`], [`Snapshot::next_unknown`],
+/// [`Snapshot::next_annotation`]) is one past the highest number
 /// any committed record or revision ever had, closed sessions included.
 pub trait Durable: Send + Sync + fmt::Debug {
     /// Applies `changes` to the session `handle` as one transaction, synced before it returns.
@@ -118,6 +121,8 @@ pub enum Change<'a> {
     Record(&'a Arc<EvidenceRecord>),
     /// A revision of a residual unknown was added or changed (refined, resolved).
     Unknown(&'a Unknown),
+    /// An annotation revision was added (revisions are never changed).
+    Annotation(&'a Annotation),
     /// The session ended (close_binary): forget it.
     Close,
 }
@@ -156,6 +161,8 @@ pub struct StoredSession {
     pub records: Vec<Arc<EvidenceRecord>>,
     /// Every revision of its residual unknowns, oldest first.
     pub unknowns: Vec<Unknown>,
+    /// Every annotation revision, oldest first.
+    pub annotations: Vec<Annotation>,
 }
 
 /// Everything [`Durable::load`] reads.
@@ -167,6 +174,8 @@ pub struct Snapshot {
     pub next_evidence: u64,
     /// One past the highest unknown number ever committed.
     pub next_unknown: u64,
+    /// One past the highest annotation number ever committed.
+    pub next_annotation: u64,
 }
 
 /// Why the store failed. Each message names the store and the cause; a failed commit changed

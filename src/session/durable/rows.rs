@@ -8,6 +8,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::StoredBinary;
+use crate::annotations::{
+    Annotation, AnnotationKind, EditKind, MAX_CITED_EVIDENCE, check_comment, check_declaration,
+    check_name, is_annotation_id,
+};
 use crate::session::evidence::{
     EvidenceId, EvidenceRecord, MAX_JSON_DEPTH, MAX_RECORD_BYTES, json_depth_exceeds,
 };
@@ -155,6 +159,77 @@ pub fn decode_unknown(id: &str, text: &str) -> Result<Unknown, RowError> {
     };
     if !consistent {
         return Err(out_of_bounds("its status disagrees with its other fields"));
+    }
+    Ok(revision)
+}
+
+/// The JSON text of an annotation revision, as the store keeps it.
+pub fn encode_annotation(revision: &Annotation) -> String {
+    serde_json::to_string(revision).unwrap_or_default()
+}
+
+/// Decodes a stored annotation revision kept under the key `id`: its value is checked as an
+/// edit's would be, so a row that was edited to hold what `annotate` refuses is refused.
+pub fn decode_annotation(id: &str, text: &str) -> Result<Annotation, RowError> {
+    if !is_annotation_id(id) {
+        return Err(RowError::BadId {
+            kind: "annotation",
+            key: id.into(),
+        });
+    }
+    let revision: Annotation = serde_json::from_str(text).map_err(|source| RowError::Json {
+        column: "revision",
+        key: id.into(),
+        source,
+    })?;
+    let out_of_bounds = |reason| RowError::OutOfBounds {
+        key: id.into(),
+        reason,
+    };
+    if revision.id.as_str() != id {
+        return Err(out_of_bounds("the revision's ID is not its key"));
+    }
+    let edit = match revision.kind {
+        AnnotationKind::Name => Some(EditKind::Name),
+        AnnotationKind::Comment => Some(EditKind::Comment),
+        AnnotationKind::Prototype => Some(EditKind::Prototype),
+        AnnotationKind::Undo => None,
+    };
+    let consistent = match (edit, &revision.value) {
+        (None, None) => {
+            revision
+                .undoes
+                .as_ref()
+                .is_some_and(|undone| undone < &revision.id)
+                && revision.document.is_none()
+                && revision.address.is_none()
+                && revision.evidence.is_empty()
+        }
+        (Some(kind), Some(value)) => {
+            let valid = match kind {
+                EditKind::Name => check_name(value).is_ok(),
+                EditKind::Comment => check_comment(value).is_ok(),
+                EditKind::Prototype => check_declaration(value).is_ok(),
+            };
+            valid
+                && revision.undoes.is_none()
+                && revision.document.as_ref().is_some_and(|d| {
+                    !d.is_empty() && d.chars().nth(crate::core::MAX_VALUE_CHARS).is_none()
+                })
+                && revision.address.as_ref().is_some_and(|a| {
+                    crate::session::Address::parse(a).is_ok_and(|p| p.to_string() == *a)
+                })
+                && !revision.evidence.is_empty()
+                && revision.evidence.len() <= MAX_CITED_EVIDENCE
+                && revision
+                    .evidence
+                    .iter()
+                    .all(|e| EvidenceId::parse(e).is_ok())
+        }
+        _ => false,
+    };
+    if !consistent {
+        return Err(out_of_bounds("its kind disagrees with its other fields"));
     }
     Ok(revision)
 }

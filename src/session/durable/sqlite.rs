@@ -13,14 +13,14 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 
 use super::lease::Holder;
-use super::rows::{self, RecordRow, id_number};
+use super::rows::{self, RecordRow, RowError, id_number};
 use super::{
     Acquired, Change, Durable, DurableError, Snapshot, StoredBinary, StoredSession, unix_now,
 };
 use crate::unknowns::Unknown;
 
 /// The schema version this rea writes and reads; a store of a newer one is refused.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The default of `--session-retention-days`.
 pub const DEFAULT_RETENTION_DAYS: u64 = 30;
@@ -67,7 +67,16 @@ INSERT INTO numbering (kind, next) VALUES ('evidence', 1), ('unknown', 1);
 
 /// What version 2 added to version 1: the process holding each session (see [`lease`]).
 const LEASES: &str = "
-CREATE TABLE leases (handle TEXT PRIMARY KEY, pid INTEGER NOT NULL, start INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS leases (
+    handle TEXT PRIMARY KEY, pid INTEGER NOT NULL, start INTEGER NOT NULL
+);
+";
+
+/// What version 3 added to version 2: the annotations.
+const ANNOTATIONS_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS annotations (id TEXT PRIMARY KEY, handle TEXT NOT NULL, revision TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS annotations_by_session ON annotations (handle);
+INSERT OR IGNORE INTO numbering (kind, next) VALUES ('annotation', 1);
 ";
 
 /// How many Evidence and unknown numbers a process takes from the store's numbering when it
@@ -329,16 +338,19 @@ impl SqliteStore {
         if application == 0 {
             connection
                 .execute_batch(&format!(
-                    "BEGIN IMMEDIATE; {SCHEMA} {LEASES} PRAGMA application_id = {APPLICATION_ID}; \
+                    "BEGIN IMMEDIATE; {SCHEMA} {LEASES} {ANNOTATIONS_SCHEMA} \
+                     PRAGMA application_id = {APPLICATION_ID}; \
                      PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                 ))
                 .map_err(fail("creating its tables"))?;
-        } else if version == 1 {
+        } else if version < SCHEMA_VERSION {
+            // Each step creates only what is missing, so any older version takes them all.
             connection
                 .execute_batch(&format!(
-                    "BEGIN IMMEDIATE; {LEASES} PRAGMA user_version = 2; COMMIT;"
+                    "BEGIN IMMEDIATE; {LEASES} {ANNOTATIONS_SCHEMA} \
+                     PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                 ))
-                .map_err(fail("adding the leases of schema version 2"))?;
+                .map_err(fail("upgrading its tables"))?;
         }
         let check: String = connection
             .query_row("PRAGMA quick_check(1)", [], |row| row.get(0))
@@ -461,8 +473,20 @@ impl SqliteStore {
                         ])?;
                     advance(transaction, "unknown", revision.id.as_str())?;
                 }
+                Change::Annotation(revision) => {
+                    transaction
+                        .prepare_cached(
+                            "INSERT INTO annotations (id, handle, revision) VALUES (?1, ?2, ?3)",
+                        )?
+                        .execute(params![
+                            revision.id.as_str(),
+                            handle,
+                            rows::encode_annotation(revision)
+                        ])?;
+                    advance(transaction, "annotation", revision.id.as_str())?;
+                }
                 Change::Close => {
-                    for table in ["evidence", "unknowns", "sessions", "leases"] {
+                    for table in ["evidence", "unknowns", "annotations", "sessions", "leases"] {
                         transaction
                             .execute(&format!("DELETE FROM {table} WHERE handle = ?1"), [handle])?;
                     }
@@ -543,6 +567,7 @@ impl SqliteStore {
                     used: seconds(2)?,
                     records: Vec::new(),
                     unknowns: Vec::new(),
+                    annotations: Vec::new(),
                 });
             }
         }
@@ -578,25 +603,38 @@ impl SqliteStore {
                 sessions[at].records.push(record);
             }
         }
-        {
-            let mut statement = connection
-                .prepare(
-                    "SELECT id, handle, revision FROM unknowns WHERE ?1 IS NULL OR handle = ?1
-                     ORDER BY id",
-                )
-                .map_err(fail)?;
-            let mut rows = statement.query([only]).map_err(fail)?;
-            while let Some(row) = rows.next().map_err(fail)? {
-                let handle: String = row.get(1).map_err(fail)?;
-                let Some(&at) = by_handle.get(&handle) else {
-                    continue;
-                };
-                let id: String = row.get(0).map_err(fail)?;
-                let text: String = row.get(2).map_err(fail)?;
-                let revision: Unknown = rows::decode_unknown(&id, &text).map_err(row_error)?;
-                sessions[at].unknowns.push(revision);
-            }
-        }
+        // Revisions of unknowns and annotations: rows of (id, handle, revision JSON).
+        let mut revisions =
+            |table: &str,
+             keep: &mut dyn FnMut(&mut StoredSession, &str, &str) -> Result<(), RowError>|
+             -> Result<(), DurableError> {
+                let mut statement = connection
+                    .prepare(&format!(
+                        "SELECT id, handle, revision FROM {table} WHERE ?1 IS NULL OR handle = ?1
+                         ORDER BY id"
+                    ))
+                    .map_err(fail)?;
+                let mut rows = statement.query([only]).map_err(fail)?;
+                while let Some(row) = rows.next().map_err(fail)? {
+                    let handle: String = row.get(1).map_err(fail)?;
+                    let Some(&at) = by_handle.get(&handle) else {
+                        continue;
+                    };
+                    let id: String = row.get(0).map_err(fail)?;
+                    let text: String = row.get(2).map_err(fail)?;
+                    keep(&mut sessions[at], &id, &text).map_err(row_error)?;
+                }
+                Ok(())
+            };
+        revisions("unknowns", &mut |session, id, text| {
+            let revision: Unknown = rows::decode_unknown(id, text)?;
+            session.unknowns.push(revision);
+            Ok(())
+        })?;
+        revisions("annotations", &mut |session, id, text| {
+            session.annotations.push(rows::decode_annotation(id, text)?);
+            Ok(())
+        })?;
         Ok(sessions)
     }
 
@@ -708,7 +746,7 @@ fn forget_expired(connection: &mut Connection, days: u64) -> rusqlite::Result<()
         if held {
             continue;
         }
-        for table in ["evidence", "unknowns", "sessions", "leases"] {
+        for table in ["evidence", "unknowns", "annotations", "sessions", "leases"] {
             transaction.execute(&format!("DELETE FROM {table} WHERE handle = ?1"), [&handle])?;
         }
     }
@@ -903,11 +941,13 @@ impl Durable for SqliteStore {
         };
         let next_evidence = reserve("evidence")?;
         let next_unknown = reserve("unknown")?;
+        let next_annotation = reserve("annotation")?;
         transaction.commit().map_err(fail)?;
         Ok(Snapshot {
             sessions,
             next_evidence,
             next_unknown,
+            next_annotation,
         })
     }
 

@@ -11,12 +11,16 @@ use super::error::SessionError;
 use super::evidence::{EvidenceId, EvidencePage, EvidenceRecord, Ledger, Observation};
 use super::provider::{Companions, DocumentInfo, Operation, Provider};
 use super::target::Target;
+use crate::annotations::AnnotationRegistry;
 use crate::base::Cancel;
 use crate::base::files::Confinement;
 use crate::core::MAX_VALUE_CHARS;
 use crate::unknowns::UnknownRegistry;
 
+mod annotations;
 mod stores;
+
+pub use annotations::Annotated;
 
 pub use stores::{INVENTORY_OPERATION, KeptWalk, MAX_KEPT_INVENTORIES};
 
@@ -101,6 +105,8 @@ struct State {
     /// Residual unknowns; cleared with the ledger. Inventory pages and captures are Evidence
     /// records, so the ledger is their store (see `stores`).
     unknowns: UnknownRegistry,
+    /// The investigator's annotations; cleared with the ledger.
+    annotations: AnnotationRegistry,
     /// Which paths tools may touch.
     confinement: Confinement,
     /// Providers declared beside the one that opens a file (see [`Companions`]).
@@ -157,13 +163,19 @@ impl Binary {
         self.providers.iter().map(|p| p.id().to_owned()).collect()
     }
 
-    fn target(&self, index: usize, document: Option<String>) -> Target {
+    fn target(
+        &self,
+        index: usize,
+        document: Option<String>,
+        labels: crate::annotations::Labels,
+    ) -> Target {
         let provider = &self.providers[index];
         Target {
             epoch: self.epoch,
             provider_id: provider.id().to_owned(),
             provider: Arc::clone(provider),
             document,
+            labels,
         }
     }
 }
@@ -241,6 +253,8 @@ impl Session {
         let ledger = Ledger::restore(budget, stored.records)?;
         let mut unknowns = UnknownRegistry::new();
         unknowns.apply(stored.unknowns);
+        let mut annotations = AnnotationRegistry::new();
+        annotations.apply(stored.annotations);
         let binary = match (stored.binary, providers) {
             (Some(kept), Some((origin, providers))) if !providers.is_empty() => {
                 let current_provider = providers
@@ -264,6 +278,7 @@ impl Session {
                 binary,
                 ledger,
                 unknowns,
+                annotations,
                 ..State::default()
             }),
             writer: Mutex::new(()),
@@ -584,7 +599,7 @@ impl Session {
         let document = document
             .map(str::to_owned)
             .or_else(|| binary.current_document.clone());
-        Ok(binary.target(index, document))
+        Ok(binary.target(index, document, state.annotations.labels()))
     }
 
     /// Makes `document` of the provider named `provider` (else the current provider) current,
@@ -764,6 +779,7 @@ impl State {
         self.closed = true;
         let evidence_discarded = self.ledger.clear();
         self.unknowns.clear();
+        self.annotations.clear();
         self.inventories.clear();
         Some(ClosedBinary {
             label: binary.label,

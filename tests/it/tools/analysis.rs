@@ -148,6 +148,7 @@ fn procedure_info_takes_an_address_or_a_unique_name() {
             "address": "0x1000",
             "name": {"name": "main", "raw_name": "main"},
             "aliases": [],
+            "label": null,
             "size": 64,
             "segment": ".text",
             "sources": ["catalog"],

@@ -12,7 +12,7 @@ use rea::providers::native::NativeProvider;
 use rea::session::{Operation, Provider};
 use serde_json::json;
 
-const NOT_PROVIDER_BACKED: [&str; 17] = [
+const NOT_PROVIDER_BACKED: [&str; 21] = [
     "open_binary",
     "close_binary",
     "list_sessions",
@@ -25,6 +25,10 @@ const NOT_PROVIDER_BACKED: [&str; 17] = [
     "refine_unknown",
     "resolve_unknown",
     "list_unknowns",
+    "annotate",
+    "list_annotations",
+    "undo_annotation",
+    "export_annotations",
     "inventory_artifacts",
     "list_artifact_occurrences",
     "compare_inventories",

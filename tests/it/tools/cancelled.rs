@@ -28,6 +28,7 @@ fn state(session: &Session) -> Value {
             .map(|u| json!({"id": u.id.as_str(), "status": format!("{:?}", u.status)}))
             .collect::<Vec<_>>(),
         "inventory_pages": session.inventory_pages().len(),
+        "annotations": session.annotation_history().len(),
     })
 }
 
@@ -67,6 +68,15 @@ fn prepared(dir: &std::path::Path) -> (Arc<Session>, ToolBox, BTreeMap<&'static 
     );
     let unknown = success(&tools, "register_unknown", json!({"question": "why?"}));
     let unknown = unknown["id"].as_str().unwrap().to_owned();
+    let annotated = success(
+        &tools,
+        "annotate",
+        json!({"edits": [{"kind": "name", "procedure": address, "name": "first", "evidence": [evidence]}]}),
+    );
+    let annotation = annotated["annotations"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let document = session.current_document().unwrap();
     // A second session with the same binary, for `compare_procedures`; then this one is the
     // client's session again.
@@ -114,6 +124,13 @@ fn prepared(dir: &std::path::Path) -> (Arc<Session>, ToolBox, BTreeMap<&'static 
             json!({"id": unknown, "evidence": [evidence]}),
         ),
         ("list_unknowns", json!({})),
+        (
+            "annotate",
+            json!({"edits": [{"kind": "comment", "address": address, "text": "why", "evidence": [evidence]}]}),
+        ),
+        ("list_annotations", json!({})),
+        ("undo_annotation", json!({"annotation": annotation})),
+        ("export_annotations", json!({"format": "json"})),
         ("inventory_artifacts", json!({"path": tree})),
         (
             "list_artifact_occurrences",

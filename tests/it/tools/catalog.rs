@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 31] = [
+const CATALOG: [&str; 35] = [
     "open_binary",
     "close_binary",
     "list_sessions",
@@ -34,6 +34,10 @@ const CATALOG: [&str; 31] = [
     "refine_unknown",
     "resolve_unknown",
     "list_unknowns",
+    "annotate",
+    "list_annotations",
+    "undo_annotation",
+    "export_annotations",
     "inventory_artifacts",
     "list_artifact_occurrences",
     "compare_inventories",

@@ -114,6 +114,26 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
     );
     call("list_unknowns", json!({"status": "resolved"}));
 
+    // Annotations.
+    let annotated = call(
+        "annotate",
+        json!({"edits": [
+            {"kind": "name", "procedure": "main", "name": "greet", "evidence": [callees["evidence_id"]]},
+            {"kind": "comment", "address": text(&main, "address"), "text": "prints", "evidence": [callees["evidence_id"]]},
+        ]}),
+    );
+    call("list_annotations", json!({}));
+    let undo = call(
+        "undo_annotation",
+        json!({"annotation": annotated["annotations"][0]["id"]}),
+    );
+    call(
+        "undo_annotation",
+        json!({"annotation": undo["annotation"]["id"]}),
+    );
+    call("list_annotations", json!({"history": true}));
+    call("export_annotations", json!({"format": "ghidra"}));
+
     // Artifacts, captures and claims.
     let before = call(
         "inventory_artifacts",

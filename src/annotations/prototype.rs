@@ -1,0 +1,153 @@
+//! The syntax check of a prototype: one C function declaration, parsed by `lang-c` (C11 with
+//! GNU extensions, no preprocessor run), after a prelude that declares the usual typedefs of
+//! `<stdint.h>`, `<stddef.h>`, `<stdio.h>` and `<sys/types.h>` so that `size_t` and `FILE`
+//! parse as types.
+
+use lang_c::ast::{DeclaratorKind, DerivedDeclarator, ExternalDeclaration};
+use lang_c::driver::{Config, Flavor, parse_preprocessed};
+
+use crate::text::Quoted;
+
+/// Longest declaration, in Unicode scalar values.
+pub const MAX_DECLARATION_CHARS: usize = 1_024;
+
+/// Deepest nesting of parentheses and brackets a declaration may have (the parser recurses
+/// on them).
+const MAX_NESTING: usize = 32;
+
+/// Types every declaration may use without declaring them.
+const PRELUDE: &str = "typedef unsigned long size_t; typedef long ssize_t; \
+typedef long ptrdiff_t; typedef long intptr_t; typedef unsigned long uintptr_t; \
+typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t; \
+typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; \
+typedef unsigned long long uint64_t; typedef int wchar_t; typedef int bool; \
+typedef struct _IO_FILE FILE; typedef long off_t; typedef int pid_t; typedef unsigned int uid_t; \
+typedef unsigned int gid_t; typedef unsigned int mode_t; typedef long time_t; \
+typedef __builtin_va_list va_list;\n";
+
+/// Why a declaration is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PrototypeError {
+    /// Over [`MAX_DECLARATION_CHARS`].
+    #[error("it is {chars} characters long; at most {limit} are allowed")]
+    TooLong {
+        /// Its length.
+        chars: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// Nested deeper than the check follows.
+    #[error("it nests parentheses or brackets deeper than {limit}")]
+    TooDeep {
+        /// The bound.
+        limit: usize,
+    },
+    /// A preprocessor directive or a comment: the declaration is parsed as it is.
+    #[error("it holds `{what}`; give one C declaration without preprocessor lines or comments")]
+    Unparsed {
+        /// What was found.
+        what: &'static str,
+    },
+    /// Not C.
+    #[error(
+        "it is not a C declaration: the parser stopped at character {at} ({near:?}), \
+         expecting one of {expected}"
+    )]
+    Syntax {
+        /// Where, in characters from 0.
+        at: usize,
+        /// The text from there, cut.
+        near: Quoted,
+        /// What the parser expected, sorted, at most 8.
+        expected: String,
+    },
+    /// C, but not one function declaration.
+    #[error(
+        "it is C, but not one function declaration: give e.g. `int parse_args(int argc, char **argv);`"
+    )]
+    NotAFunction,
+}
+
+/// Checks that `declaration` is one C function declaration (the final `;` may be left out).
+pub fn check_declaration(declaration: &str) -> Result<(), PrototypeError> {
+    let chars = declaration.chars().count();
+    if chars > MAX_DECLARATION_CHARS {
+        return Err(PrototypeError::TooLong {
+            chars,
+            limit: MAX_DECLARATION_CHARS,
+        });
+    }
+    for (needle, what) in [("#", "#"), ("/*", "/*"), ("//", "//"), ("{", "{")] {
+        if declaration.contains(needle) {
+            return Err(PrototypeError::Unparsed { what });
+        }
+    }
+    let mut depth = 0usize;
+    for c in declaration.chars() {
+        match c {
+            '(' | '[' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(PrototypeError::TooDeep { limit: MAX_NESTING });
+                }
+            }
+            ')' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let body = declaration.trim_end();
+    let terminated = if body.ends_with(';') { "" } else { ";" };
+    let source = format!("{PRELUDE}{body}{terminated}\n");
+    let config = Config {
+        cpp_command: String::new(),
+        cpp_options: Vec::new(),
+        flavor: Flavor::GnuC11,
+    };
+    let parsed = parse_preprocessed(&config, source).map_err(|error| {
+        let offset = error.offset.saturating_sub(PRELUDE.len()).min(body.len());
+        let at = body
+            .char_indices()
+            .take_while(|&(index, _)| index < offset)
+            .count();
+        let near: String = body.chars().skip(at).collect();
+        let mut expected: Vec<&str> = error.expected.iter().copied().collect();
+        expected.sort_unstable();
+        expected.truncate(8);
+        PrototypeError::Syntax {
+            at,
+            near: near.as_str().into(),
+            expected: expected.join(" "),
+        }
+    })?;
+    let mut own = parsed
+        .unit
+        .0
+        .iter()
+        .skip_while(|declaration| declaration.span.start < PRELUDE.len());
+    let (Some(only), None) = (own.next(), own.next()) else {
+        return Err(PrototypeError::NotAFunction);
+    };
+    let ExternalDeclaration::Declaration(declaration) = &only.node else {
+        return Err(PrototypeError::NotAFunction);
+    };
+    let [declarator] = declaration.node.declarators.as_slice() else {
+        return Err(PrototypeError::NotAFunction);
+    };
+    let declarator = &declarator.node;
+    let named = matches!(
+        declarator.declarator.node.kind.node,
+        DeclaratorKind::Identifier(_)
+    );
+    let function = declarator.declarator.node.derived.iter().any(|derived| {
+        matches!(
+            derived.node,
+            DerivedDeclarator::Function(_) | DerivedDeclarator::KRFunction(_)
+        )
+    });
+    if named && function && declarator.initializer.is_none() {
+        Ok(())
+    } else {
+        Err(PrototypeError::NotAFunction)
+    }
+}
