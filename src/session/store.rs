@@ -23,6 +23,7 @@ use super::error::SessionError;
 use super::provider::Companions;
 use super::state::{Journal, Reopened, Session, SessionSummary};
 use crate::base::files::Confinement;
+use crate::capture::CaptureApproval;
 use crate::text::Quoted;
 
 /// The default of [`SessionStore::max_sessions`] (`rea serve --max-sessions`).
@@ -124,6 +125,8 @@ pub struct StoreConfig {
     pub max_sessions: usize,
     /// Bytes of Evidence all ledgers together may retain.
     pub ledger_bytes: usize,
+    /// Who approves `run_process_capture` runs (`--approve-captures` makes it the operator).
+    pub capture_approval: CaptureApproval,
 }
 
 impl Default for StoreConfig {
@@ -131,6 +134,7 @@ impl Default for StoreConfig {
         StoreConfig {
             max_sessions: DEFAULT_MAX_SESSIONS,
             ledger_bytes: super::evidence::MAX_LEDGER_BYTES,
+            capture_approval: CaptureApproval::default(),
         }
     }
 }
@@ -157,6 +161,8 @@ pub struct SessionStore {
     companions: Mutex<Option<Arc<dyn Companions>>>,
     /// Where every session's changes are committed before they are applied.
     durable: Arc<dyn Durable>,
+    /// Who approves captures, in every session.
+    capture_approval: CaptureApproval,
 }
 
 /// An open session and when a request last named or used it (for the idle time-out).
@@ -186,6 +192,7 @@ impl SessionStore {
             confinement: Mutex::new(Confinement::unrestricted()),
             companions: Mutex::new(None),
             durable,
+            capture_approval: config.capture_approval,
         }
     }
 
@@ -222,6 +229,7 @@ impl SessionStore {
             let session = Session::resumed(Arc::clone(&self.budget), journal, stored, providers)?;
             session.set_confinement(self.confinement());
             session.set_companions(self.companions());
+            session.set_capture_approval(self.capture_approval);
             self.lock().insert(
                 handle,
                 Entry {
@@ -325,6 +333,7 @@ impl SessionStore {
         let session = Session::journaled(Arc::clone(&self.budget), journal);
         session.set_confinement(self.confinement());
         session.set_companions(self.companions());
+        session.set_capture_approval(self.capture_approval);
         Ok(Arc::new(session))
     }
 

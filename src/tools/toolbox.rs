@@ -9,7 +9,7 @@ use super::arguments::{InputSchema, TargetArguments, split_session};
 use super::definition::ToolDefinition;
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
 use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec, decode, encode_result};
-use super::{analysis, artifacts, binary, captures, code, ledger, residuals};
+use super::{analysis, artifacts, binary, captures, code, ledger, residuals, run_capture};
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::providers::identify;
 use crate::session::{
@@ -28,6 +28,7 @@ fn catalog() -> impl Iterator<Item = ToolSpec> {
         residuals::tools(),
         artifacts::tools(),
         captures::tools(),
+        run_capture::tools(),
     ]
     .into_iter()
     .flatten()

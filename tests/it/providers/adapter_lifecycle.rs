@@ -64,7 +64,14 @@ impl FakeAngr {
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_rea"));
         command
-            .args(["serve", "--store", "memory", "--provider", "angr", "--angr-dir"])
+            .args([
+                "serve",
+                "--store",
+                "memory",
+                "--provider",
+                "angr",
+                "--angr-dir",
+            ])
             .arg(self.dir.path().join("angr"))
             .arg("--angr-venv")
             .arg(self.dir.path().join("venv"))

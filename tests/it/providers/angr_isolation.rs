@@ -162,7 +162,14 @@ fn angr_traced_opens_nothing_in_a_folder_another_user_can_write() {
         .args(["-f", "-y", "-qq", "-s", "4096", "-e", "trace=%file", "-o"])
         .arg(&trace)
         .arg(env!("CARGO_BIN_EXE_rea"))
-        .args(["serve", "--store", "memory", "--provider", "angr", "--angr-dir"])
+        .args([
+            "serve",
+            "--store",
+            "memory",
+            "--provider",
+            "angr",
+            "--angr-dir",
+        ])
         .arg(angr_dir())
         // Everything the server's environment names is the shared folder.
         .env("TMPDIR", &shared)
@@ -247,7 +254,14 @@ fn angr_under_a_tiny_memory_limit_names_the_limit() {
     for mib in [1, 16, 48, 128] {
         let mut command = Command::new(env!("CARGO_BIN_EXE_rea"));
         command
-            .args(["serve", "--store", "memory", "--provider", "angr", "--angr-dir"])
+            .args([
+                "serve",
+                "--store",
+                "memory",
+                "--provider",
+                "angr",
+                "--angr-dir",
+            ])
             .arg(angr_dir())
             .args(["--adapter-memory-mib", &mib.to_string()])
             .stderr(Stdio::null());
