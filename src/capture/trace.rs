@@ -283,8 +283,11 @@ fn parse_line(raw: &str) -> Line<'_> {
     if let Some(frame) = raw.trim_start().strip_prefix("> ") {
         return parse_frame(frame).map_or(Line::Other, Line::Frame);
     }
-    let mut parts = raw.splitn(3, ' ');
-    let (Some(pid), Some(time), Some(rest)) = (parts.next(), parts.next(), parts.next()) else {
+    // strace pads the PID to a width: `9651  1796219986.123268 [...] ...`.
+    let Some((pid, after)) = raw.trim_start().split_once(' ') else {
+        return Line::Other;
+    };
+    let Some((time, rest)) = after.trim_start().split_once(' ') else {
         return Line::Other;
     };
     let Ok(pid) = pid.parse::<u64>() else {
@@ -512,7 +515,7 @@ mod tests {
     use super::*;
 
     const TRANSCRIPT: &str = "\
-100 1700000000.000000 [00007f00aa1c5ad7] execve(\"/usr/bin/bwrap\", [\"bwrap\"], 0x1 /* 1 vars */) = 0
+100  1700000000.000000 [00007f00aa1c5ad7] execve(\"/usr/bin/bwrap\", [\"bwrap\"], 0x1 /* 1 vars */) = 0
 102 1700000000.100000 [00007f00aa1c5ad7] execve(\"/w/segv\", [\"/w/segv\"], 0x1 /* 1 vars */) = 0
 102 1700000000.101000 [00007f00aa1c5ad7] openat(AT_FDCWD, \"/etc/ld.so.cache\", O_RDONLY|O_CLOEXEC) = 3
 102 1700000000.102000 [00007f00aa1c5ad7] openat(AT_FDCWD, \"/secret\", O_RDONLY) = -1 ENOENT (No such file or directory)

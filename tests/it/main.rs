@@ -112,9 +112,11 @@ mod inventory {
     mod zip;
 }
 
-/// Process captures: classification and its properties.
+/// Process captures: classification and its properties; sandboxed runs of crashing and hostile
+/// programs.
 mod captures {
     mod classification;
+    mod crashes;
     mod properties;
 }
 
