@@ -63,6 +63,50 @@ pub enum CaptureApproval {
     Operator,
 }
 
+/// Most bytes of a run's standard input.
+pub const MAX_STDIN_BYTES: usize = 64 << 10;
+
+/// Why a run was refused or failed; nothing was committed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunCaptureError {
+    /// No approval could be had.
+    #[error(
+        "run_process_capture runs nothing without approval: the person's, asked through MCP \
+         elicitation (which this server does not ask for yet), or the operator's policy \
+         (start rea serve with --approve-captures); nothing was run"
+    )]
+    NotApproved,
+    /// The sandbox is not available or the run failed.
+    #[error(transparent)]
+    Sandbox(#[from] sandbox::SandboxError),
+    /// The program is not an executable regular file.
+    #[error("the program {path:?} is not executable; nothing was run")]
+    NotExecutable {
+        /// The path.
+        path: crate::text::Quoted,
+    },
+    /// An environment variable that may not be inherited, or a value that is not a string.
+    #[error("environment {name:?}: {reason}; nothing was run")]
+    Environment {
+        /// The variable.
+        name: crate::text::Quoted,
+        /// Why.
+        reason: &'static str,
+    },
+    /// The standard input is too long.
+    #[error("stdin is {bytes} bytes, over the limit of {MAX_STDIN_BYTES}; nothing was run")]
+    Stdin {
+        /// Its length.
+        bytes: usize,
+    },
+    /// The program file could not be opened under the roots.
+    #[error(transparent)]
+    File(#[from] crate::base::files::FileError),
+    /// The call was cancelled; the run was stopped and nothing kept.
+    #[error("run_process_capture was cancelled; the run was stopped and nothing was kept")]
+    Cancelled,
+}
+
 /// What a document is, as far as captures go.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CaptureValidity {

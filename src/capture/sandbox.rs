@@ -274,7 +274,7 @@ pub fn run(
         .args(["-f", "-q", "-i", "-ttt", "-k", "--seccomp-bpf", "-s", "256"])
         .args([
             "-e",
-            "trace=%process,%file,%network,kill,tkill,tgkill,ptrace",
+            "trace=%process,%file,%network,%memory,kill,tkill,tgkill,ptrace",
         ])
         .arg("-o")
         .arg(&fifo)

@@ -135,5 +135,4 @@ pub use arguments::ArgumentError;
 pub use binary::OPEN_SUMMARY_DOCUMENTS;
 pub use definition::{ToolAnnotations, ToolDefinition, ToolKind};
 pub use outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool};
-pub use run_capture::RunCaptureError;
 pub use toolbox::{MAX_RESULT_BYTES, ToolBox};

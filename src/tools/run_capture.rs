@@ -23,7 +23,9 @@ use super::spec::{Handler, Retained, ToolSpec};
 use crate::base::files::{CheckedFile, FileLimit};
 use crate::capture::sandbox::{self, Bounds, Ended, Exit, Outcome, StreamCapture, WORK_DIR};
 use crate::capture::trace::{self, Trace};
-use crate::capture::{CAPTURE_SCHEMA, CAPTURE_VERSION, CaptureApproval};
+use crate::capture::{
+    CAPTURE_SCHEMA, CAPTURE_VERSION, CaptureApproval, MAX_STDIN_BYTES, RunCaptureError,
+};
 use crate::session::{Address, Cancel, Session, Target};
 use crate::text::Quoted;
 
@@ -35,8 +37,6 @@ pub const OUTPUT_BYTES: (u64, u64) = (64 << 10, 4 << 20);
 pub const MEMORY_MIB: (u64, u64) = (512, 4_096);
 /// Default and most processes (the program included).
 pub const PROCESSES: (u64, u64) = (16, 256);
-/// Most bytes of standard input.
-pub const MAX_STDIN_BYTES: usize = 64 << 10;
 
 /// Environment variables that may be inherited from the server's environment by name.
 pub const INHERITABLE: &[&str] = &["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"];
@@ -94,47 +94,6 @@ fn default_processes() -> u64 {
     PROCESSES.0
 }
 
-/// Why a run was refused or failed; nothing was committed.
-#[derive(Debug, thiserror::Error)]
-pub enum RunCaptureError {
-    /// No approval could be had.
-    #[error(
-        "run_process_capture runs nothing without approval: the person's, asked through MCP \
-         elicitation (which this server does not ask for yet), or the operator's policy \
-         (start rea serve with --approve-captures); nothing was run"
-    )]
-    NotApproved,
-    /// The sandbox is not available or the run failed.
-    #[error(transparent)]
-    Sandbox(#[from] sandbox::SandboxError),
-    /// The program is not an executable regular file.
-    #[error("the program {path:?} is not executable; nothing was run")]
-    NotExecutable {
-        /// The path.
-        path: Quoted,
-    },
-    /// An environment variable that may not be inherited, or a value that is not a string.
-    #[error("environment {name:?}: {reason}; nothing was run")]
-    Environment {
-        /// The variable.
-        name: Quoted,
-        /// Why.
-        reason: &'static str,
-    },
-    /// The standard input is too long.
-    #[error("stdin is {bytes} bytes, over the limit of {MAX_STDIN_BYTES}; nothing was run")]
-    Stdin {
-        /// Its length.
-        bytes: usize,
-    },
-    /// The program file could not be opened under the roots.
-    #[error(transparent)]
-    File(#[from] crate::base::files::FileError),
-    /// The call was cancelled; the run was stopped and nothing kept.
-    #[error("run_process_capture was cancelled; the run was stopped and nothing was kept")]
-    Cancelled,
-}
-
 /// The capture tool, for the catalog.
 pub(super) fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec {
@@ -155,7 +114,7 @@ pub(super) fn tools() -> Vec<ToolSpec> {
             read_only_hint: false,
             destructive_hint: false,
             idempotent_hint: false,
-            open_world_hint: true,
+            open_world_hint: false,
         },
         handler: Handler::retain(run_process_capture),
     }]

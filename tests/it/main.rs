@@ -117,6 +117,7 @@ mod inventory {
 mod captures {
     mod classification;
     mod crashes;
+    mod hostile;
     mod properties;
 }
 

@@ -12,7 +12,7 @@ use rea::providers::native::NativeProvider;
 use rea::session::{Operation, Provider};
 use serde_json::json;
 
-const NOT_PROVIDER_BACKED: [&str; 17] = [
+const NOT_PROVIDER_BACKED: [&str; 18] = [
     "open_binary",
     "close_binary",
     "list_sessions",
@@ -30,6 +30,7 @@ const NOT_PROVIDER_BACKED: [&str; 17] = [
     "compare_inventories",
     "import_process_capture",
     "verify_reconstruction",
+    "run_process_capture",
 ];
 
 #[test]

@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 30] = [
+const CATALOG: [&str; 31] = [
     "open_binary",
     "close_binary",
     "list_sessions",
@@ -38,6 +38,7 @@ const CATALOG: [&str; 30] = [
     "compare_inventories",
     "import_process_capture",
     "verify_reconstruction",
+    "run_process_capture",
 ];
 
 #[test]

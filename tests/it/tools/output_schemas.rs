@@ -148,6 +148,14 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
         ]}),
     );
 
+    crate::support::capture::sandboxed::require_sandbox();
+    session.set_capture_approval(rea::capture::CaptureApproval::Operator);
+    call("run_process_capture", json!({"program": "/usr/bin/true"}));
+    call(
+        "run_process_capture",
+        json!({"program": "/usr/bin/sleep", "arguments": ["5"], "timeout_secs": 1}),
+    );
+
     call("close_binary", json!({}));
 
     let catalog: BTreeSet<String> = tools
