@@ -174,4 +174,5 @@ mod fuzz_replay {
     mod resource_uri;
     mod store_rows;
     mod targets;
+    mod transcript;
 }
