@@ -134,3 +134,29 @@ fn null_write_abort_stack_overflow_and_division_by_zero_each_say_how_they_ended(
         }
     }
 }
+
+/// Real users are not root: the same capture works for an unprivileged user, through
+/// unprivileged user namespaces (run as `nobody` when the suite runs as root).
+#[test]
+fn an_unprivileged_server_captures_the_same_crash() {
+    let dir = program_dir();
+    let binary = compile(dir.path(), "two_deep", TWO_DEEP);
+    let root = rustix::process::getuid().is_root();
+    let mut command = if root {
+        let mut command = std::process::Command::new("runuser");
+        command
+            .args(["-u", "nobody", "--"])
+            .arg(crate::support::capture::sandboxed::REA);
+        command
+    } else {
+        std::process::Command::new(crate::support::capture::sandboxed::REA)
+    };
+    command
+        .args(["serve", "--store", "memory", "--approve-captures", "--root"])
+        .arg(dir.path())
+        .stderr(std::process::Stdio::null());
+    let mut server = rea_testkit::server_process::ServerProcess::with_command(command);
+    let result = capture(&mut server, &binary, json!({}));
+    assert_eq!(result["capture"]["exit"]["signal"], "SIGSEGV");
+    assert_eq!(result["fault"]["procedure"]["name"], "inner", "{result}");
+}
