@@ -118,6 +118,7 @@ mod captures {
     mod classification;
     mod crashes;
     mod hostile;
+    mod prompts;
     mod properties;
 }
 
