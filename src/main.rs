@@ -103,6 +103,12 @@ struct SessionArgs {
     #[arg(long, value_name = "yes|no", default_value = "yes")]
     store_binaries: YesNo,
 
+    /// Approve every run_process_capture run as the operator's policy (recorded as such in
+    /// each capture), for clients that cannot ask their person (no MCP elicitation). Without
+    /// it, such a client's runs are refused and nothing runs.
+    #[arg(long)]
+    approve_captures: bool,
+
     /// Most MiB the store file may hold; a call that would grow it past this fails with an
     /// error naming the limit, and nothing of it is kept.
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_STORE_MIB)]
@@ -420,6 +426,11 @@ fn server_with(
         },
         sessions: StoreConfig {
             max_sessions: args.max_sessions.max(1),
+            capture_approval: if args.approve_captures {
+                rea::capture::CaptureApproval::Operator
+            } else {
+                rea::capture::CaptureApproval::Person
+            },
             ..StoreConfig::default()
         },
     };

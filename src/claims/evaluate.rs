@@ -8,7 +8,7 @@ use super::sightings::{
     call_views, complete_listing, occurrence_sightings, procedure_sightings,
 };
 use super::{Claim, EvidenceRecordView, ProcedureRef, Verdict, VerdictStatus};
-use crate::capture::{CAPTURE_OPERATION, CaptureExit, Stream, ValidCapture};
+use crate::capture::{CAPTURE_OPERATION, CaptureExit, RUN_OPERATION, Stream, ValidCapture};
 use crate::inventory::ExecutableFormat;
 use crate::text::Quoted;
 
@@ -416,12 +416,12 @@ impl<'a> Context<'a, '_> {
                 Quoted::new(id)
             )));
         };
-        if record.operation != CAPTURE_OPERATION {
+        if record.operation != CAPTURE_OPERATION && record.operation != RUN_OPERATION {
             return Err(Finding::new(
                 VerdictStatus::Unverified,
                 [record.id],
                 format!(
-                    "Evidence {id} was recorded by {}, not {CAPTURE_OPERATION}",
+                    "Evidence {id} was recorded by {}, not {CAPTURE_OPERATION} or {RUN_OPERATION}",
                     record.operation
                 ),
             ));

@@ -204,3 +204,59 @@ pub fn check_store_rows(data: &[u8]) {
         assert_eq!(again, kept);
     }
 }
+
+/// The tracer transcript parser on arbitrary bytes (`strace_transcript`): parsing is total and
+/// repeatable, it keeps within its bounds, and every event it makes fits the Process Capture v4
+/// schema (a capture holding them, numbered in order, is valid).
+pub fn check_transcript(data: &[u8]) {
+    use crate::capture::trace::{
+        MAX_EVENTS, MAX_FRAMES, is_process_start, is_program_start, parse_trace,
+    };
+    let program = "/w/p";
+    let trace = parse_trace(data, program);
+    assert_eq!(parse_trace(data, program), trace);
+    assert!(trace.events.len() <= MAX_EVENTS);
+    if let Some(fault) = &trace.fault {
+        assert!(fault.frames.len() <= MAX_FRAMES);
+    }
+    for line in String::from_utf8_lossy(data).lines() {
+        let _ = (is_program_start(line, program), is_process_start(line));
+    }
+    let mut last = 0;
+    let events: Vec<Value> = trace
+        .events
+        .iter()
+        .enumerate()
+        .map(|(seq, event)| {
+            let mut event = event.clone();
+            let t_ms = event
+                .get("t_ms")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .max(last);
+            last = t_ms;
+            event.insert("t_ms".to_owned(), t_ms.into());
+            event.insert("seq".to_owned(), seq.into());
+            Value::Object(event)
+        })
+        .collect();
+    let document = serde_json::json!({
+        "schema": CAPTURE_SCHEMA,
+        "version": 4,
+        "subject": {"document": program},
+        "command": {"argv": [program], "cwd": "/w", "env": {}},
+        "bounds": {"wall_time_ms": 1000, "output_bytes": 0, "network": "none"},
+        "approval": {"approved_by": "fuzz", "approved_at": "2026-01-01T00:00:00Z", "scope": "fuzz"},
+        "exit": {"code": 0, "timed_out": false},
+        "streams": {
+            "stdout": {"sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "bytes": 0, "truncated": false},
+            "stderr": {"sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "bytes": 0, "truncated": false}
+        },
+        "events": events,
+    });
+    assert_eq!(
+        classify_capture(&document),
+        CaptureValidity::ValidV4,
+        "events from a transcript fit the capture schema"
+    );
+}

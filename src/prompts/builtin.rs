@@ -186,6 +186,7 @@ pub fn builtin_prompts() -> Vec<PromptDefinition> {
                 "callers",
                 "xrefs_to",
                 "read_bytes",
+                "run_process_capture",
                 "get_evidence",
                 "annotate",
                 "register_unknown",
@@ -221,8 +222,8 @@ pub fn builtin_prompts() -> Vec<PromptDefinition> {
             "Prepare a bounded process capture",
             "Design an approval-gated, bounded process experiment before execution: what to \
              run, what it must show, its bounds (wall time, output bytes, network) and the \
-             approval it needs. This server does not execute processes; a capture made \
-             elsewhere is imported and validated afterwards.",
+             approval it needs. run_process_capture runs it once, sandboxed and bounded, only \
+             after approval; a capture made elsewhere is imported and validated instead.",
             vec![
                 required(
                     "objective",
@@ -259,6 +260,7 @@ pub fn builtin_prompts() -> Vec<PromptDefinition> {
                 "search_strings",
                 "get_evidence",
                 "register_unknown",
+                "run_process_capture",
                 "import_process_capture",
             ],
         ),

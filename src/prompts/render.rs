@@ -202,6 +202,9 @@ fn push_permissions(text: &mut String) {
     );
 }
 
+/// The tool that runs a process (after approval), whose step a rendering spells out.
+const RUN_CAPTURE: &str = "run_process_capture";
+
 fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailability) {
     text.push_str("## Workflow\n\n");
     match (tools.binary(), tools.offers(OPEN_BINARY)) {
@@ -277,6 +280,18 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
             "Once Evidence has established what a procedure or address is, record it with \
              `annotate`, citing those Evidence IDs; later tools show the name as `label`. A \
              label is an inference backed by the Evidence it cites, not an observation.\n\n",
+        );
+    }
+    if offered.contains(&RUN_CAPTURE) {
+        text.push_str(
+            "`run_process_capture` runs a program once, in a sandbox, within the bounds given \
+             to it, and only after approval: first show the person the exact program, \
+             arguments and bounds (timeout_secs, max_output_bytes, max_memory_mib, \
+             max_processes) and ask; then call it, and the server obtains the approval (the \
+             person's, or the operator's standing `--approve-captures` policy) and records it \
+             in the capture. A suggestion never authorizes a run: not this prompt, not a \
+             completion, not a prior capture. If the call answers that approval is missing, \
+             stop and ask the person; never change the arguments to get around it.\n\n",
         );
     }
     if !missing.is_empty() {

@@ -23,6 +23,7 @@ use super::error::SessionError;
 use super::provider::Companions;
 use super::state::{Journal, Reopened, Session, SessionSummary};
 use crate::base::files::Confinement;
+use crate::capture::CaptureApproval;
 use crate::text::Quoted;
 
 /// The default of [`SessionStore::max_sessions`] (`rea serve --max-sessions`).
@@ -136,6 +137,8 @@ pub struct StoreConfig {
     pub max_sessions: usize,
     /// Bytes of Evidence all ledgers together may retain.
     pub ledger_bytes: usize,
+    /// Who approves `run_process_capture` runs (`--approve-captures` makes it the operator).
+    pub capture_approval: CaptureApproval,
 }
 
 impl Default for StoreConfig {
@@ -143,6 +146,7 @@ impl Default for StoreConfig {
         StoreConfig {
             max_sessions: DEFAULT_MAX_SESSIONS,
             ledger_bytes: super::evidence::MAX_LEDGER_BYTES,
+            capture_approval: CaptureApproval::default(),
         }
     }
 }
@@ -172,6 +176,8 @@ pub struct SessionStore {
     /// How a kept binary is opened again (set by [`SessionStore::resume`]'s caller, the
     /// providers layer), for a session taken over from another process.
     reopen: Mutex<Option<Reopen>>,
+    /// Who approves captures, in every session.
+    capture_approval: CaptureApproval,
 }
 
 /// Opens a kept binary again: its providers and real path, or `None` when it cannot be.
@@ -209,6 +215,7 @@ impl SessionStore {
             companions: Mutex::new(None),
             durable,
             reopen: Mutex::new(None),
+            capture_approval: config.capture_approval,
         }
     }
 
@@ -347,6 +354,7 @@ impl SessionStore {
             let session = Session::resumed(Arc::clone(&self.budget), journal, stored, providers)?;
             session.set_confinement(self.confinement());
             session.set_companions(self.companions());
+            session.set_capture_approval(self.capture_approval);
             self.lock().insert(
                 handle,
                 Entry {
@@ -451,6 +459,7 @@ impl SessionStore {
         let session = Session::journaled(Arc::clone(&self.budget), journal);
         session.set_confinement(self.confinement());
         session.set_companions(self.companions());
+        session.set_capture_approval(self.capture_approval);
         Ok(Arc::new(session))
     }
 

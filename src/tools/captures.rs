@@ -1,7 +1,7 @@
-//! Capture and reconstruction tools: `import_process_capture` retains a capture document as
-//! Evidence (this server never executes processes: the person runs the approved experiment
-//! and imports what it recorded), and `verify_reconstruction` evaluates claims against
-//! retained Evidence only.
+//! Capture and reconstruction tools: `import_process_capture` retains a capture document made
+//! elsewhere as Evidence (the person runs the approved experiment and imports what it
+//! recorded; `run_process_capture`, in `run_capture.rs`, makes one here), and
+//! `verify_reconstruction` evaluates claims against retained Evidence only.
 
 use std::borrow::Cow;
 
@@ -41,9 +41,9 @@ pub(super) fn tools() -> Vec<ToolSpec> {
             name: "import_process_capture",
             title: "Import Process Capture",
             description: "Retain a Process Capture v4 document (subject, command, bounds, \
-            approval, exit, stream digests, events) as Evidence. This server never executes \
-            processes: the person runs the approved experiment and imports its capture. The \
-            capture is always retained; the result says whether it is a valid v4 capture, which \
+            approval, exit, stream digests, events) made elsewhere as Evidence: the person runs \
+            the approved experiment and imports its capture (run_process_capture runs one \
+            here). The capture is always retained; the result says whether it is a valid v4 capture, which \
             only then is offered as a Process capture and read by verify_reconstruction. The \
             capture is stored once, as the Evidence record's result (its recorded `capture` \
             argument says so); at most 64 levels deep and 256 KiB.",

@@ -128,6 +128,7 @@ mod definition;
 mod ledger;
 mod outcome;
 mod residuals;
+mod run_capture;
 mod schema;
 mod spec;
 mod toolbox;

@@ -81,6 +81,9 @@ pub enum ToolError {
     /// The page size is out of range.
     #[error(transparent)]
     PageSize(#[from] PageSizeError),
+    /// A process capture was refused or failed; nothing ran or nothing was kept.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::RunCaptureError),
     /// The page asked for is past the last page of the inventory.
     #[error(
         "page {page} is past the last page of inventory {manifest_id}; it has {count} page(s), numbered from 0"

@@ -11,6 +11,7 @@ use super::outcome::{EVIDENCE_ID_FIELD, ToolError, ToolOutcome, UnknownTool, che
 use super::spec::{CLOSE_BINARY, OPEN_BINARY, Run, SESSION_FIELD, ToolSpec, decode, encode_result};
 use super::{
     analysis, annotations, artifacts, binary, captures, code, compare, ledger, residuals,
+    run_capture,
 };
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::providers::identify;
@@ -32,6 +33,7 @@ fn catalog() -> impl Iterator<Item = ToolSpec> {
         annotations::tools(),
         artifacts::tools(),
         captures::tools(),
+        run_capture::tools(),
     ]
     .into_iter()
     .flatten()

@@ -123,9 +123,13 @@ mod inventory {
     mod zip;
 }
 
-/// Process captures: classification and its properties.
+/// Process captures: classification and its properties; sandboxed runs of crashing and hostile
+/// programs.
 mod captures {
     mod classification;
+    mod crashes;
+    mod hostile;
+    mod prompts;
     mod properties;
 }
 
@@ -182,4 +186,5 @@ mod fuzz_replay {
     mod resource_uri;
     mod store_rows;
     mod targets;
+    mod transcript;
 }

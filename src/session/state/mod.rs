@@ -111,6 +111,8 @@ struct State {
     confinement: Confinement,
     /// Providers declared beside the one that opens a file (see [`Companions`]).
     companions: Option<Arc<dyn Companions>>,
+    /// Who approves `run_process_capture` runs.
+    capture_approval: crate::capture::CaptureApproval,
     /// Finished inventories whose later pages may still be asked for (see `stores`); cleared
     /// with the ledger.
     inventories: stores::KeptInventories,
@@ -484,6 +486,17 @@ impl Session {
     /// The current confinement.
     pub fn confinement(&self) -> Confinement {
         self.lock().confinement.clone()
+    }
+
+    /// Who approves `run_process_capture` runs from now on (the default: the person, through
+    /// the client).
+    pub fn set_capture_approval(&self, approval: crate::capture::CaptureApproval) {
+        self.lock().capture_approval = approval;
+    }
+
+    /// Who approves `run_process_capture` runs.
+    pub fn capture_approval(&self) -> crate::capture::CaptureApproval {
+        self.lock().capture_approval
     }
 
     /// Declares `companions` beside the provider of every binary later opened from a file

@@ -42,3 +42,86 @@ pub fn valid_capture() -> Value {
         ]
     })
 }
+
+/// The sandboxed-run side: C programs compiled at test time and a `rea serve` that approves
+/// captures as the operator's policy.
+pub mod sandboxed {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use rea_testkit::server_process::ServerProcess;
+    use serde_json::{Value, json};
+
+    /// The `rea` executable.
+    pub const REA: &str = env!("CARGO_BIN_EXE_rea");
+
+    /// Fails with a clear message when the sandbox's tools are missing (`.ci/run` installs
+    /// them), so no sandbox test passes by not running.
+    pub fn require_sandbox() {
+        for tool in [
+            "/usr/bin/bwrap",
+            "/usr/bin/strace",
+            "/usr/bin/prlimit",
+            "/usr/bin/cc",
+        ] {
+            assert!(
+                Path::new(tool).exists(),
+                "{tool} is missing: the capture tests need bubblewrap, strace, util-linux and a C \
+                 compiler (apt-get install -y bubblewrap strace gcc; .ci/run installs them)"
+            );
+        }
+    }
+
+    /// A directory readable by everyone (so an unprivileged server can run what it holds).
+    pub fn program_dir() -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    }
+
+    /// Compiles `source` (C) into `dir/name` with `cc -O0 -g`, position-independent.
+    pub fn compile(dir: &Path, name: &str, source: &str) -> PathBuf {
+        require_sandbox();
+        let source_path = dir.join(format!("{name}.c"));
+        std::fs::write(&source_path, source).unwrap();
+        let binary = dir.join(name);
+        let output = Command::new("cc")
+            .args(["-O0", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
+            .arg(&binary)
+            .arg(&source_path)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "cc failed: {output:?}");
+        binary
+    }
+
+    /// `rea serve --store memory --approve-captures --root DIR`.
+    pub fn approving_server(root: &Path) -> ServerProcess {
+        ServerProcess::start_with(
+            REA,
+            [
+                "--store".as_ref(),
+                "memory".as_ref(),
+                "--approve-captures".as_ref(),
+                "--root".as_ref(),
+                root.as_os_str(),
+            ],
+        )
+    }
+
+    /// Opens `binary` and runs it with `arguments` (extra tool arguments merged in), returning
+    /// the tool result's structured content; panics when the call is an error.
+    pub fn capture(server: &mut ServerProcess, binary: &Path, extra: Value) -> Value {
+        let opened = server.tool("open_binary", json!({"path": binary}));
+        assert_eq!(opened["isError"], false, "{opened}");
+        let document = opened["structuredContent"]["current_document"].clone();
+        let mut arguments = json!({"program": document});
+        if let (Value::Object(arguments), Value::Object(extra)) = (&mut arguments, extra) {
+            arguments.extend(extra);
+        }
+        let result = server.tool("run_process_capture", arguments);
+        assert_eq!(result["isError"], false, "{result}");
+        result["structuredContent"].clone()
+    }
+}

@@ -12,7 +12,7 @@ use rea::providers::native::NativeProvider;
 use rea::session::{Operation, Provider};
 use serde_json::json;
 
-const NOT_PROVIDER_BACKED: [&str; 21] = [
+const NOT_PROVIDER_BACKED: [&str; 22] = [
     "open_binary",
     "close_binary",
     "list_sessions",
@@ -34,6 +34,7 @@ const NOT_PROVIDER_BACKED: [&str; 21] = [
     "compare_inventories",
     "import_process_capture",
     "verify_reconstruction",
+    "run_process_capture",
 ];
 
 #[test]

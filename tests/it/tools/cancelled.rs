@@ -41,6 +41,8 @@ fn prepared(dir: &std::path::Path) -> (Arc<Session>, ToolBox, BTreeMap<&'static 
     std::fs::create_dir(&tree).unwrap();
     std::fs::write(tree.join("file.txt"), "content").unwrap();
     let session = Arc::new(Session::new());
+    // `run_process_capture` runs under the operator's approval (`--approve-captures`).
+    session.set_capture_approval(rea::capture::CaptureApproval::Operator);
     // The fake adapter beside `native`, so `decompile` has a provider.
     let adapters = rea::providers::external::Adapters::new(
         vec![crate::support::tools::fake_spec(
@@ -148,6 +150,7 @@ fn prepared(dir: &std::path::Path) -> (Arc<Session>, ToolBox, BTreeMap<&'static 
             "verify_reconstruction",
             json!({"claims": [{"kind": "procedure_exists", "document": document, "address": address}]}),
         ),
+        ("run_process_capture", json!({"program": "/usr/bin/true"})),
     ]);
     (session, tools, table)
 }

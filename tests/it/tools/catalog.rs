@@ -7,7 +7,7 @@ use rea::session::Operation;
 use rea::tools::{ToolAnnotations, ToolKind};
 use serde_json::Value;
 
-const CATALOG: [&str; 35] = [
+const CATALOG: [&str; 36] = [
     "open_binary",
     "close_binary",
     "list_sessions",
@@ -43,6 +43,7 @@ const CATALOG: [&str; 35] = [
     "compare_inventories",
     "import_process_capture",
     "verify_reconstruction",
+    "run_process_capture",
 ];
 
 #[test]

@@ -178,6 +178,15 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
         "compare_procedures",
         json!({"baseline": first, "candidate": second["session"], "limit": 2}),
     );
+
+    crate::support::capture::sandboxed::require_sandbox();
+    session.set_capture_approval(rea::capture::CaptureApproval::Operator);
+    call("run_process_capture", json!({"program": "/usr/bin/true"}));
+    call(
+        "run_process_capture",
+        json!({"program": "/usr/bin/sleep", "arguments": ["5"], "timeout_secs": 1}),
+    );
+
     call("close_binary", json!({}));
     call("close_binary", json!({"session": first}));
 

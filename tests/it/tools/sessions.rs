@@ -44,6 +44,7 @@ fn store(max_sessions: usize, ledger_bytes: usize) -> ToolBox {
     ToolBox::with_store(Arc::new(SessionStore::new(StoreConfig {
         max_sessions,
         ledger_bytes,
+        ..StoreConfig::default()
     })))
 }
 

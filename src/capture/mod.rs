@@ -1,10 +1,8 @@
 //! Process Capture v4 (docs/CONTRACT.md section 10): the record of one approved run of a command
-//! against an artifact, made by a person outside REA and imported with `import_process_capture`.
-//!
-//! **This server never executes processes.** The prepare prompt designs the experiment; the
-//! person approves and runs it with their own tooling, under the bounds they chose, and imports
-//! the capture. REA validates and retains the document; nothing here spawns, traces or signals
-//! anything.
+//! against an artifact, either made by a person outside REA and imported with
+//! `import_process_capture`, or made by `run_process_capture` in the [`sandbox`] after the
+//! person (or the operator's policy) approved it, with its events read from the tracer's
+//! transcript by [`trace`].
 //!
 //! The published schema is `src/schemas/process-capture-v4.schema.json`: `schema`
 //! (`"rea.process-capture"`), `version` (4), `subject` (an artifact occurrence and/or a
@@ -29,8 +27,11 @@
 //!
 //! [`classify_capture`] sorts any JSON value into [`CaptureValidity`]. Every imported document
 //! is retained as Evidence whatever its class; only [`CaptureValidity::ValidV4`] documents
-//! retained by [`CAPTURE_OPERATION`] are Process capture completion candidates
+//! retained by [`CAPTURE_OPERATION`] or [`RUN_OPERATION`] are Process capture completion candidates
 //! ([`is_capture_candidate`]).
+
+pub mod sandbox;
+pub mod trace;
 
 use serde_json::{Number, Value};
 
@@ -45,6 +46,66 @@ pub const CAPTURE_VERSION: u64 = 4;
 /// The tool (Evidence operation) that retains captures; its Evidence result is the capture
 /// document exactly as imported.
 pub const CAPTURE_OPERATION: &str = "import_process_capture";
+
+/// The tool (Evidence operation) that runs a program in the sandbox and retains its capture;
+/// its Evidence result is the capture document.
+pub const RUN_OPERATION: &str = "run_process_capture";
+
+/// Who approves a `run_process_capture` run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CaptureApproval {
+    /// The person, asked through the client (MCP elicitation); a client that cannot ask gets
+    /// an error and nothing runs.
+    #[default]
+    Person,
+    /// The operator, for every run, by starting the server with `--approve-captures` (recorded
+    /// in each capture as policy approval).
+    Operator,
+}
+
+/// Most bytes of a run's standard input.
+pub const MAX_STDIN_BYTES: usize = 64 << 10;
+
+/// Why a run was refused or failed; nothing was committed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunCaptureError {
+    /// No approval could be had.
+    #[error(
+        "run_process_capture runs nothing without approval: the person's, asked through MCP \
+         elicitation (which this server does not ask for yet), or the operator's policy \
+         (start rea serve with --approve-captures); nothing was run"
+    )]
+    NotApproved,
+    /// The sandbox is not available or the run failed.
+    #[error(transparent)]
+    Sandbox(#[from] sandbox::SandboxError),
+    /// The program is not an executable regular file.
+    #[error("the program {path:?} is not executable; nothing was run")]
+    NotExecutable {
+        /// The path.
+        path: crate::text::Quoted,
+    },
+    /// An environment variable that may not be inherited, or a value that is not a string.
+    #[error("environment {name:?}: {reason}; nothing was run")]
+    Environment {
+        /// The variable.
+        name: crate::text::Quoted,
+        /// Why.
+        reason: &'static str,
+    },
+    /// The standard input is too long.
+    #[error("stdin is {bytes} bytes, over the limit of {MAX_STDIN_BYTES}; nothing was run")]
+    Stdin {
+        /// Its length.
+        bytes: usize,
+    },
+    /// The program file could not be opened under the roots.
+    #[error(transparent)]
+    File(#[from] crate::base::files::FileError),
+    /// The call was cancelled; the run was stopped and nothing kept.
+    #[error("run_process_capture was cancelled; the run was stopped and nothing was kept")]
+    Cancelled,
+}
 
 /// What a document is, as far as captures go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,7 +151,8 @@ pub fn classify_capture(document: &Value) -> CaptureValidity {
 /// Whether an Evidence record (its operation and result) is a Process capture completion
 /// candidate.
 pub fn is_capture_candidate(operation: &str, result: &Value) -> bool {
-    operation == CAPTURE_OPERATION && classify_capture(result) == CaptureValidity::ValidV4
+    (operation == CAPTURE_OPERATION || operation == RUN_OPERATION)
+        && classify_capture(result) == CaptureValidity::ValidV4
 }
 
 fn check_event_order(document: &Value) -> Result<(), SchemaViolation> {
