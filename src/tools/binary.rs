@@ -312,7 +312,7 @@ fn close_binary(
     _: NoArguments,
     cancel: &Cancel,
 ) -> Result<ClosedBinary, ToolError> {
-    Ok(session.close_unless(cancel)?)
+    Ok(session.end_unless(cancel)?)
 }
 
 /// The result of `close_binary`: what was closed.

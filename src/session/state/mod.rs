@@ -116,9 +116,10 @@ struct State {
     /// Finished inventories whose later pages may still be asked for (see `stores`); cleared
     /// with the ledger.
     inventories: stores::KeptInventories,
-    /// A binary was closed and none opened since: the session has ended, and a record (of a
-    /// call that raced `close_binary`) is refused instead of answering an ID no one holds.
-    closed: bool,
+    /// `close_binary` ended the session ([`Session::end_unless`]) and no binary was opened
+    /// since: a record (of a call that raced it) is refused instead of answering an ID no
+    /// session holds.
+    ended: bool,
 }
 
 struct Binary {
@@ -468,7 +469,7 @@ impl Session {
         let mut state = self.lock();
         let replaced = state.close_binary();
         state.binary = Some(binary);
-        state.closed = false;
+        state.ended = false;
         Ok(Opened { replaced, ..opened })
     }
 
@@ -540,6 +541,21 @@ impl Session {
         cancel.commit()?;
         self.journal(&[Change::Close])?;
         self.lock().close_binary().ok_or(SessionError::NotOpen)
+    }
+
+    /// [`Session::close_unless`], and the session ends with it (what `close_binary` does): a
+    /// record of no binary that finishes afterwards (an inventory that raced the close) is
+    /// refused with [`SessionError::ClosedWhileRunning`] until a binary is opened again.
+    pub fn end_unless(&self, cancel: &Cancel) -> Result<ClosedBinary, SessionError> {
+        let _writer = self.writer();
+        if self.lock().binary.is_none() {
+            return Err(SessionError::NotOpen);
+        }
+        cancel.commit()?;
+        self.journal(&[Change::Close])?;
+        let mut state = self.lock();
+        state.ended = true;
+        state.close_binary().ok_or(SessionError::NotOpen)
     }
 
     /// The label of the open target, if a binary is open.
@@ -693,7 +709,7 @@ impl Session {
                 if open_epoch != Some(binding.epoch) {
                     return Err(SessionError::SessionChanged);
                 }
-            } else if state.closed {
+            } else if state.ended {
                 return Err(SessionError::ClosedWhileRunning);
             }
             cancel.commit()?;
@@ -789,7 +805,6 @@ impl State {
     /// Ends the binary session, if one is open, and clears what belongs to it.
     fn close_binary(&mut self) -> Option<ClosedBinary> {
         let binary = self.binary.take()?;
-        self.closed = true;
         let evidence_discarded = self.ledger.clear();
         self.unknowns.clear();
         self.annotations.clear();

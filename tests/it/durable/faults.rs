@@ -121,7 +121,7 @@ fn a_store_of_schema_version_1_gains_its_leases_and_keeps_its_session() {
     let version: i64 = connection
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, rea::session::durable::SCHEMA_VERSION);
     let leases: i64 = connection
         .query_row("SELECT count(*) FROM leases", [], |row| row.get(0))
         .unwrap();

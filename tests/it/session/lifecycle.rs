@@ -174,14 +174,16 @@ fn observations_of_a_closed_binary_are_refused() {
 }
 
 /// An observation of no binary (an inventory, a capture) that finishes after `close_binary`
-/// ended its session is refused: its answer must not name an Evidence ID no session holds.
+/// ended its session (`end_unless`) is refused: its answer must not name an Evidence ID no
+/// session holds. (`close`, for a library caller that goes on using the session, ends
+/// nothing.)
 #[test]
 fn an_unbound_record_after_close_is_refused_until_a_binary_opens() {
     let session = Session::new();
     session
         .open_providers("first", vec![two_documents("fake")])
         .unwrap();
-    session.close().unwrap();
+    session.end_unless(&rea::session::Cancel::never()).unwrap();
     let refused = session.record_evidence(Observation::unbound(
         "inventory_artifacts",
         json!({}),

@@ -168,6 +168,14 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
         ]}),
     );
 
+    crate::support::capture::sandboxed::require_sandbox();
+    session.set_capture_approval(rea::capture::CaptureApproval::Operator);
+    call("run_process_capture", json!({"program": "/usr/bin/true"}));
+    call(
+        "run_process_capture",
+        json!({"program": "/usr/bin/sleep", "arguments": ["5"], "timeout_secs": 1}),
+    );
+
     // Two versions, procedure by procedure: the same program in a second session.
     let first = tools.session_handle().unwrap().as_str().to_owned();
     let second = call(
@@ -177,14 +185,6 @@ fn every_tool_returns_results_that_fit_its_declared_output_schema() {
     call(
         "compare_procedures",
         json!({"baseline": first, "candidate": second["session"], "limit": 2}),
-    );
-
-    crate::support::capture::sandboxed::require_sandbox();
-    session.set_capture_approval(rea::capture::CaptureApproval::Operator);
-    call("run_process_capture", json!({"program": "/usr/bin/true"}));
-    call(
-        "run_process_capture",
-        json!({"program": "/usr/bin/sleep", "arguments": ["5"], "timeout_secs": 1}),
     );
 
     call("close_binary", json!({}));
