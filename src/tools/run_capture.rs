@@ -641,6 +641,7 @@ pub(super) struct FaultReport {
 #[derive(Serialize, JsonSchema)]
 pub(super) struct RunCaptureResult {
     /// The Process Capture v4 document, as retained.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     capture: Value,
     /// The bound that ended the run (timeout_secs, max_output_bytes, max_processes,
     /// max_memory_mib), or null.

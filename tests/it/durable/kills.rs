@@ -13,8 +13,15 @@ use std::time::{Duration, Instant};
 use crate::support::fixtures::{Format, Spec, build};
 use serde_json::{Value, json};
 
-/// Kills the test makes at least.
-const KILLS: usize = 200;
+/// Kills the test makes at least, unless `REA_KILLS` asks for more (the soak run of the
+/// README: `REA_KILLS=1000`).
+fn kills_wanted() -> usize {
+    std::env::var("REA_KILLS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(200)
+        .max(200)
+}
 
 /// A small generator of random numbers (xorshift64*), seeded from the clock; the seed is
 /// printed so a failure can be replayed.
@@ -328,7 +335,8 @@ fn sigkill_at_random_instants_loses_no_answered_call_and_shows_no_partial_one() 
     let mut answered = Answered::default();
     let started = Instant::now();
     let (mut kills, mut calls, mut startup_kills) = (0, 0, 0);
-    while kills < KILLS {
+    let wanted = kills_wanted();
+    while kills < wanted {
         let mut run = Run::start(&store, &binary);
         if random.below(6) == 0 {
             // Killed while it opens the store and resumes.
