@@ -31,6 +31,15 @@ impl Holder {
         })
     }
 
+    /// The holder a `leases` row names (SQLite keeps integers signed; a value out of range
+    /// names no process that runs).
+    pub fn from_row(pid: i64, start: i64) -> Holder {
+        Holder {
+            pid: u32::try_from(pid).unwrap_or(0),
+            start: u64::try_from(start).unwrap_or(0),
+        }
+    }
+
     /// Whether this holder still runs: its pid exists and was started when it was.
     pub fn alive(&self) -> bool {
         start_time(self.pid).is_some_and(|start| start == self.start)

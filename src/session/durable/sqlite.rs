@@ -693,10 +693,7 @@ fn claim(transaction: &Connection, handle: &str) -> rusqlite::Result<Claim> {
         .prepare_cached("SELECT pid, start FROM leases WHERE handle = ?1")?
         .query_row([handle], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
-    let before = held.map(|(pid, start)| Holder {
-        pid: u32::try_from(pid).unwrap_or(0),
-        start: u64::try_from(start).unwrap_or(0),
-    });
+    let before = held.map(|(pid, start)| Holder::from_row(pid, start));
     match before {
         Some(holder) if holder == me => return Ok(Claim::Mine),
         Some(holder) if holder.alive() => return Ok(Claim::Other(holder)),
@@ -737,10 +734,7 @@ fn forget_expired(connection: &mut Connection, days: u64) -> rusqlite::Result<()
     };
     for (handle, lease) in expired {
         let held = lease.is_some_and(|(pid, start)| {
-            let holder = Holder {
-                pid: u32::try_from(pid).unwrap_or(0),
-                start: u64::try_from(start).unwrap_or(0),
-            };
+            let holder = Holder::from_row(pid, start);
             holder != Holder::me() && holder.alive()
         });
         if held {
