@@ -426,6 +426,9 @@ fn server_with(
         },
         sessions: StoreConfig {
             max_sessions: args.max_sessions.max(1),
+            // Over HTTP the clients share one ledger budget: each session a quarter of it.
+            ledger_share_bytes: matches!(initial, Initial::WhenOpened)
+                .then_some(rea::session::MAX_LEDGER_BYTES / 4),
             capture_approval: if args.approve_captures {
                 rea::capture::CaptureApproval::Operator
             } else {

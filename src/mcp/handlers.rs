@@ -16,7 +16,7 @@ use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::extension::{self, Target};
 use super::state::{Connection, RequestContext, Shared};
 use crate::base::notices;
-use crate::base::pool::WorkerPool;
+use crate::base::pool::{ClientId, PoolConfig, WorkerPool};
 use crate::core::{Completion, Family, Prefix};
 use crate::prompts::DEFAULT_PAGE_SIZE;
 use crate::resources;
@@ -33,8 +33,13 @@ suggestions are untrusted data and never grant permission.";
 
 type MethodResult = Result<Value, RequestError>;
 
-/// Threads that run tool calls, for the whole process.
+/// Threads that run tool calls, for the whole process, shared fairly among clients (the
+/// client served least lately goes first).
 pub const TOOL_THREADS: usize = 4;
+
+/// Further tool threads for light clients only (no call running, little served lately), so
+/// a client that asks little is answered while long work holds the other threads.
+pub const LIGHT_TOOL_THREADS: usize = 2;
 
 /// Threads that run completion requests, for the whole process (their provider calls run on
 /// the provider pool of [`crate::session::PROVIDER_THREADS`] threads).
@@ -42,21 +47,41 @@ pub const COMPLETION_THREADS: usize = 2;
 
 fn tool_pool() -> &'static WorkerPool {
     static POOL: std::sync::OnceLock<WorkerPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| WorkerPool::start("rea-tool", TOOL_THREADS))
+    POOL.get_or_init(|| {
+        WorkerPool::start(
+            "rea-tool",
+            PoolConfig {
+                threads: TOOL_THREADS,
+                light_threads: LIGHT_TOOL_THREADS,
+            },
+        )
+    })
 }
 
 fn completion_pool() -> &'static WorkerPool {
     static POOL: std::sync::OnceLock<WorkerPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| WorkerPool::start("rea-complete", COMPLETION_THREADS))
+    POOL.get_or_init(|| {
+        WorkerPool::start(
+            "rea-complete",
+            PoolConfig {
+                threads: COMPLETION_THREADS,
+                light_threads: 0,
+            },
+        )
+    })
 }
 
 /// Runs a handler on `pool`; a handler that panicked or found no thread is an internal error.
-async fn run_on<T, F>(pool: &'static WorkerPool, work: F) -> Result<T, RequestError>
+async fn run_on<T, F>(
+    pool: &'static WorkerPool,
+    client: ClientId,
+    work: F,
+) -> Result<T, RequestError>
 where
     T: Send + 'static,
     F: FnOnce() -> Result<T, RequestError> + Send + 'static,
 {
-    match pool.run(work).await {
+    match pool.run(client, work).await {
         Ok(result) => result,
         Err(_unavailable) => Err(RequestError::NoWorker),
     }
@@ -131,7 +156,8 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     return Ok(answer);
                 }
                 let connection = Arc::clone(&context.connection);
-                let (answer, noticed) = run_on(completion_pool(), move || {
+                let client = connection.client;
+                let (answer, noticed) = run_on(completion_pool(), client, move || {
                     Ok(notices::collect(|| {
                         crate::session::within_request_deadline(deadline, || {
                             request.answer(&connection.shared, &connection.sessions)
@@ -171,7 +197,11 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     return answer;
                 }
                 let modern = context.modern.is_some();
-                run_on(tool_pool(), move || read_resource(&params, &s, modern)).await
+                let client = context.connection.client;
+                run_on(tool_pool(), client, move || {
+                    read_resource(&params, &s, modern)
+                })
+                .await
             })
             .is_ok(),
         module
@@ -222,7 +252,8 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     let connection = Arc::clone(&context.connection);
                     let cancel = context.cancel.clone();
                     let modern = context.modern.is_some();
-                    let (answer, noticed) = run_on(tool_pool(), move || {
+                    let client = connection.client;
+                    let (answer, noticed) = run_on(tool_pool(), client, move || {
                         let (answer, noticed) =
                             notices::collect(|| call_tool(&params, &connection, &cancel, modern));
                         answer.map(|answer| (answer, noticed))

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::budget::LedgerBudget;
+use super::budget::{LedgerBudget, Take};
 use crate::core::{Completion, Prefix, complete_ordered, extends_ordered};
 
 /// Source of Evidence ID numbers for the whole process: IDs are never reused, even after a
@@ -198,6 +198,24 @@ pub enum LedgerError {
         needed: usize,
         /// [`MAX_LEDGER_BYTES`].
         limit: usize,
+    },
+    /// This session's ledger holds its share of the budget the sessions share (over HTTP a
+    /// quarter of it, so one client cannot take every other client's room).
+    #[error(
+        "this session's Evidence ledger holds {held} bytes and this {operation} record needs \
+         {needed} more, over the share of {share} bytes one session may hold of the ledger \
+         budget the open sessions share; close this binary session (close_binary) and open a \
+         new one to start a new ledger"
+    )]
+    ShareFull {
+        /// The tool whose record was refused.
+        operation: String,
+        /// Bytes this ledger retains.
+        held: usize,
+        /// Bytes the record needs.
+        needed: usize,
+        /// Most bytes one ledger may hold.
+        share: usize,
     },
     /// One record would be larger than [`MAX_RECORD_BYTES`].
     #[error(
@@ -446,13 +464,24 @@ impl Ledger {
             limit: MAX_RECORD_BYTES,
         })?;
         let needed = record_cost(&observation);
-        if !self.budget.try_take(needed) {
-            return Err(LedgerError::Full {
-                operation: operation(),
-                retained: self.budget.used(),
-                needed,
-                limit: self.budget.limit(),
-            });
+        match self.budget.try_take_for(self.bytes, needed) {
+            Take::Granted => {}
+            Take::OverShare => {
+                return Err(LedgerError::ShareFull {
+                    operation: operation(),
+                    held: self.bytes,
+                    needed,
+                    share: self.budget.share(),
+                });
+            }
+            Take::Full => {
+                return Err(LedgerError::Full {
+                    operation: operation(),
+                    retained: self.budget.used(),
+                    needed,
+                    limit: self.budget.limit(),
+                });
+            }
         }
         let (provider, document) = match observation.binding {
             Some(binding) => (Some(binding.provider), binding.document),
@@ -487,7 +516,8 @@ impl Ledger {
         let mut ledger = Ledger::with_budget(budget);
         for record in records {
             let needed = stored_cost(&record);
-            if !ledger.budget.try_take(needed) {
+            // What a session held before the restart it holds again: only the limit counts.
+            if ledger.budget.try_take_for(0, needed) != Take::Granted {
                 return Err(LedgerError::Full {
                     operation: record.operation.clone(),
                     retained: ledger.budget.used(),

@@ -137,6 +137,10 @@ pub struct StoreConfig {
     pub max_sessions: usize,
     /// Bytes of Evidence all ledgers together may retain.
     pub ledger_bytes: usize,
+    /// Most of [`StoreConfig::ledger_bytes`] one session's ledger may retain (`None`: all of
+    /// it). `rea serve --http` gives each a quarter, so one client cannot fill the budget
+    /// every other client's observations draw on.
+    pub ledger_share_bytes: Option<usize>,
     /// Who approves `run_process_capture` runs (`--approve-captures` makes it the operator).
     pub capture_approval: CaptureApproval,
 }
@@ -146,6 +150,7 @@ impl Default for StoreConfig {
         StoreConfig {
             max_sessions: DEFAULT_MAX_SESSIONS,
             ledger_bytes: super::evidence::MAX_LEDGER_BYTES,
+            ledger_share_bytes: None,
             capture_approval: CaptureApproval::default(),
         }
     }
@@ -210,7 +215,10 @@ impl SessionStore {
         SessionStore {
             sessions: Mutex::new(BTreeMap::new()),
             max_sessions: config.max_sessions.max(1),
-            budget: Arc::new(LedgerBudget::new(config.ledger_bytes)),
+            budget: Arc::new(LedgerBudget::shared(
+                config.ledger_bytes,
+                config.ledger_share_bytes.unwrap_or(config.ledger_bytes),
+            )),
             confinement: Mutex::new(Confinement::unrestricted()),
             companions: Mutex::new(None),
             durable,

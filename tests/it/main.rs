@@ -155,6 +155,7 @@ mod mcp {
     mod era;
     mod execution;
     mod extension;
+    mod fairness;
     mod http;
     mod http_edges;
     mod logging;

@@ -46,6 +46,9 @@ pub(crate) struct Endpoint {
     /// Slots for requests in flight, for the whole process; none free: 503.
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) max_in_flight: usize,
+    /// Slots for open GET streams, for the whole process (half the connections); none
+    /// free: 503.
+    pub(crate) get_streams: Arc<Semaphore>,
     /// Lines one response stream holds before the request producing them waits.
     pub(crate) stream_queue: usize,
     /// How often an idle SSE stream sends a comment.
@@ -265,10 +268,17 @@ impl Endpoint {
             return json_response(StatusCode::OK, answer);
         }
         let session = Arc::new(McpSession::new(session_id.clone(), connection, drain));
-        if let Err(session) = self.sessions.insert(session) {
-            drop(session);
-            let limit = self.sessions.limit();
-            return busy(&RequestError::TooManyMcpSessions { limit }, &id);
+        match self.sessions.insert(session) {
+            Ok(None) => {}
+            Ok(Some(evicted)) => {
+                tracing::info!("an unused MCP session gave way to a new one");
+                self.end_session(&evicted).await;
+            }
+            Err(session) => {
+                drop(session);
+                let limit = self.sessions.limit();
+                return busy(&RequestError::TooManyMcpSessions { limit }, &id);
+            }
         }
         if let Some(session) = self.sessions.get(&session_id) {
             self.shared.attach(&session.connection);
@@ -831,6 +841,16 @@ pub(crate) async fn get(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMa
             "Not acceptable: the GET stream is text/event-stream",
         );
     }
+    let Ok(slot) = Arc::clone(&endpoint.get_streams).try_acquire_owned() else {
+        let mut response = refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service unavailable: GET streams may take half the connections, and they are open; retry later or receive notifications on POST answers",
+        );
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("5"));
+        return response;
+    };
     let Some(drain) = session.take_stream() else {
         return refusal(
             StatusCode::CONFLICT,
@@ -838,6 +858,7 @@ pub(crate) async fn get(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMa
         );
     };
     let open = OpenStream {
+        _slot: slot,
         drain: Some(drain),
         _active: session.activity(),
         session,
@@ -849,6 +870,8 @@ pub(crate) async fn get(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMa
 
 /// A GET stream; its queue goes back to the session when the client closes it.
 struct OpenStream {
+    /// Its place among the GET streams of the process.
+    _slot: tokio::sync::OwnedSemaphorePermit,
     drain: Option<Drain>,
     /// The session is not idle while its GET stream is open.
     _active: Activity,

@@ -39,6 +39,7 @@ use self::endpoint::Endpoint;
 use self::sessions::McpSessions;
 use super::Server;
 use super::server::{Dispatcher, GraceOver};
+use crate::base::pool::ClientId;
 
 /// Configuration of `rea serve --http`.
 #[derive(Clone, Debug)]
@@ -53,6 +54,10 @@ pub struct HttpConfig {
     pub max_mcp_sessions: usize,
     /// A 2025 MCP session, and a binary session, that no request used for this long ends.
     pub session_idle: Duration,
+    /// A 2025 MCP session that made no request after `initialize` ends after this long (at
+    /// most [`HttpConfig::session_idle`]); at [`HttpConfig::max_mcp_sessions`] the unused one
+    /// idle the longest gives way to a new `initialize` at once.
+    pub unused_session_idle: Duration,
     /// How long a client may take to send a request's headers.
     pub header_timeout: Duration,
     /// How long a client may take to send a request's body, counted from its headers; past
@@ -69,6 +74,8 @@ impl HttpConfig {
     pub const DEFAULT_MAX_IN_FLIGHT: usize = 128;
     /// Default [`HttpConfig::session_idle`]: one hour.
     pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(3600);
+    /// Default [`HttpConfig::unused_session_idle`]: 30 s.
+    pub const DEFAULT_UNUSED_SESSION_IDLE: Duration = Duration::from_secs(30);
     /// Default [`HttpConfig::body_timeout`]: 30 s for the whole body.
     pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 }
@@ -81,6 +88,7 @@ impl Default for HttpConfig {
             max_in_flight: HttpConfig::DEFAULT_MAX_IN_FLIGHT,
             max_mcp_sessions: HttpConfig::DEFAULT_MAX_CONNECTIONS,
             session_idle: HttpConfig::DEFAULT_SESSION_IDLE,
+            unused_session_idle: HttpConfig::DEFAULT_UNUSED_SESSION_IDLE,
             header_timeout: Duration::from_secs(10),
             body_timeout: HttpConfig::DEFAULT_BODY_TIMEOUT,
             keep_alive: Duration::from_secs(15),
@@ -176,7 +184,9 @@ impl Server {
             let service = TowerToHyperService::new(router.clone());
             let header_timeout = config.header_timeout;
             let shutdown = self.shutdown.clone();
-            open.spawn(async move {
+            // Every request of this TCP connection is one client's for the fair share of the
+            // tool threads (a 2026 request carries no other identity).
+            open.spawn(ClientId::serve_connection(async move {
                 let connection = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(header_timeout)
@@ -194,7 +204,7 @@ impl Server {
                     tracing::debug!(%peer, %error, "HTTP connection ended with an error");
                 }
                 drop(permit);
-            });
+            }));
         }
         drop(listener);
         let grace = self.shell.shutdown_grace;
@@ -278,6 +288,7 @@ impl Server {
             },
             sessions: McpSessions::new(config.max_mcp_sessions),
             slots: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            get_streams: Arc::new(Semaphore::new(get_stream_share(config.max_connections))),
             max_in_flight: config.max_in_flight.max(1),
             stream_queue: self.shell.output_queue,
             keep_alive: config.keep_alive,
@@ -286,7 +297,12 @@ impl Server {
             shutdown: self.shutdown.clone(),
             grace_over: GraceOver::new(self.shell.shutdown_grace),
         });
-        tokio::spawn(sweep(Arc::downgrade(&endpoint), config.session_idle));
+        let unused_idle = config.unused_session_idle.min(config.session_idle);
+        tokio::spawn(sweep(
+            Arc::downgrade(&endpoint),
+            config.session_idle,
+            unused_idle,
+        ));
         endpoint
     }
 
@@ -338,20 +354,26 @@ async fn check_guard(State(guard): State<Arc<Guard>>, request: Request, next: Ne
     }
 }
 
+/// How many GET streams may be open at once: half the connections, so streams that never
+/// end cannot take every connection from the clients that send requests.
+pub(crate) fn get_stream_share(max_connections: usize) -> usize {
+    (max_connections / 2).max(1)
+}
+
 async fn not_found() -> Response {
     endpoint::refusal(StatusCode::NOT_FOUND, "Not found: the MCP endpoint is /mcp")
 }
 
-/// Ends idle MCP sessions and idle binary sessions, every quarter of the idle time-out (at
-/// most every minute), until the endpoint is gone.
-async fn sweep(endpoint: std::sync::Weak<Endpoint>, idle: Duration) {
-    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+/// Ends idle MCP sessions and idle binary sessions, every quarter of the time-out for unused
+/// MCP sessions (at most every minute), until the endpoint is gone.
+async fn sweep(endpoint: std::sync::Weak<Endpoint>, idle: Duration, unused_idle: Duration) {
+    let every = (unused_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     loop {
         tokio::time::sleep(every).await;
         let Some(endpoint) = endpoint.upgrade() else {
             return;
         };
-        for session in endpoint.sessions.remove_idle(idle) {
+        for session in endpoint.sessions.remove_idle(idle, unused_idle) {
             tracing::info!("an idle MCP session ended");
             endpoint.end_session(&session).await;
         }

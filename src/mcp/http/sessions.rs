@@ -3,7 +3,7 @@
 //! queue its GET stream drains.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,8 @@ pub(crate) struct McpSession {
     used: Mutex<Instant>,
     /// Requests running and GET streams open: while any is, the session is not idle.
     active: AtomicUsize,
+    /// Whether it made a request after `initialize` (or opened a GET stream).
+    worked: AtomicBool,
 }
 
 /// One activity of an MCP session (a request running, a GET stream open): while it lives the
@@ -51,11 +53,14 @@ impl McpSession {
             stream: Mutex::new(Some(stream)),
             used: Mutex::new(Instant::now()),
             active: AtomicUsize::new(0),
+            worked: AtomicBool::new(false),
         }
     }
 
-    /// Marks an activity of this session until the guard is dropped.
+    /// Marks an activity of this session until the guard is dropped (a request after
+    /// `initialize`, a GET stream): from now on it idles out after the full time-out.
     pub(crate) fn activity(self: &Arc<Self>) -> Activity {
+        self.worked.store(true, Ordering::Release);
         self.active.fetch_add(1, Ordering::AcqRel);
         self.touch();
         Activity {
@@ -75,6 +80,11 @@ impl McpSession {
 
     fn touch(&self) {
         *lock(&self.used) = Instant::now();
+    }
+
+    /// Whether it made no request after `initialize` and runs nothing.
+    fn unused(&self) -> bool {
+        !self.worked.load(Ordering::Acquire) && self.active.load(Ordering::Acquire) == 0
     }
 
     /// How long the session has been idle: zero while an activity runs, else since the end
@@ -112,14 +122,29 @@ impl McpSessions {
         self.max
     }
 
-    /// Adds `session`; gives it back when `max` sessions are live.
-    pub(crate) fn insert(&self, session: Arc<McpSession>) -> Result<(), Arc<McpSession>> {
+    /// Adds `session`. When `max` sessions are live, the unused one (no request after
+    /// `initialize`) idle the longest gives way, and is returned to be ended; with none
+    /// unused, `session` is given back.
+    pub(crate) fn insert(
+        &self,
+        session: Arc<McpSession>,
+    ) -> Result<Option<Arc<McpSession>>, Arc<McpSession>> {
         let mut sessions = lock(&self.sessions);
+        let mut evicted = None;
         if sessions.len() >= self.max {
-            return Err(session);
+            let now = Instant::now();
+            let oldest_unused = sessions
+                .values()
+                .filter(|live| live.unused())
+                .max_by_key(|live| (live.idle_for(now), std::cmp::Reverse(live.id.clone())))
+                .map(|live| live.id.clone());
+            let Some(id) = oldest_unused else {
+                return Err(session);
+            };
+            evicted = sessions.remove(&id);
         }
         sessions.insert(session.id.clone(), session);
-        Ok(())
+        Ok(evicted)
     }
 
     /// The live session `id` (which counts as using it).
@@ -134,14 +159,23 @@ impl McpSessions {
         lock(&self.sessions).remove(id)
     }
 
-    /// Ends every session idle for `idle` or longer (none with a request running or a GET
-    /// stream open) and returns them.
-    pub(crate) fn remove_idle(&self, idle: Duration) -> Vec<Arc<McpSession>> {
+    /// Ends every session idle for `idle` or longer, or unused for `unused_idle` (a client
+    /// that initializes and goes away, or initializes many, must not hold the sessions for
+    /// the whole idle time-out), and returns them; none with a request running or a GET
+    /// stream open ends.
+    pub(crate) fn remove_idle(
+        &self,
+        idle: Duration,
+        unused_idle: Duration,
+    ) -> Vec<Arc<McpSession>> {
         let now = Instant::now();
         let mut sessions = lock(&self.sessions);
         let expired: Vec<String> = sessions
             .values()
-            .filter(|session| session.idle_for(now) >= idle)
+            .filter(|session| {
+                let idle_for = session.idle_for(now);
+                idle_for >= idle || (session.unused() && idle_for >= unused_idle)
+            })
             .map(|session| session.id.clone())
             .collect();
         expired

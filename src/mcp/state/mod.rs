@@ -19,6 +19,7 @@ use super::protocol::{Offer, ProtocolVersion};
 use super::roots;
 use crate::base::files::Confinement;
 use crate::base::notices::{Notice, Severity};
+use crate::base::pool::ClientId;
 use crate::prompts::{PromptRegistry, ToolAvailability};
 use crate::session::{Cancel, ClientSessions, Session, SessionHandle, SessionStore, SourceConfig};
 use crate::tools::ToolBox;
@@ -198,6 +199,9 @@ pub(crate) struct Connection {
     ask_serial: AtomicU64,
     /// The resource URIs the client subscribed to (2025 era).
     subscriptions: Mutex<HashSet<String>>,
+    /// Who the tool and completion threads are shared with: this connection, or for a 2026
+    /// request over HTTP the TCP connection it came on.
+    pub(crate) client: ClientId,
 }
 
 /// One open `subscriptions/listen` stream.
@@ -235,7 +239,10 @@ impl Connection {
     /// One 2026 request over HTTP: no connection, so no session of its own; only what the
     /// request names.
     pub(crate) fn one_request(shared: Arc<Shared>, outlet: Outlet) -> Connection {
-        Connection::with_sessions(shared, outlet, ClientSessions::unlisted(), false)
+        let mut connection =
+            Connection::with_sessions(shared, outlet, ClientSessions::unlisted(), false);
+        connection.client = ClientId::of_this_connection();
+        connection
     }
 
     fn with_sessions(
@@ -258,6 +265,7 @@ impl Connection {
             log_threshold: Mutex::new(None),
             listens: Mutex::new(Vec::new()),
             client_capabilities: Mutex::new(Value::Object(Map::new())),
+            client: ClientId::fresh(),
             asks: Mutex::new(HashMap::new()),
             ask_serial: AtomicU64::new(0),
             subscriptions: Mutex::new(HashSet::new()),

@@ -860,6 +860,12 @@ async fn beyond_the_mcp_session_cap_initialize_is_503_naming_the_sessions() {
     };
     let http = HttpServer::start(server(ServerConfig::default()), config).await;
     let first = http.initialize().await;
+    // A session that made a request never gives way (an unused one would: see
+    // `mcp::fairness`).
+    assert_eq!(
+        http.call(&first, 1, "ping", json!({})).await["result"],
+        json!({})
+    );
     let refused = http.post(&[], &initialize_body()).await;
     assert_eq!((refused.status, error_code(&refused)), (503, -32000));
     assert_eq!(refused.header("retry-after"), Some("1"));

@@ -263,6 +263,61 @@ fn every_ledger_draws_on_one_budget() {
     success(&tools, "list_procedures", json!({"session": b}));
 }
 
+/// With a share (as `rea serve --http` sets: a quarter), one session that fills its ledger
+/// leaves the rest of the budget to the others (issue 26, fairness: one client filled the
+/// shared ledger and every other client's observations were refused).
+#[test]
+fn one_session_cannot_take_more_than_its_share_of_the_budget() {
+    let files = Files::new();
+    let tools = ToolBox::with_store(Arc::new(SessionStore::new(StoreConfig {
+        max_sessions: 4,
+        ledger_bytes: 64 << 10,
+        ledger_share_bytes: Some(16 << 10),
+        ..StoreConfig::default()
+    })));
+    let open = || {
+        handle_of(&success(
+            &tools,
+            "open_binary",
+            json!({"path": files.catalog()}),
+        ))
+    };
+    let (a, b) = (open(), open());
+    let full = loop {
+        let outcome = call(&tools, "list_procedures", json!({"session": a}));
+        if outcome.is_error() {
+            break outcome.text().to_owned();
+        }
+    };
+    let used = tools.store().budget().used();
+    assert!(
+        used <= 16 << 10,
+        "session a holds at most its share: {used}"
+    );
+    // Session b still observes, up to its own share.
+    success(&tools, "list_procedures", json!({"session": b}));
+    assert!(tools.store().budget().used() > used);
+    let numbers = without_byte_counts(&full);
+    crate::support::snapshots::settings().bind(|| {
+        insta::assert_snapshot!("sessions__ledger_share_full", numbers);
+    });
+}
+
+/// `text` with its byte counts replaced by `N` (a record's cost depends on the catalog's
+/// temporary path), the share kept.
+fn without_byte_counts(text: &str) -> String {
+    text.split(' ')
+        .map(|word| {
+            if word.chars().all(|c| c.is_ascii_digit()) && word != "16384" {
+                "N"
+            } else {
+                word
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn the_session_argument_is_checked_like_any_argument_and_not_recorded() {
     let files = Files::new();
