@@ -278,17 +278,7 @@ impl SessionStore {
         {
             return Ok(session);
         }
-        let Some(stored) = self
-            .durable
-            .load_session(handle)
-            .map_err(SessionError::from)?
-        else {
-            // Closed through another instance.
-            self.lock().remove(handle);
-            return Err(StoreError::Unknown {
-                handle: handle.into(),
-            });
-        };
+        let stored = self.stored(handle)?;
         let kept = stored.binary.as_ref().map(|binary| binary.sha256.clone());
         let open = session
             .is_open()
@@ -324,19 +314,28 @@ impl SessionStore {
         }
     }
 
-    /// Loads session `handle` from the durable store (whose lease this process holds now) in
-    /// place of what this process had of it.
-    fn reload(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
-        let Some(stored) = self
+    /// Session `handle` as the durable store holds it now; when the store no longer has it
+    /// (closed through another process), it is no longer open here either.
+    fn stored(&self, handle: &str) -> Result<super::durable::StoredSession, StoreError> {
+        match self
             .durable
             .load_session(handle)
             .map_err(SessionError::from)?
-        else {
-            self.lock().remove(handle);
-            return Err(StoreError::Unknown {
-                handle: handle.into(),
-            });
-        };
+        {
+            Some(stored) => Ok(stored),
+            None => {
+                self.lock().remove(handle);
+                Err(StoreError::Unknown {
+                    handle: handle.into(),
+                })
+            }
+        }
+    }
+
+    /// Loads session `handle` from the durable store (whose lease this process holds now) in
+    /// place of what this process had of it.
+    fn reload(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
+        let stored = self.stored(handle)?;
         let reopen = *self.reopen.lock().unwrap_or_else(PoisonError::into_inner);
         let providers = match (&stored.binary, reopen) {
             (Some(binary), Some(reopen)) => reopen(binary, self),

@@ -18,9 +18,10 @@
 //!   `rea_binaries`, so any instance can open any session's binary again.
 //! - **Bounds.** Each call is bounded by [`CALL_BOUND`]; each connection asks the server for
 //!   `statement_timeout` and `lock_timeout` within it and for an
-//!   `idle_in_transaction_session_timeout` of [`LEASE_SECONDS`] seconds, so a transaction
-//!   of an instance that stops answering (a cut network, a frozen machine) is ended by the
-//!   server and its row locks freed within that bound. An instance killed outright holds
+//!   `idle_in_transaction_session_timeout` of [`LEASE_SECONDS`] seconds (and TCP keepalives
+//!   from the server after as long idle), so a transaction of an instance that stops
+//!   answering (a cut network, a frozen machine) is ended by the server and its row locks
+//!   freed within that bound after its last statement. An instance killed outright holds
 //!   nothing: the server ends its connections when their sockets close.
 //! - **Migrations**: versioned, in `rea_migrations`, applied at start under an advisory lock
 //!   (so instances starting at once apply each once); a database whose newest migration is
@@ -102,6 +103,14 @@ CREATE SEQUENCE rea_evidence_numbers START 1;
 CREATE SEQUENCE rea_unknown_blocks START 1 INCREMENT 16777216;
 CREATE SEQUENCE rea_annotation_blocks START 1 INCREMENT 16777216;
 "];
+
+/// The tables holding a session's rows, the session's own row last.
+const SESSION_TABLES: [&str; 4] = [
+    "rea_evidence",
+    "rea_unknowns",
+    "rea_annotations",
+    "rea_sessions",
+];
 
 /// The advisory lock migrations run under (`REA1` in ASCII).
 const MIGRATION_LOCK: i64 = 0x5245_4131;
@@ -326,7 +335,8 @@ impl PostgresStore {
         let mut server_options = config.get_options().unwrap_or_default().to_owned();
         server_options.push_str(&format!(
             " -c statement_timeout={bound_ms} -c lock_timeout={bound_ms} \
-             -c idle_in_transaction_session_timeout={}",
+             -c idle_in_transaction_session_timeout={} -c tcp_keepalives_idle={LEASE_SECONDS} \
+             -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3",
             LEASE_SECONDS * 1000
         ));
         config.options(server_options.trim());
@@ -755,12 +765,7 @@ async fn write(
                     )
                     .await?
                     .and_then(|row| row.get(0));
-                for table in [
-                    "rea_evidence",
-                    "rea_unknowns",
-                    "rea_annotations",
-                    "rea_sessions",
-                ] {
+                for table in SESSION_TABLES {
                     transaction
                         .execute(
                             &format!("DELETE FROM {table} WHERE handle = $1"),
@@ -807,12 +812,7 @@ async fn forget_expired(pool: Pool, days: u64) -> Result<(), Failure> {
             &[&cutoff],
         )
         .await?;
-    for table in [
-        "rea_evidence",
-        "rea_unknowns",
-        "rea_annotations",
-        "rea_sessions",
-    ] {
+    for table in SESSION_TABLES {
         transaction
             .execute(
                 &format!("DELETE FROM {table} WHERE handle IN (SELECT handle FROM rea_expired)"),

@@ -352,3 +352,27 @@ fn a_database_of_a_newer_schema_or_none_at_all_is_refused_naming_the_store() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_team_servers_messages_name_the_store_and_what_to_do() {
+    use rea::session::DurableError;
+    let store = "postgres://db.example:5432/team".to_owned();
+    let messages = [
+        DurableError::Stale {
+            store: store.clone(),
+            handle: "bs_AAAAAAAAAAAAAAAAAAAAAA".to_owned(),
+        },
+        DurableError::Postgres {
+            store: store.clone(),
+            action: "committing a change",
+            cause: "no connection to the database: error connecting to server".to_owned(),
+        },
+        DurableError::PostgresNewer {
+            store,
+            found: 7,
+            supported: rea::session::durable::POSTGRES_SCHEMA_VERSION,
+        },
+    ];
+    let text: Vec<String> = messages.iter().map(ToString::to_string).collect();
+    snapshot("durable_postgres__messages", text.join("\n"));
+}
