@@ -382,8 +382,7 @@ fn answer(bytes: &[u8]) -> Value {
         text.lines()
             .filter_map(|line| line.strip_prefix("data:"))
             .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-            .filter(|message| message.get("id").is_some())
-            .last()
+            .rfind(|message| message.get("id").is_some())
             .unwrap_or_else(|| panic!("no answer event in {text}"))
     } else {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: not JSON: {text} ({head})"))

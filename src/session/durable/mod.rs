@@ -21,7 +21,7 @@
 
 pub mod lease;
 mod memory;
-mod postgres;
+pub mod postgres;
 pub mod rows;
 mod sqlite;
 
