@@ -1,4 +1,4 @@
-//! The team server under load (SPEC 8l, README "A team server"): three `rea serve --http`
+//! The team server under load (README "A team server", docs/CONTRACT.md section 16): three `rea serve --http`
 //! instances on one PostgreSQL (a temporary cluster this bench starts, on a Unix socket),
 //! 16 concurrent 2026-07-28 clients, each with a session of its own, sending every request to
 //! the next instance in turn (a round-robin load balancer), each alternating an observing call

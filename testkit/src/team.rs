@@ -1,5 +1,6 @@
-//! A team server for tests and benches (SPEC 8l): a real, temporary PostgreSQL cluster and
-//! real `rea serve --http` instances on it, with a blocking 2026-07-28 client.
+//! A team server for tests and benches (docs/CONTRACT.md section 16): a real, temporary
+//! PostgreSQL cluster and real `rea serve --http` instances on it, with a blocking 2026-07-28
+//! client.
 //!
 //! - [`Cluster`]: `initdb` of a temporary folder, `postgres` listening on a Unix socket only
 //!   (`listen_addresses=''`), one database per test ([`Cluster::database`]). Run as the

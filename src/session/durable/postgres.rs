@@ -1,5 +1,5 @@
 //! [`PostgresStore`]: the store in a PostgreSQL database that several `rea serve --http`
-//! instances share (SPEC 8l, docs/CONTRACT.md section 15): a team server behind a load
+//! instances share (docs/CONTRACT.md section 16): a team server behind a load
 //! balancer.
 //!
 //! - **Every instance serves every session.** There is no lease that gives a session to one

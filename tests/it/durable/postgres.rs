@@ -1,4 +1,4 @@
-//! A team server (SPEC 8l, docs/CONTRACT.md section 15): several `rea serve --http`
+//! A team server (docs/CONTRACT.md section 16): several `rea serve --http`
 //! instances on one real PostgreSQL, which these tests start themselves (a temporary cluster
 //! on a Unix socket, one database per test, stopped when the suite ends). A session opened
 //! through one instance is served through the others by its handle; appends through several
