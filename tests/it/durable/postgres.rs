@@ -376,3 +376,106 @@ fn the_team_servers_messages_name_the_store_and_what_to_do() {
     let text: Vec<String> = messages.iter().map(ToString::to_string).collect();
     snapshot("durable_postgres__messages", text.join("\n"));
 }
+
+#[test]
+fn a_team_under_load_loses_no_answered_record_when_instances_and_the_database_are_killed() {
+    use std::sync::RwLock;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // A cluster of its own: the database is stopped under load.
+    let mut cluster = Cluster::start();
+    let url = cluster.url(&cluster.database("chaos"));
+    let mut instances: Vec<Instance> = (0..3).map(|_| Instance::start(REA, &url, &[])).collect();
+    let addrs = RwLock::new(instances.iter().map(|i| i.addr).collect::<Vec<_>>());
+    let dir = tempfile::tempdir().unwrap();
+    let binary = sample(dir.path());
+    let handles: Vec<String> = (0..6)
+        .map(|n| open(instances[n % 3].addr, &binary))
+        .collect();
+    let (stop, answered_calls, failed_calls) = (
+        AtomicBool::new(false),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    let answered: Vec<(String, Vec<String>)> = std::thread::scope(|scope| {
+        let clients: Vec<_> = handles
+            .iter()
+            .enumerate()
+            .map(|(client, handle)| {
+                let (addrs, stop) = (&addrs, &stop);
+                let (answered_calls, failed_calls) = (&answered_calls, &failed_calls);
+                scope.spawn(move || {
+                    let mut ids = Vec::new();
+                    let mut turn = client;
+                    while !stop.load(Ordering::SeqCst) {
+                        turn += 1;
+                        let addr = {
+                            let addrs = addrs.read().unwrap();
+                            addrs[turn % addrs.len()]
+                        };
+                        let answer = try_call(
+                            addr,
+                            "tools/call",
+                            json!({"name": "list_documents",
+                            "arguments": {"session": handle}}),
+                        );
+                        match answer.ok().and_then(|answer| {
+                            answer["result"]["structuredContent"]["evidence_id"]
+                                .as_str()
+                                .map(str::to_owned)
+                        }) {
+                            Some(id) => {
+                                ids.push(id);
+                                answered_calls.fetch_add(1, Ordering::SeqCst);
+                            }
+                            None => {
+                                failed_calls.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                    (handle.clone(), ids)
+                })
+            })
+            .collect();
+        let wait_for = |calls: usize, counter: &AtomicUsize| {
+            let target = counter.load(Ordering::SeqCst) + calls;
+            while counter.load(Ordering::SeqCst) < target {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
+        for round in 0..2 {
+            wait_for(40, &answered_calls);
+            // The database goes away under load, and comes back.
+            cluster.stop();
+            wait_for(6, &failed_calls);
+            cluster.run();
+            wait_for(40, &answered_calls);
+            // An instance is SIGKILLed mid-work; a new one takes its place.
+            instances[round].kill();
+            wait_for(3, &failed_calls);
+            instances[round] = Instance::start(REA, &url, &[]);
+            addrs.write().unwrap()[round] = instances[round].addr;
+        }
+        wait_for(40, &answered_calls);
+        stop.store(true, Ordering::SeqCst);
+        clients.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    let failed = failed_calls.load(Ordering::SeqCst);
+    for (handle, ids) in &answered {
+        let listed = listed_evidence(instances[2].addr, handle);
+        assert_eq!(listed, listed_evidence(instances[0].addr, handle));
+        let held: BTreeSet<&String> = listed.iter().collect();
+        assert_eq!(held.len(), listed.len(), "no duplicate: {listed:?}");
+        assert!(listed.is_sorted(), "in order: {listed:?}");
+        for id in ids {
+            assert!(held.contains(id), "answered {id} of {handle} is kept");
+        }
+        let answered: BTreeSet<&String> = ids.iter().collect();
+        assert_eq!(answered.len(), ids.len(), "no ID answered twice");
+        assert!(
+            listed.len() <= ids.len() + failed,
+            "beyond the answered, only calls that failed: {} listed, {} answered",
+            listed.len(),
+            ids.len()
+        );
+    }
+}
