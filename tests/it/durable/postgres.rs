@@ -442,7 +442,7 @@ fn a_team_under_load_loses_no_answered_record_when_instances_and_the_database_ar
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
         };
-        for round in 0..2 {
+        for (round, instance) in instances.iter_mut().take(2).enumerate() {
             wait_for(40, &answered_calls);
             // The database goes away under load, and comes back.
             cluster.stop();
@@ -450,10 +450,10 @@ fn a_team_under_load_loses_no_answered_record_when_instances_and_the_database_ar
             cluster.run();
             wait_for(40, &answered_calls);
             // An instance is SIGKILLed mid-work; a new one takes its place.
-            instances[round].kill();
+            instance.kill();
             wait_for(3, &failed_calls);
-            instances[round] = Instance::start(REA, &url, &[]);
-            addrs.write().unwrap()[round] = instances[round].addr;
+            *instance = Instance::start(REA, &url, &[]);
+            addrs.write().unwrap()[round] = instance.addr;
         }
         wait_for(40, &answered_calls);
         stop.store(true, Ordering::SeqCst);
