@@ -66,7 +66,13 @@ fn snapshot(name: &str, text: String) {
 fn a_session_opened_through_one_instance_is_served_by_every_other_with_every_record() {
     let cluster = cluster();
     let url = cluster.url(&cluster.database("served"));
-    let instances: Vec<Instance> = (0..3).map(|_| Instance::start(REA, &url, &[])).collect();
+    // Started at once on an empty database: the migrations run once, under their lock.
+    let instances: Vec<Instance> = std::thread::scope(|scope| {
+        let starting: Vec<_> = (0..3)
+            .map(|_| scope.spawn(|| Instance::start(REA, &url, &[])))
+            .collect();
+        starting.into_iter().map(|s| s.join().unwrap()).collect()
+    });
     let addrs: Vec<SocketAddr> = instances.iter().map(|i| i.addr).collect();
     let dir = tempfile::tempdir().unwrap();
     let binary = sample(dir.path());
