@@ -524,9 +524,14 @@ async fn read_sessions(pool: Pool, only: Option<String>) -> Result<Read, Failure
     let mut by_handle: HashMap<String, usize> = HashMap::new();
     for row in transaction
         .query(
-            "SELECT handle, created, used, version, binary_row, current_provider,
-                    current_document
-             FROM rea_sessions WHERE $1::TEXT IS NULL OR handle = $1 ORDER BY created, handle",
+            &transaction
+                .prepare_cached(
+                    "SELECT handle, created, used, version, binary_row, current_provider,
+                            current_document
+                     FROM rea_sessions WHERE $1::TEXT IS NULL OR handle = $1
+                     ORDER BY created, handle",
+                )
+                .await?,
             &[&only],
         )
         .await?
@@ -560,8 +565,14 @@ async fn read_sessions(pool: Pool, only: Option<String>) -> Result<Read, Failure
     }
     for row in transaction
         .query(
-            "SELECT id, handle, sequence, operation, arguments, result, provider, document
-             FROM rea_evidence WHERE $1::TEXT IS NULL OR handle = $1 ORDER BY handle, sequence",
+            &transaction
+                .prepare_cached(
+                    "SELECT id, handle, sequence, operation, arguments, result, provider,
+                            document
+                     FROM rea_evidence WHERE $1::TEXT IS NULL OR handle = $1
+                     ORDER BY handle, sequence",
+                )
+                .await?,
             &[&only],
         )
         .await?
@@ -590,10 +601,12 @@ async fn read_sessions(pool: Pool, only: Option<String>) -> Result<Read, Failure
     for table in ["rea_unknowns", "rea_annotations"] {
         for row in transaction
             .query(
-                &format!(
-                    "SELECT id, handle, revision FROM {table}
-                     WHERE $1::TEXT IS NULL OR handle = $1 ORDER BY id"
-                ),
+                &transaction
+                    .prepare_cached(&format!(
+                        "SELECT id, handle, revision FROM {table}
+                         WHERE $1::TEXT IS NULL OR handle = $1 ORDER BY id"
+                    ))
+                    .await?,
                 &[&only],
             )
             .await?
@@ -634,10 +647,14 @@ async fn write(
         // Takes the session's row lock: commits to one session run one after the other.
         let row = transaction
             .query_one(
-                "INSERT INTO rea_sessions (handle, created, used) VALUES ($1, $2, $2)
-                 ON CONFLICT (handle) DO UPDATE
-                 SET used = $2, version = rea_sessions.version + 1
-                 RETURNING version, (xmax <> 0)",
+                &transaction
+                    .prepare_cached(
+                        "INSERT INTO rea_sessions (handle, created, used) VALUES ($1, $2, $2)
+                         ON CONFLICT (handle) DO UPDATE
+                         SET used = $2, version = rea_sessions.version + 1
+                         RETURNING version, (xmax <> 0)",
+                    )
+                    .await?,
                 &[&handle, &now],
             )
             .await?;
@@ -713,8 +730,12 @@ async fn write(
                 // The record must follow the last one the database holds of this session.
                 let last = transaction
                     .query_one(
-                        "SELECT coalesce(max(sequence), 0), max(id) FROM rea_evidence
-                         WHERE handle = $1",
+                        &transaction
+                            .prepare_cached(
+                                "SELECT coalesce(max(sequence), 0), max(id) FROM rea_evidence
+                                 WHERE handle = $1",
+                            )
+                            .await?,
                         &[&handle],
                     )
                     .await?;
