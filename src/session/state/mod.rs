@@ -710,8 +710,24 @@ impl Session {
         cancel: &Cancel,
     ) -> Result<Arc<EvidenceRecord>, SessionError> {
         let _writer = self.writer();
+        // Only a store several processes append to may refuse a record as stale: then the
+        // observation is prepared again, so it is kept (a copy) until the record commits.
+        let shared = self
+            .journal
+            .as_ref()
+            .is_some_and(|journal| journal.durable.serves_any());
+        let mut pending = Some(observation);
         let mut tries = 0;
         loop {
+            let observation = match pending.take() {
+                Some(observation) if shared => {
+                    pending = Some(observation.clone());
+                    observation
+                }
+                Some(observation) => observation,
+                // Never: only a shared store's stale record goes round again.
+                None => return Err(SessionError::SessionChanged),
+            };
             let number = self.issue_evidence_number()?;
             let prepared = {
                 let mut state = self.lock();
@@ -725,7 +741,7 @@ impl Session {
                     return Err(SessionError::ClosedWhileRunning);
                 }
                 cancel.commit()?;
-                state.ledger.prepare_as(observation.clone(), number)?
+                state.ledger.prepare_as(observation, number)?
             };
             match self.journal(&[Change::Record(&prepared.record)]) {
                 Ok(()) => return Ok(self.lock().ledger.push(prepared)),
@@ -733,7 +749,7 @@ impl Session {
                     self.lock().ledger.abandon(prepared);
                     // Another instance appended first: read what it appended, then append
                     // after it.
-                    if !is_stale(&error) || tries >= MAX_STALE_TRIES {
+                    if !shared || !is_stale(&error) || tries >= MAX_STALE_TRIES {
                         return Err(error);
                     }
                     tries += 1;
