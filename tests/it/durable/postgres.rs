@@ -132,6 +132,19 @@ fn a_session_opened_through_one_instance_is_served_by_every_other_with_every_rec
         "one sequence per record, no gap"
     );
 
+    // A residual unknown registered through one instance is listed through another.
+    let registered = tool(
+        addrs[1],
+        "register_unknown",
+        json!({"session": handle, "question": "Who calls main?"}),
+    );
+    let unknown = structured(&registered)["id"].as_str().unwrap().to_owned();
+    let listed = tool(addrs[2], "list_unknowns", json!({"session": handle}));
+    assert!(
+        structured(&listed).to_string().contains(&unknown),
+        "{unknown} through another instance: {listed}"
+    );
+
     // The record through one instance is the record through another.
     let id = &answered[0];
     let got = |addr| {
