@@ -478,13 +478,18 @@ async fn migrate(pool: Pool) -> Result<(), Failure> {
     transaction
         .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await?;
-    transaction
-        .batch_execute(
-            "CREATE TABLE IF NOT EXISTS rea_migrations (
-                 version BIGINT PRIMARY KEY, applied BIGINT NOT NULL
-             )",
-        )
-        .await?;
+    // Created only when missing: a role without CREATE may run a migrated database.
+    let exists: bool = transaction
+        .query_one("SELECT to_regclass('rea_migrations') IS NOT NULL", &[])
+        .await?
+        .get(0);
+    if !exists {
+        transaction
+            .batch_execute(
+                "CREATE TABLE rea_migrations (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL)",
+            )
+            .await?;
+    }
     let row = transaction
         .query_one("SELECT coalesce(max(version), 0) FROM rea_migrations", &[])
         .await?;
@@ -826,18 +831,24 @@ async fn forget_expired(pool: Pool, days: u64) -> Result<(), Failure> {
     let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
     let mut client = pool.get().await?;
     let transaction = client.transaction().await?;
-    transaction
-        .execute(
-            "CREATE TEMPORARY TABLE rea_expired ON COMMIT DROP AS
-             SELECT handle FROM rea_sessions WHERE used < $1",
+    // Their rows stay locked until the sweep commits: a commit to one of them waits for it.
+    let expired: Vec<String> = transaction
+        .query(
+            "SELECT handle FROM rea_sessions WHERE used < $1 FOR UPDATE",
             &[&cutoff],
         )
-        .await?;
+        .await?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    if expired.is_empty() {
+        return Ok(());
+    }
     for table in SESSION_TABLES {
         transaction
             .execute(
-                &format!("DELETE FROM {table} WHERE handle IN (SELECT handle FROM rea_expired)"),
-                &[],
+                &format!("DELETE FROM {table} WHERE handle = ANY($1)"),
+                &[&expired],
             )
             .await?;
     }

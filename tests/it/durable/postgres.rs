@@ -344,6 +344,63 @@ fn a_stopped_database_is_an_error_naming_the_store_and_service_comes_back_with_i
 }
 
 #[test]
+fn a_session_no_call_changed_past_the_retention_is_swept_at_start_with_its_bytes() {
+    let cluster = cluster();
+    let database = cluster.database("retention");
+    let url = cluster.url(&database);
+    let first = Instance::start(REA, &url, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let binary = sample(dir.path());
+    let (old, recent) = (open(first.addr, &binary), open(first.addr, &binary));
+    observe(first.addr, &old);
+    drop(first);
+    cluster.psql(
+        &database,
+        &format!("UPDATE rea_sessions SET used = 0 WHERE handle = '{old}'"),
+    );
+    let second = Instance::start(REA, &url, &[]);
+    let gone = tool(second.addr, "list_documents", json!({"session": old}));
+    assert!(error_text(&gone).contains("no binary session"), "{gone}");
+    assert_eq!(
+        cluster.psql(&database, "SELECT count(*) FROM rea_evidence"),
+        "0"
+    );
+    observe(second.addr, &recent);
+    assert_eq!(
+        cluster.psql(&database, "SELECT count(*) FROM rea_binaries"),
+        "1",
+        "the bytes the recent session uses stay"
+    );
+}
+
+#[test]
+fn a_role_with_only_row_rights_serves_a_migrated_database() {
+    let cluster = cluster();
+    let database = cluster.database("rights");
+    let url = cluster.url(&database);
+    drop(Instance::start(REA, &url, &[]));
+    // What the README says rea needs once the database is migrated, and nothing more.
+    cluster.psql(
+        &database,
+        "CREATE ROLE rea_rows LOGIN;
+         REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO rea_rows;
+         GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO rea_rows;",
+    );
+    let restricted = url.replacen("postgres@", "rea_rows@", 1);
+    let instance = Instance::start(REA, &restricted, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let handle = open(instance.addr, &sample(dir.path()));
+    let id = observe(instance.addr, &handle);
+    assert_eq!(listed_evidence(instance.addr, &handle), [id]);
+    structured(&tool(
+        instance.addr,
+        "close_binary",
+        json!({"session": handle}),
+    ));
+}
+
+#[test]
 fn a_database_of_a_newer_schema_or_none_at_all_is_refused_naming_the_store() {
     let cluster = cluster();
     let database = cluster.database("newer");
