@@ -16,7 +16,8 @@
 //!   increment, so no two instances issue one ID.
 //! - **Binaries content-addressed**: the bytes of each opened binary once, by SHA-256, in
 //!   `rea_binaries`, so any instance can open any session's binary again.
-//! - **Bounds.** Each call is bounded by [`CALL_BOUND`]; each connection asks the server for
+//! - **Bounds.** Each call is bounded by [`CALL_BOUND`] (one that moves a binary's bytes,
+//!   by a second more per 8 MiB); each connection asks the server for
 //!   `statement_timeout` and `lock_timeout` within it and for an
 //!   `idle_in_transaction_session_timeout` of [`LEASE_SECONDS`] seconds (and TCP keepalives
 //!   from the server after as long idle), so a transaction of an instance that stops
@@ -56,6 +57,9 @@ pub const CALL_BOUND: Duration = Duration::from_secs(10);
 /// driving (`idle_in_transaction_session_timeout`): the longest a session stays locked by an
 /// instance that died mid-commit without its socket closing.
 pub const LEASE_SECONDS: u64 = 10;
+
+/// The slowest transfer of a binary's bytes a call allows for, beyond [`CALL_BOUND`].
+const BYTES_PER_SECOND: usize = 8 << 20;
 
 /// How long a new connection may take.
 const CONNECT_BOUND: Duration = Duration::from_secs(5);
@@ -416,13 +420,28 @@ impl PostgresStore {
         F: FnOnce(Pool) -> Fut,
         Fut: Future<Output = Result<T, Failure>> + Send + 'static,
     {
+        self.call_within(action, CALL_BOUND, work)
+    }
+
+    /// [`PostgresStore::call`] within `bound` (a call that moves a binary's bytes).
+    fn call_within<T, F, Fut>(
+        &self,
+        action: &'static str,
+        bound: Duration,
+        work: F,
+    ) -> Result<T, DurableError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Pool) -> Fut,
+        Fut: Future<Output = Result<T, Failure>> + Send + 'static,
+    {
         let Some(runtime) = &self.runtime else {
             return Err(self.error(action, Failure::Pool("the store is closing".to_owned())));
         };
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         let future = work(self.pool.clone());
         runtime.spawn(async move {
-            let outcome = tokio::time::timeout(CALL_BOUND, future).await;
+            let outcome = tokio::time::timeout(bound, future).await;
             let _ = sender.send(outcome);
         });
         let timed_out = || {
@@ -430,11 +449,11 @@ impl PostgresStore {
                 action,
                 Failure::Pool(format!(
                     "no answer within {} seconds (is the database up and reachable?)",
-                    CALL_BOUND.as_secs()
+                    bound.as_secs()
                 )),
             )
         };
-        match receiver.recv_timeout(CALL_BOUND + Duration::from_secs(1)) {
+        match receiver.recv_timeout(bound + Duration::from_secs(1)) {
             Ok(Ok(Ok(value))) => Ok(value),
             Ok(Ok(Err(failure))) => Err(self.error(action, failure)),
             Ok(Err(_)) | Err(_) => Err(timed_out()),
@@ -642,9 +661,13 @@ async fn write(
     pool: Pool,
     handle: String,
     changes: Arc<Vec<Owned>>,
+    bound: Duration,
 ) -> Result<Option<(i64, Option<i64>)>, Failure> {
     let mut client = pool.get().await?;
     let transaction = client.transaction().await?;
+    if bound > CALL_BOUND {
+        allow(&transaction, bound).await?;
+    }
     let now = i64::try_from(unix_now()).unwrap_or(i64::MAX);
     let closes = changes.iter().any(|change| matches!(change, Owned::Close));
     let mut versions = None;
@@ -807,6 +830,24 @@ async fn write(
     Ok(versions)
 }
 
+/// How long a call that moves `bytes` of a binary may take: [`CALL_BOUND`] and a second per
+/// [`BYTES_PER_SECOND`].
+fn bound_for(bytes: usize) -> Duration {
+    CALL_BOUND + Duration::from_secs(u64::try_from(bytes / BYTES_PER_SECOND).unwrap_or(u64::MAX))
+}
+
+/// Raises the server's `statement_timeout` for the rest of `transaction` to `bound`.
+async fn allow(
+    transaction: &deadpool_postgres::Transaction<'_>,
+    bound: Duration,
+) -> Result<(), Failure> {
+    let ms = bound.as_millis().saturating_sub(1000);
+    transaction
+        .batch_execute(&format!("SET LOCAL statement_timeout = {ms}"))
+        .await?;
+    Ok(())
+}
+
 /// Drops the bytes of binary `sha256` when no session uses it any more.
 async fn forget_unused_binary(
     transaction: &deadpool_postgres::Transaction<'_>,
@@ -871,11 +912,21 @@ impl Durable for PostgresStore {
                 .map(|change| own(change, self.options.keep_binaries))
                 .collect(),
         );
+        let bytes: usize = owned
+            .iter()
+            .map(|change| match change {
+                Owned::Open {
+                    bytes: Some(bytes), ..
+                } => bytes.len(),
+                _ => 0,
+            })
+            .sum();
+        let bound = bound_for(bytes);
         let mut tries = 0;
         let versions = loop {
             let (name, batch) = (handle.to_owned(), Arc::clone(&owned));
-            let outcome = self.call("committing a change", move |pool| async move {
-                match write(pool, name, batch).await {
+            let outcome = self.call_within("committing a change", bound, move |pool| async move {
+                match write(pool, name, batch, bound).await {
                     Err(failure) if reconnectable(&failure) => Ok(Err(failure)),
                     other => other.map(Ok),
                 }
@@ -941,11 +992,17 @@ impl Durable for PostgresStore {
 
     fn binary(&self, sha256: &str) -> Result<Option<Vec<u8>>, DurableError> {
         let hash = sha256.to_owned();
-        self.call("reading a binary", move |pool| async move {
-            let client = pool.get().await?;
-            let row = client
+        // Bounded as the largest binary rea opens (1 GiB) would be.
+        let bound =
+            bound_for(usize::try_from(crate::base::files::MAX_BINARY_BYTES).unwrap_or(usize::MAX));
+        self.call_within("reading a binary", bound, move |pool| async move {
+            let mut client = pool.get().await?;
+            let transaction = client.transaction().await?;
+            allow(&transaction, bound).await?;
+            let row = transaction
                 .query_opt("SELECT bytes FROM rea_binaries WHERE sha256 = $1", &[&hash])
                 .await?;
+            transaction.commit().await?;
             Ok(row.map(|row| row.get::<_, Vec<u8>>(0)))
         })
     }
