@@ -87,6 +87,7 @@ impl Cluster {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
+        stop_abandoned();
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("data")).expect("the cluster's folder");
         if is_root() {
@@ -158,8 +159,9 @@ impl Cluster {
                 ctl = self.ctl_line("stop -m immediate"),
                 dir = self.dir.display()
             );
-            let mut child = Command::new("sh")
-                .args(["-c", &script])
+            // In a session of its own, so a signal to this process's group spares it.
+            let mut child = Command::new("setsid")
+                .args(["sh", "-c", &script])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -233,6 +235,35 @@ impl Cluster {
         );
         self.psql("postgres", &format!("CREATE DATABASE {name}"));
         name
+    }
+}
+
+/// Stops and removes the clusters of test processes that are gone (whose watchdog could not
+/// run, e.g. a killed process group).
+fn stop_abandoned() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("rea-pg-")
+            .and_then(|rest| rest.split('-').next())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let data = entry.path().join("data");
+        let _ = pg_command("pg_ctl")
+            .arg("-D")
+            .arg(&data)
+            .args(["stop", "-m", "immediate"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(entry.path());
     }
 }
 
