@@ -17,8 +17,8 @@ use rea::providers::OpenError;
 use rea::providers::external::{AdapterSpec, Adapters, AngrNotInstalled};
 use rea::session::durable::{DEFAULT_MAX_STORE_MIB, DEFAULT_RETENTION_DAYS};
 use rea::session::{
-    Durable, DurableError, MemoryStore, SessionError, SessionStore, SourceConfig, SqliteStore,
-    StoreConfig, StoreError, StoreOptions,
+    Durable, DurableError, MemoryStore, PostgresOptions, PostgresStore, SessionError, SessionStore,
+    SourceConfig, SqliteStore, StoreConfig, StoreError, StoreOptions,
 };
 use serde_json::{Map, Value, json};
 
@@ -92,10 +92,12 @@ struct SessionArgs {
     angr_venv: Option<PathBuf>,
 
     /// Where investigations are kept (sessions, binaries, Evidence, unknowns): a SQLite file,
-    /// created on first use, or `memory` to keep nothing after the process ends. Default for
+    /// created on first use; a PostgreSQL database several `rea serve --http` instances share
+    /// (`postgres://user@host:port/database`, migrated at start); or `memory` to keep nothing
+    /// after the process ends. Default for
     /// `rea serve`: $XDG_DATA_HOME/rea/store.sqlite, else ~/.local/share/rea/store.sqlite; for
     /// `rea complete`: memory.
-    #[arg(long, value_name = "PATH|memory")]
+    #[arg(long, value_name = "PATH|postgres://...|memory")]
     store: Option<PathBuf>,
 
     /// Whether the store keeps the bytes of each opened binary (once per SHA-256), so a
@@ -393,6 +395,18 @@ fn durable_for(args: &SessionArgs, default: StoreDefault) -> Result<Arc<dyn Dura
     let Some(path) = path else {
         return Ok(Arc::new(MemoryStore::new()));
     };
+    if let Some(url) = path
+        .to_str()
+        .filter(|text| text.starts_with("postgres://") || text.starts_with("postgresql://"))
+    {
+        let options = PostgresOptions {
+            keep_binaries: args.store_binaries == YesNo::Yes,
+            retention_days: Some(args.session_retention_days).filter(|days| *days > 0),
+        };
+        let store =
+            PostgresStore::open(url, options).map_err(|error| CliError::Store(Box::new(error)))?;
+        return Ok(Arc::new(store));
+    }
     let options = StoreOptions {
         max_mib: args.max_store_mib.max(1),
         keep_binaries: args.store_binaries == YesNo::Yes,

@@ -50,6 +50,11 @@ pub struct EvidenceIdError {
 impl EvidenceId {
     fn next() -> EvidenceId {
         let number = NEXT_EVIDENCE_NUMBER.fetch_add(1, Ordering::Relaxed);
+        EvidenceId::numbered(number)
+    }
+
+    /// The ID of `number` (one a store shared by several processes issued).
+    fn numbered(number: u64) -> EvidenceId {
         EvidenceId(format!("ev-{number:0EVIDENCE_DIGITS$}"))
     }
 
@@ -394,7 +399,7 @@ impl Default for LedgerBudget {
     }
 }
 
-/// A record [`Ledger::prepare`] made, not yet appended.
+/// A record [`Ledger::prepare_as`] made, not yet appended.
 #[derive(Debug)]
 pub(crate) struct Prepared {
     /// The record.
@@ -441,7 +446,13 @@ impl Ledger {
     /// documentation): its ID is issued and its memory taken from the budget, but the ledger
     /// does not hold it until [`Ledger::push`] (or [`Ledger::abandon`] gives the memory back).
     /// Between the two, nothing else may change the ledger.
-    pub(crate) fn prepare(&mut self, observation: Observation) -> Result<Prepared, LedgerError> {
+    /// The ID is that of `number` when the store issued one (a store shared by several
+    /// processes), else the process's next.
+    pub(crate) fn prepare_as(
+        &mut self,
+        observation: Observation,
+        number: Option<u64>,
+    ) -> Result<Prepared, LedgerError> {
         let operation = || observation.operation.clone();
         for (field, value) in [
             ("arguments", &observation.arguments),
@@ -488,7 +499,7 @@ impl Ledger {
             None => (None, None),
         };
         let record = Arc::new(EvidenceRecord {
-            id: EvidenceId::next(),
+            id: number.map_or_else(EvidenceId::next, EvidenceId::numbered),
             sequence: self.records.len() as u64 + 1,
             operation: observation.operation,
             arguments: observation.arguments,
@@ -502,7 +513,7 @@ impl Ledger {
         })
     }
 
-    /// Gives back the memory of a record [`Ledger::prepare`] made and that is not appended.
+    /// Gives back the memory of a record [`Ledger::prepare_as`] made and that is not appended.
     pub(crate) fn abandon(&self, prepared: Prepared) {
         self.budget.give_back(prepared.cost);
     }
@@ -533,12 +544,17 @@ impl Ledger {
         Ok(ledger)
     }
 
+    /// The budget this ledger draws on.
+    pub(crate) fn budget(&self) -> &Arc<LedgerBudget> {
+        &self.budget
+    }
+
     /// Memory the records occupy (see [`MAX_LEDGER_BYTES`]).
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
-    /// Appends the record [`Ledger::prepare`] made.
+    /// Appends the record [`Ledger::prepare_as`] made.
     pub(crate) fn push(&mut self, prepared: Prepared) -> Arc<EvidenceRecord> {
         let Prepared { record, cost } = prepared;
         self.bytes += cost;

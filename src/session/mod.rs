@@ -42,7 +42,10 @@ pub use decompile::{
     DEFAULT_DECOMPILE_CHARS, DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound,
     MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS, MAX_WARNING_CHARS,
 };
-pub use durable::{Acquired, Durable, DurableError, MemoryStore, SqliteStore, StoreOptions};
+pub use durable::{
+    Acquired, Durable, DurableError, MemoryStore, PostgresOptions, PostgresStore, SqliteStore,
+    StoreOptions,
+};
 pub use error::SessionError;
 pub use evidence::{
     EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, LedgerError, MAX_JSON_DEPTH,

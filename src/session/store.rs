@@ -247,13 +247,13 @@ impl SessionStore {
             (Arc::clone(&entry.session), entry.held)
         });
         match known {
-            Some((session, true)) => return Ok(session),
+            Some((session, true)) => return self.fresh(handle, session),
             Some((session, false)) => {
                 if self.durable.acquire(handle).map_err(SessionError::from)?
                     == Acquired::AlreadyHeld
                 {
                     self.mark_held(handle);
-                    return Ok(session);
+                    return self.fresh(handle, session);
                 }
             }
             None => {
@@ -274,25 +274,76 @@ impl SessionStore {
         self.reload(handle)
     }
 
+    /// `session` (named `handle`), read afresh first when another process changed it in a
+    /// store every process serves every session of (PostgreSQL): the next request sees every
+    /// record answered through another instance.
+    fn fresh(&self, handle: &str, session: Arc<Session>) -> Result<Arc<Session>, StoreError> {
+        if !self.durable.serves_any()
+            || !self
+                .durable
+                .changed_since(handle)
+                .map_err(SessionError::from)?
+        {
+            return Ok(session);
+        }
+        let stored = self.stored(handle)?;
+        let kept = stored.binary.as_ref().map(|binary| binary.sha256.clone());
+        let open = session
+            .is_open()
+            .then(|| session.file_identity().map(|(_, sha256)| sha256));
+        if kept == open {
+            session.catch_up(stored)?;
+            Ok(session)
+        } else {
+            // Another binary was opened in it: its providers are opened again.
+            self.reload(handle)
+        }
+    }
+
+    /// Makes room for one more session in a store every process serves every session of, by
+    /// unloading the one used longest ago (the database keeps it; any request naming it loads
+    /// it again). Elsewhere the bound refuses instead.
+    fn make_room(&self, sessions: &mut BTreeMap<SessionHandle, Entry>) {
+        if !self.durable.serves_any() || sessions.len() < self.max_sessions {
+            return;
+        }
+        if let Some(oldest) = sessions
+            .iter()
+            .min_by_key(|(_, entry)| entry.used)
+            .map(|(handle, _)| handle.clone())
+        {
+            sessions.remove(&oldest);
+        }
+    }
+
     fn mark_held(&self, handle: &str) {
         if let Some(entry) = self.lock().get_mut(handle) {
             entry.held = true;
         }
     }
 
-    /// Loads session `handle` from the durable store (whose lease this process holds now) in
-    /// place of what this process had of it.
-    fn reload(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
-        let Some(stored) = self
+    /// Session `handle` as the durable store holds it now; when the store no longer has it
+    /// (closed through another process), it is no longer open here either.
+    fn stored(&self, handle: &str) -> Result<super::durable::StoredSession, StoreError> {
+        match self
             .durable
             .load_session(handle)
             .map_err(SessionError::from)?
-        else {
-            self.lock().remove(handle);
-            return Err(StoreError::Unknown {
-                handle: handle.into(),
-            });
-        };
+        {
+            Some(stored) => Ok(stored),
+            None => {
+                self.lock().remove(handle);
+                Err(StoreError::Unknown {
+                    handle: handle.into(),
+                })
+            }
+        }
+    }
+
+    /// Loads session `handle` from the durable store (whose lease this process holds now) in
+    /// place of what this process had of it.
+    fn reload(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
+        let stored = self.stored(handle)?;
         let reopen = *self.reopen.lock().unwrap_or_else(PoisonError::into_inner);
         let providers = match (&stored.binary, reopen) {
             (Some(binary), Some(reopen)) => reopen(binary, self),
@@ -311,6 +362,9 @@ impl SessionStore {
         session.set_confinement(self.confinement());
         session.set_companions(self.companions());
         let mut sessions = self.lock();
+        if !sessions.contains_key(handle) {
+            self.make_room(&mut sessions);
+        }
         if !sessions.contains_key(handle) && sessions.len() >= self.max_sessions {
             return Err(StoreError::TooMany {
                 limit: self.max_sessions,
@@ -478,6 +532,7 @@ impl SessionStore {
             None => SessionHandle::mint()?,
         };
         let mut sessions = self.lock();
+        self.make_room(&mut sessions);
         if sessions.len() >= self.max_sessions {
             return Err(StoreError::TooMany {
                 limit: self.max_sessions,
@@ -507,18 +562,26 @@ impl SessionStore {
         self.lock().len() < self.max_sessions
     }
 
-    /// The open session named `handle` (which counts as using it).
+    /// The open session named `handle` (which counts as using it). In a store every process
+    /// serves every session of (PostgreSQL), a session another instance opened is loaded, and
+    /// one another instance changed is read afresh, first.
     pub fn get(&self, handle: &str) -> Result<Arc<Session>, StoreError> {
-        self.lock()
+        let found = self
+            .lock()
             .iter_mut()
             .find(|(open, _)| open.as_str() == handle)
             .map(|(_, entry)| {
                 entry.used = Instant::now();
                 Arc::clone(&entry.session)
-            })
-            .ok_or_else(|| StoreError::Unknown {
+            });
+        match found {
+            Some(session) if self.durable.serves_any() => self.fresh(handle, session),
+            Some(session) => Ok(session),
+            None if self.durable.serves_any() => self.hold(handle),
+            None => Err(StoreError::Unknown {
                 handle: handle.into(),
-            })
+            }),
+        }
     }
 
     /// Ends every session no request has used for `idle` or longer (the idle time-out of

@@ -4,6 +4,7 @@
 //!   of unknown origin are checked in), an in-memory fake provider, and completion helpers.
 //! - [`server_process`]: the real `rea serve` in a child process over its stdio, with its
 //!   resident memory from `/proc`.
+//! - [`team`]: a temporary PostgreSQL cluster and `rea serve --http` instances on it.
 //! - [`e2e`]: the Document workload of the end-to-end benches, the bench-only peers' build, and
 //!   the statistics of their tables.
 //!
@@ -12,3 +13,4 @@
 pub mod e2e;
 pub mod fixtures;
 pub mod server_process;
+pub mod team;

@@ -50,11 +50,13 @@ mod session {
     mod stores;
 }
 
-/// The durable store: resume after a restart, SIGKILL at random instants, faults.
+/// The durable store: resume after a restart, SIGKILL at random instants, faults, and a team
+/// server on a real PostgreSQL.
 mod durable {
     mod faults;
     mod kills;
     mod memory;
+    mod postgres;
     mod resume;
     mod two_processes;
 }

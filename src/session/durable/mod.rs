@@ -7,6 +7,8 @@
 //!   [`Durable::load`] gives back every open session ([`StoredSession`]) at start-up, and
 //!   [`Durable::binary`] the bytes of a binary by its SHA-256.
 //! - [`SqliteStore`]: the default, one SQLite file in WAL mode with `synchronous=FULL`.
+//! - [`PostgresStore`]: a PostgreSQL database several `rea serve --http` instances share
+//!   (a team server): every instance serves every session.
 //! - [`MemoryStore`]: nothing on the disk (`rea serve --store memory`, tests, library users).
 //!
 //! The store is written to only by the session layer ([`crate::session::Session`] commits
@@ -19,6 +21,7 @@
 
 pub mod lease;
 mod memory;
+pub mod postgres;
 pub mod rows;
 mod sqlite;
 
@@ -33,6 +36,9 @@ use crate::annotations::Annotation;
 use crate::unknowns::Unknown;
 
 pub use memory::MemoryStore;
+pub use postgres::{
+    CALL_BOUND, LEASE_SECONDS, POSTGRES_SCHEMA_VERSION, PostgresOptions, PostgresStore,
+};
 pub use rows::RowError;
 pub use sqlite::{
     DEFAULT_MAX_STORE_MIB, DEFAULT_RETENTION_DAYS, SCHEMA_VERSION, SqliteStore, StoreOptions,
@@ -82,6 +88,28 @@ pub trait Durable: Send + Sync + fmt::Debug {
     /// for a store only this process uses, has nothing newer than what was loaded.
     fn load_session(&self, handle: &str) -> Result<Option<StoredSession>, DurableError> {
         let _ = handle;
+        Ok(None)
+    }
+
+    /// Whether every process on this store may serve every session at once (PostgreSQL, a
+    /// team server): then a session is read afresh whenever [`Durable::changed_since`] says
+    /// another process changed it, and an Evidence number comes from
+    /// [`Durable::issue_evidence_number`]. The default, for SQLite and memory, is `false`.
+    fn serves_any(&self) -> bool {
+        false
+    }
+
+    /// Whether another process changed session `handle` since this one last read or wrote it
+    /// (one cheap read, on a store that [`Durable::serves_any`]). The default is `false`.
+    fn changed_since(&self, handle: &str) -> Result<bool, DurableError> {
+        let _ = handle;
+        Ok(false)
+    }
+
+    /// An Evidence number the store issues, unique across every process on it and higher
+    /// than any it issued before, or `None` when the process's own numbering serves (the
+    /// default).
+    fn issue_evidence_number(&self) -> Result<Option<u64>, DurableError> {
         Ok(None)
     }
 }
@@ -278,6 +306,49 @@ pub enum DurableError {
         handle: String,
         /// The process holding it.
         pid: u32,
+    },
+    /// The PostgreSQL database failed, or did not answer within [`CALL_BOUND`].
+    #[error("the store {store} failed while {action}: {cause}")]
+    Postgres {
+        /// `postgres://host:port/database` (never the password).
+        store: String,
+        /// What it was doing.
+        action: &'static str,
+        /// The database's or the connection's error.
+        cause: String,
+    },
+    /// The PostgreSQL database has migrations newer than this rea applies.
+    #[error(
+        "the store {store} has schema version {found}, newer than version {supported}, the \
+         newest this rea reads; use a newer rea, or name another database with --store"
+    )]
+    PostgresNewer {
+        /// `postgres://host:port/database`.
+        store: String,
+        /// Its newest migration.
+        found: i64,
+        /// [`POSTGRES_SCHEMA_VERSION`].
+        supported: i64,
+    },
+    /// A row of the PostgreSQL database does not decode (see [`rows`]).
+    #[error("the store {store} holds a row it cannot read back: {source}")]
+    PostgresRow {
+        /// `postgres://host:port/database`.
+        store: String,
+        /// Why the row was refused.
+        source: RowError,
+    },
+    /// Another instance changed the session while this call ran, so this call's change no
+    /// longer follows what the store holds; nothing of it was kept.
+    #[error(
+        "the binary session {handle} was changed through another rea instance on the store \
+         {store} while this call ran; nothing of this call was kept: call it again"
+    )]
+    Stale {
+        /// `postgres://host:port/database`.
+        store: String,
+        /// The session.
+        handle: String,
     },
     /// A row read back does not decode (see [`rows`]).
     #[error("the store {} holds a row it cannot read back: {source}", path.display())]

@@ -80,6 +80,7 @@ impl Session {
         ) -> Result<Vec<Annotation>, crate::annotations::AnnotationError>,
     ) -> Result<Annotated, SessionError> {
         let _writer = self.writer();
+        let number = self.issue_evidence_number()?;
         let (revisions, prepared) = {
             let mut state = self.lock();
             if state.binary.as_ref().map(|b| b.epoch) != Some(epoch) {
@@ -95,13 +96,17 @@ impl Session {
             cancel.commit()?;
             let prepared = state
                 .ledger
-                .prepare(Observation::unbound(operation, arguments, result))?;
+                .prepare_as(Observation::unbound(operation, arguments, result), number)?;
             (revisions, prepared)
         };
         let mut changes: Vec<Change<'_>> = vec![Change::Record(&prepared.record)];
         changes.extend(revisions.iter().map(Change::Annotation));
         if let Err(error) = self.journal(&changes) {
             self.lock().ledger.abandon(prepared);
+            if super::is_stale(&error) {
+                // Another instance changed the session first: the next call sees its change.
+                self.catch_up_locked()?;
+            }
             return Err(error);
         }
         let mut state = self.lock();

@@ -59,6 +59,15 @@ pub struct Session {
     journal: Option<Journal>,
 }
 
+/// Times a record is prepared again after another instance appended to the session first.
+const MAX_STALE_TRIES: usize = 16;
+
+/// Whether `error` says another instance changed the session first
+/// ([`super::durable::DurableError::Stale`]).
+pub(crate) fn is_stale(error: &SessionError) -> bool {
+    matches!(error, SessionError::Store(store) if matches!(**store, super::durable::DurableError::Stale { .. }))
+}
+
 /// The store a session commits its changes to, and its handle there.
 #[derive(Clone, Debug)]
 pub(crate) struct Journal {
@@ -701,25 +710,106 @@ impl Session {
         cancel: &Cancel,
     ) -> Result<Arc<EvidenceRecord>, SessionError> {
         let _writer = self.writer();
-        let prepared = {
-            let mut state = self.lock();
-            cancel.check()?;
-            if let Some(binding) = &observation.binding {
-                let open_epoch = state.binary.as_ref().map(|b| b.epoch);
-                if open_epoch != Some(binding.epoch) {
-                    return Err(SessionError::SessionChanged);
+        // Only a store several processes append to may refuse a record as stale: then the
+        // observation is prepared again, so it is kept (a copy) until the record commits.
+        let shared = self
+            .journal
+            .as_ref()
+            .is_some_and(|journal| journal.durable.serves_any());
+        let mut pending = Some(observation);
+        let mut tries = 0;
+        loop {
+            let observation = match pending.take() {
+                Some(observation) if shared => {
+                    pending = Some(observation.clone());
+                    observation
                 }
-            } else if state.ended {
-                return Err(SessionError::ClosedWhileRunning);
+                Some(observation) => observation,
+                // Never: only a shared store's stale record goes round again.
+                None => return Err(SessionError::SessionChanged),
+            };
+            let number = self.issue_evidence_number()?;
+            let prepared = {
+                let mut state = self.lock();
+                cancel.check()?;
+                if let Some(binding) = &observation.binding {
+                    let open_epoch = state.binary.as_ref().map(|b| b.epoch);
+                    if open_epoch != Some(binding.epoch) {
+                        return Err(SessionError::SessionChanged);
+                    }
+                } else if state.ended {
+                    return Err(SessionError::ClosedWhileRunning);
+                }
+                cancel.commit()?;
+                state.ledger.prepare_as(observation, number)?
+            };
+            match self.journal(&[Change::Record(&prepared.record)]) {
+                Ok(()) => return Ok(self.lock().ledger.push(prepared)),
+                Err(error) => {
+                    self.lock().ledger.abandon(prepared);
+                    // Another instance appended first: read what it appended, then append
+                    // after it.
+                    if !shared || !is_stale(&error) || tries >= MAX_STALE_TRIES {
+                        return Err(error);
+                    }
+                    tries += 1;
+                    self.catch_up_locked()?;
+                }
             }
-            cancel.commit()?;
-            state.ledger.prepare(observation)?
-        };
-        if let Err(error) = self.journal(&[Change::Record(&prepared.record)]) {
-            self.lock().ledger.abandon(prepared);
-            return Err(error);
         }
-        Ok(self.lock().ledger.push(prepared))
+    }
+
+    /// An Evidence number from the store, when it issues them (see
+    /// [`Durable::issue_evidence_number`]).
+    pub(crate) fn issue_evidence_number(&self) -> Result<Option<u64>, SessionError> {
+        match &self.journal {
+            Some(journal) => Ok(journal.durable.issue_evidence_number()?),
+            None => Ok(None),
+        }
+    }
+
+    /// Replaces what this session holds (ledger, unknowns, annotations, current document) by
+    /// `stored`, what the store holds of it now (another process changed it); the binary and
+    /// its providers stay. The caller checked that `stored` has the same binary.
+    pub(crate) fn catch_up(&self, stored: StoredSession) -> Result<(), SessionError> {
+        let _writer = self.writer();
+        self.apply_stored(stored)
+    }
+
+    /// [`Session::catch_up`] from the store, with the writer lock already held.
+    pub(crate) fn catch_up_locked(&self) -> Result<(), SessionError> {
+        let Some(journal) = &self.journal else {
+            return Ok(());
+        };
+        match journal.durable.load_session(&journal.handle)? {
+            Some(stored) => self.apply_stored(stored),
+            None => Err(SessionError::ClosedWhileRunning),
+        }
+    }
+
+    fn apply_stored(&self, stored: StoredSession) -> Result<(), SessionError> {
+        let mut state = self.lock();
+        let budget = Arc::clone(state.ledger.budget());
+        // The old ledger gives its memory back before the new one takes it.
+        state.ledger = Ledger::with_budget(Arc::clone(&budget));
+        state.ledger = Ledger::restore(budget, stored.records)?;
+        let mut unknowns = UnknownRegistry::new();
+        unknowns.apply(stored.unknowns);
+        state.unknowns = unknowns;
+        let mut annotations = AnnotationRegistry::new();
+        annotations.apply(stored.annotations);
+        state.annotations = annotations;
+        if let (Some(binary), Some(kept)) = (state.binary.as_mut(), stored.binary) {
+            if let Some(at) = binary
+                .providers
+                .iter()
+                .position(|p| p.id() == kept.current_provider)
+            {
+                binary.current_provider = at;
+            }
+            binary.current_document = kept.current_document;
+        }
+        Ok(())
     }
 
     /// The retained record with ID `id`.
