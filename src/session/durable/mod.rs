@@ -33,7 +33,7 @@ use crate::annotations::Annotation;
 use crate::unknowns::Unknown;
 
 pub use memory::MemoryStore;
-pub use rows::RowError;
+pub use rows::{RowError, TaskRow};
 pub use sqlite::{
     DEFAULT_MAX_STORE_MIB, DEFAULT_RETENTION_DAYS, SCHEMA_VERSION, SqliteStore, StoreOptions,
 };
@@ -84,6 +84,15 @@ pub trait Durable: Send + Sync + fmt::Debug {
         let _ = handle;
         Ok(None)
     }
+
+    /// Keeps task `row` (SPEC 8k), replacing the row of the same ID, synced before it returns
+    /// (a task is in the store before the answer that names it). Rows whose
+    /// [`TaskRow::expires_ms`] has passed may be removed meanwhile.
+    fn put_task(&self, row: &TaskRow) -> Result<(), DurableError>;
+
+    /// Every task the store holds whose [`TaskRow::expires_ms`] is not before `now_ms`; the
+    /// expired ones are removed.
+    fn load_tasks(&self, now_ms: u64) -> Result<Vec<TaskRow>, DurableError>;
 }
 
 /// What [`Durable::acquire`] found.
@@ -294,4 +303,13 @@ pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+pub fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
 }
