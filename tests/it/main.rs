@@ -170,6 +170,7 @@ mod mcp {
     mod sessions;
     mod shutdown;
     mod stdio_kinds;
+    mod tasks;
     mod tools;
     mod transport_bounds;
 }
