@@ -505,9 +505,9 @@ pub enum RequestError {
         /// The limit ([`super::ShellConfig::max_response_bytes`]).
         limit: usize,
     },
-    /// A task could not be made, found or changed (see [`super::tasks::TaskError`]).
+    /// A task could not be made, found or changed (see [`super::handler_error::TaskError`]).
     #[error("{0}")]
-    Task(super::tasks::TaskError),
+    Task(super::handler_error::TaskError),
     /// A 2026 tasks method, or a tool that needs a task, from a request whose `_meta` did not
     /// declare the tasks extension (`-32021`).
     #[error(
@@ -599,12 +599,13 @@ impl RequestError {
             }
             Extension(_) | NoRandom => ErrorCode::InternalError,
             Task(
-                super::tasks::TaskError::Unknown(_) | super::tasks::TaskError::Terminal { .. },
+                super::handler_error::TaskError::Unknown(_)
+                | super::handler_error::TaskError::Terminal { .. },
             ) => ErrorCode::InvalidParams,
             Task(
-                super::tasks::TaskError::SessionBound { .. }
-                | super::tasks::TaskError::InFlightBound { .. }
-                | super::tasks::TaskError::KeptBound { .. },
+                super::handler_error::TaskError::SessionBound { .. }
+                | super::handler_error::TaskError::InFlightBound { .. }
+                | super::handler_error::TaskError::KeptBound { .. },
             ) => ErrorCode::ServerBusy,
             Task(_) | TaskEnded { .. } => ErrorCode::InternalError,
             TasksNotNegotiated => ErrorCode::MissingClientCapability,
@@ -645,7 +646,7 @@ impl RequestError {
             }
             RequestError::TasksNotNegotiated => Some(json!({
                 "requiredCapabilities": {
-                    "extensions": { super::tasks::TASKS_EXTENSION: {} }
+                    "extensions": { super::protocol::TASKS_EXTENSION: {} }
                 }
             })),
             _ => None,

@@ -240,7 +240,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
         .iter()
         .all(|ok| *ok);
     debug_assert!(tools_registered, "method names are unique");
-    // The tasks methods (SPEC 8k), with tools: 2026's tasks/get, tasks/update, tasks/cancel
+    // The tasks methods (docs/CONTRACT.md section 18), with tools: 2026's tasks/get, tasks/update, tasks/cancel
     // and 2025-11-25's tasks/get, tasks/result, tasks/list, tasks/cancel.
     let tasks_registered = !has_tools
         || [
@@ -294,7 +294,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     module
 }
 
-/// The ttl to ask for when the built-in tool `name` should answer a task (SPEC 8k): one of
+/// The ttl to ask for when the built-in tool `name` should answer a task (docs/CONTRACT.md section 18): one of
 /// [`tasks::LONG_TOOLS`] called by a 2026 request whose `_meta` declares the tasks extension
 /// (the server's ttl), or by a 2025-11-25 request that asks for a task (`params.task`, its
 /// ttl if any). `None`: answer as usual.
@@ -431,7 +431,7 @@ fn list_tools(params: &RequestParams, shared: &Shared) -> MethodResult {
         .iter()
         .map(|d| {
             let mut tool = d.to_value();
-            // The long tools may answer a task (SPEC 8k); the others never do.
+            // The long tools may answer a task (docs/CONTRACT.md section 18); the others never do.
             if tasks::LONG_TOOLS.contains(&tool["name"].as_str().unwrap_or_default()) {
                 tool["execution"] = json!({ "taskSupport": "optional" });
             }

@@ -64,6 +64,9 @@ impl ProtocolVersion {
     }
 }
 
+/// The tasks extension's identifier (2026-07-28, SEP-2663).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// What the server offers, used to build the capabilities object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Offer {
@@ -114,7 +117,7 @@ pub fn capabilities(offer: Offer, version: Option<ProtocolVersion>) -> Value {
         match version {
             // 2026-07-28: the tasks extension (SEP-2663).
             None => {
-                capabilities["extensions"] = json!({ super::tasks::TASKS_EXTENSION: {} });
+                capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
             }
             // 2025-11-25: the experimental task methods, for tools/call.
             Some(version) if version >= ProtocolVersion::V2025_11_25 => {

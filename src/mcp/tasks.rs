@@ -1,4 +1,4 @@
-//! Long work as MCP tasks (SPEC 8k): the `io.modelcontextprotocol/tasks` extension of
+//! Long work as MCP tasks (docs/CONTRACT.md section 18): the `io.modelcontextprotocol/tasks` extension of
 //! 2026-07-28 (SEP-2663) and the experimental tasks of 2025-11-25, written once for both
 //! transports and both eras. The method handlers ([`super::handlers`]) and the extension
 //! point ([`super::state::extension`]) call into it; nothing here knows stdio from HTTP.
@@ -34,8 +34,8 @@ use crate::base::Cancel;
 use crate::session::durable::lease::Holder;
 use crate::session::durable::{Durable, TaskRow, unix_now_ms};
 
-/// The extension's identifier (2026-07-28).
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub use super::handler_error::TaskError;
+pub use super::protocol::TASKS_EXTENSION;
 
 /// The `_meta` key 2025-11-25 puts on a task's result (`tasks/result`).
 pub const RELATED_TASK_KEY: &str = "io.modelcontextprotocol/related-task";
@@ -247,54 +247,6 @@ struct Entry {
     owner: Owner,
     cancel: Option<Cancel>,
     input: Option<Input>,
-}
-
-/// Why a task could not be made or changed.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum TaskError {
-    /// No task of this ID (never, or its ttl passed).
-    #[error(
-        "Invalid params: no task {0:?} (unknown, or its ttl passed); tasks/get answers a task for its ttlMs after it last changed"
-    )]
-    Unknown(crate::text::Quoted),
-    /// A per-session bound.
-    #[error(
-        "Too many tasks: at most {limit} tasks may be in flight per MCP session (MAX_TASKS_PER_SESSION); wait for one to finish, or cancel one with tasks/cancel"
-    )]
-    SessionBound {
-        /// [`MAX_TASKS_PER_SESSION`].
-        limit: usize,
-    },
-    /// The process bound on tasks in flight.
-    #[error(
-        "Too many tasks: at most {limit} tasks may be in flight in this server (MAX_TASKS_IN_FLIGHT); wait for one to finish, or cancel one with tasks/cancel"
-    )]
-    InFlightBound {
-        /// [`MAX_TASKS_IN_FLIGHT`].
-        limit: usize,
-    },
-    /// The process bound on tasks kept.
-    #[error(
-        "Too many tasks: this server keeps at most {limit} tasks with their results (MAX_TASKS_KEPT) until their ttl passes; ask for a shorter ttl, or wait"
-    )]
-    KeptBound {
-        /// [`MAX_TASKS_KEPT`].
-        limit: usize,
-    },
-    /// 2025-11-25: a terminal task cannot be cancelled.
-    #[error("Invalid params: task {id:?} is already {status}; a finished task cannot be cancelled")]
-    Terminal {
-        /// The task.
-        id: crate::text::Quoted,
-        /// Its status.
-        status: &'static str,
-    },
-    /// The store refused the task.
-    #[error("Internal error: the task could not be kept in the store: {0}")]
-    Store(String),
-    /// No random source for the ID.
-    #[error("Internal error: no random source to make a task ID")]
-    NoRandom,
 }
 
 /// The tasks of one server: in memory, and in its store.

@@ -49,7 +49,7 @@ pub(crate) struct Shared {
     listens: AtomicUsize,
     /// The integrator's tools, prompts and resources, if any.
     extension: RwLock<Option<Arc<dyn Extension>>>,
-    /// The tasks (SPEC 8k), kept in the session store's durable store.
+    /// The tasks (docs/CONTRACT.md section 18), kept in the session store's durable store.
     pub(crate) tasks: Arc<super::tasks::Tasks>,
 }
 

@@ -85,7 +85,7 @@ pub trait Durable: Send + Sync + fmt::Debug {
         Ok(None)
     }
 
-    /// Keeps task `row` (SPEC 8k), replacing the row of the same ID, synced before it returns
+    /// Keeps task `row` (docs/CONTRACT.md section 18), replacing the row of the same ID, synced before it returns
     /// (a task is in the store before the answer that names it). Rows whose
     /// [`TaskRow::expires_ms`] has passed may be removed meanwhile.
     fn put_task(&self, row: &TaskRow) -> Result<(), DurableError>;

@@ -282,7 +282,7 @@ pub const MAX_TASK_BYTES: usize = 16 << 20;
 /// Most characters of a task ID.
 pub const MAX_TASK_ID_CHARS: usize = 128;
 
-/// One task as the store keeps it (SPEC 8k): its ID, the process that ran it, when its row
+/// One task as the store keeps it (docs/CONTRACT.md section 18): its ID, the process that ran it, when its row
 /// may be forgotten, and its state as the MCP shell wrote it (a JSON object with at least a
 /// string `status`; see `crate::mcp` tasks). The row format, column by column:
 ///

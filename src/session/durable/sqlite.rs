@@ -80,7 +80,7 @@ CREATE INDEX IF NOT EXISTS annotations_by_session ON annotations (handle);
 INSERT OR IGNORE INTO numbering (kind, next) VALUES ('annotation', 1);
 ";
 
-/// What version 4 added to version 3: the tasks (SPEC 8k; the row format is
+/// What version 4 added to version 3: the tasks (docs/CONTRACT.md section 18; the row format is
 /// [`super::rows::TaskRow`]).
 const TASKS_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS tasks (

@@ -1,4 +1,4 @@
-//! Long work as tasks (SPEC 8k) through the real `rea serve` over stdio on a SQLite store:
+//! Long work as tasks (docs/CONTRACT.md section 18) through the real `rea serve` over stdio on a SQLite store:
 //! `run_process_capture` of a compiled program that sleeps (approved by `--approve-captures`,
 //! a slow but real path) driven as 2025-11-25 tasks (`params.task`, `tasks/get`,
 //! `tasks/result`, `tasks/list`, `tasks/cancel`) and as a 2026-07-28 task (the extension
