@@ -588,7 +588,7 @@ pub(crate) fn created(tasks: &Tasks, id: &str, modern: bool) -> Result<Value, Re
 }
 
 /// The `taskId` of a tasks method's params.
-fn task_id<'a>(params: &'a Map<String, Value>) -> Result<&'a str, RequestError> {
+fn task_id(params: &Map<String, Value>) -> Result<&str, RequestError> {
     super::params::required_str(params, "params", "taskId")
 }
 

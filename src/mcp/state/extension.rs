@@ -587,18 +587,20 @@ async fn as_task(
     });
     let mut made = made;
     let mut replied = replied;
+    /// The handler's reply and its context, when it answered without escalating.
+    type Finished = (Option<Result<Reply, ExtensionError>>, ExtensionContext);
     /// What the call came to first.
     enum First {
         Escalated(Result<String, RequestError>),
-        Replied(Option<(Option<Result<Reply, ExtensionError>>, ExtensionContext)>),
+        Replied(Option<Box<Finished>>),
     }
     let first = tokio::select! {
         made = &mut made => match made {
             Ok(made) => First::Escalated(made),
             // The handler ended without escalating: its reply is on the way.
-            Err(_) => First::Replied(replied.await.ok()),
+            Err(_) => First::Replied(replied.await.ok().map(Box::new)),
         },
-        reply = &mut replied => First::Replied(reply.ok()),
+        reply = &mut replied => First::Replied(reply.ok().map(Box::new)),
     };
     drop(request_cancel);
     match first {
@@ -612,7 +614,8 @@ async fn as_task(
         First::Replied(None) => Some(Err(RequestError::Extension(ExtensionError::Failed(
             "the tool's handler ended without a reply".into(),
         )))),
-        First::Replied(Some((reply, context))) => {
+        First::Replied(Some(replied)) => {
+            let (reply, context) = *replied;
             let era = context.era;
             Some(match reply? {
                 Ok(Reply::Complete(result)) => Ok(result),
