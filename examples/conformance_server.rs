@@ -131,7 +131,204 @@ fn sleep() -> tokio::time::Sleep {
     tokio::time::sleep(Duration::from_millis(50))
 }
 
+/// `tool` with `execution.taskSupport` = `support` (`optional` or `required`).
+fn task_tool(
+    name: &str,
+    description: &str,
+    properties: Value,
+    required: &[&str],
+    support: &str,
+) -> Value {
+    let mut definition = tool(name, description, properties, required);
+    definition["execution"] = json!({ "taskSupport": support });
+    definition
+}
+
+/// The fixtures of the tasks scenarios (`tasks-*`, SEP-2663).
+fn task_tools() -> Vec<Value> {
+    vec![
+        tool(
+            "greet",
+            "Greets synchronously (never a task)",
+            json!({ "name": { "type": "string" } }),
+            &[],
+        ),
+        task_tool(
+            "slow_compute",
+            "Sleeps `seconds` (as a task when the client supports tasks), then answers",
+            json!({ "seconds": { "type": "number" }, "label": { "type": "string" } }),
+            &[],
+            "optional",
+        ),
+        task_tool(
+            "failing_job",
+            "A task that answers a tool error after about a second",
+            json!({}),
+            &[],
+            "required",
+        ),
+        task_tool(
+            "protocol_error_job",
+            "A task that fails with a protocol error",
+            json!({}),
+            &[],
+            "optional",
+        ),
+        task_tool(
+            "confirm_delete",
+            "A task that asks the user to confirm, then answers",
+            json!({ "filename": { "type": "string" } }),
+            &[],
+            "optional",
+        ),
+        task_tool(
+            "multi_input",
+            "A task that asks two questions at once",
+            json!({}),
+            &[],
+            "optional",
+        ),
+        task_tool(
+            "test_tool_with_task",
+            "Asks for a name (input_required), then goes on as a task that greets it",
+            json!({}),
+            &[],
+            "required",
+        ),
+    ]
+}
+
+/// Sleeps `duration` in steps, stopping early when the call is cancelled; whether it was.
+async fn sleep_unless_cancelled(context: &ExtensionContext, duration: Duration) -> bool {
+    let end = tokio::time::Instant::now() + duration;
+    while tokio::time::Instant::now() < end {
+        if context.is_cancelled() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    context.is_cancelled()
+}
+
+fn cancelled() -> ExtensionError {
+    ExtensionError::Failed("cancelled".into())
+}
+
 impl Fixtures {
+    /// The tasks scenarios' fixtures; `None`: not one of them.
+    async fn call_task_fixture(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        context: &ExtensionContext,
+    ) -> Option<Result<Reply, ExtensionError>> {
+        let complete = |value: Value| Some(Ok(Reply::Complete(value)));
+        match name {
+            "greet" => {
+                let who = arguments
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("World");
+                complete(text(&format!("Hello, {who}!")))
+            }
+            "slow_compute" => {
+                let seconds = arguments
+                    .get("seconds")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0)
+                    .clamp(0.0, 600.0);
+                let label = arguments.get("label").and_then(Value::as_str).unwrap_or("");
+                if seconds > 0.0 {
+                    context.escalate();
+                }
+                if sleep_unless_cancelled(context, Duration::from_secs_f64(seconds)).await {
+                    return Some(Err(cancelled()));
+                }
+                complete(text(&format!("Computed after {seconds} s: {label}")))
+            }
+            "failing_job" => {
+                context.escalate();
+                if sleep_unless_cancelled(context, Duration::from_secs(1)).await {
+                    return Some(Err(cancelled()));
+                }
+                complete(json!({
+                    "isError": true,
+                    "content": [{ "type": "text", "text": "The job failed (as this fixture always does)" }],
+                }))
+            }
+            "protocol_error_job" => {
+                context.escalate();
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                Some(Err(ExtensionError::Failed(
+                    "the job hit an internal error (as this fixture always does)".into(),
+                )))
+            }
+            "confirm_delete" | "multi_input" => {
+                let file = arguments
+                    .get("filename")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the file")
+                    .to_owned();
+                let confirm = elicitation(
+                    &format!("Delete {file}?"),
+                    json!({ "confirm": { "type": "boolean" } }),
+                    &["confirm"],
+                );
+                let mut requests = Map::new();
+                if name == "confirm_delete" {
+                    requests.insert("confirm".into(), confirm);
+                } else {
+                    let ask = |message: &str| {
+                        elicitation(message, json!({ "name": { "type": "string" } }), &["name"])
+                    };
+                    requests.insert("first".into(), ask("First name?"));
+                    requests.insert("second".into(), ask("Second name?"));
+                }
+                if !context.escalate() {
+                    // Without tasks: the 2026 input_required round trip.
+                    let requests: Vec<(&str, Value)> = requests
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.clone()))
+                        .collect();
+                    return Some(match gather(context, &requests, None) {
+                        Ok(_) => Ok(Reply::Complete(text(&format!("{name}: done")))),
+                        Err(ask) => Ok(ask),
+                    });
+                }
+                let answers = match context.request_input(requests).await {
+                    Ok(answers) => answers,
+                    Err(error) => return Some(Err(error)),
+                };
+                let accepted = answers
+                    .values()
+                    .filter(|answer| answer["action"] == "accept")
+                    .count();
+                complete(text(&format!(
+                    "{name}: {accepted} of {} answers accepted ({file})",
+                    answers.len()
+                )))
+            }
+            "test_tool_with_task" => {
+                let ask = elicitation(
+                    "What is your name?",
+                    json!({ "name": { "type": "string" } }),
+                    &["name"],
+                );
+                let answered = match gather(context, &[("user_name", ask)], None) {
+                    Ok(answered) => answered,
+                    Err(ask) => return Some(Ok(ask)),
+                };
+                let who = elicited(&answered["user_name"], "name");
+                context.escalate();
+                if sleep_unless_cancelled(context, Duration::from_millis(500)).await {
+                    return Some(Err(cancelled()));
+                }
+                complete(text(&format!("Hello, {who}! (from a task)")))
+            }
+            _ => None,
+        }
+    }
+
     async fn call(
         &self,
         name: &str,
@@ -644,6 +841,7 @@ impl Extension for Fixtures {
             json!({ "message": { "type": "string", "description": "The message to show the user" } }),
             &["message"],
         ));
+        tools.extend(task_tools());
         tools
     }
 
@@ -693,6 +891,9 @@ impl Extension for Fixtures {
             let ours = self.tools().iter().any(|tool| tool["name"] == name);
             if !ours {
                 return None;
+            }
+            if let Some(reply) = self.call_task_fixture(name, arguments, context).await {
+                return Some(reply);
             }
             Some(self.call(name, arguments, context).await)
         })

@@ -307,6 +307,9 @@ impl ModernMethod {
             "tools/list" if offer.tools => cached(Caching::public(STABLE_TTL_MS)),
             "prompts/get" | "completion/complete" => ModernMethod::Shared { caching: None },
             "tools/call" if offer.tools => ModernMethod::Shared { caching: None },
+            "tasks/get" | "tasks/update" | "tasks/cancel" if offer.tools => {
+                ModernMethod::Shared { caching: None }
+            }
             "resources/list" | "resources/templates/list" => cached(Caching::public(STABLE_TTL_MS)),
             // A session's resources change as the session does, and are that client's own.
             "resources/read" => cached(Caching::of_read(params)),
@@ -356,12 +359,12 @@ pub fn decorate_result(result: &str, caching: Option<Caching>) -> Option<String>
     Some(decorated)
 }
 
-/// `result` (an `input_required` result's text, as a handler answered it) with
-/// `resultType: "input_required"` and the result `_meta` put first; never cacheable.
-pub fn decorate_input_required(result: &str) -> Option<String> {
+/// `result` with `resultType: kind` (`input_required`, or `task` for a `CreateTaskResult`)
+/// and the result `_meta` put first; never cacheable.
+pub fn decorate_typed(result: &str, kind: &str) -> Option<String> {
     let rest = result.strip_prefix('{')?;
     let mut members = Map::new();
-    members.insert("resultType".into(), json!("input_required"));
+    members.insert("resultType".into(), json!(kind));
     members.insert("_meta".into(), result_meta(Map::new()));
     let members = Value::Object(members).to_string();
     let mut decorated = String::with_capacity(result.len() + members.len());

@@ -505,6 +505,25 @@ pub enum RequestError {
         /// The limit ([`super::ShellConfig::max_response_bytes`]).
         limit: usize,
     },
+    /// A task could not be made, found or changed (see [`super::handler_error::TaskError`]).
+    #[error("{0}")]
+    Task(super::handler_error::TaskError),
+    /// A 2026 tasks method, or a tool that needs a task, from a request whose `_meta` did not
+    /// declare the tasks extension (`-32021`).
+    #[error(
+        "Missing required client capability: this request needs the extension io.modelcontextprotocol/tasks, which the request's _meta clientCapabilities.extensions did not declare"
+    )]
+    TasksNotNegotiated,
+    /// 2025 `tasks/result` of a task that did not complete.
+    #[error("The task {id:?} ended {status}: {message}")]
+    TaskEnded {
+        /// The task.
+        id: Quoted,
+        /// `failed` or `cancelled`.
+        status: &'static str,
+        /// Its error's message, if any.
+        message: String,
+    },
 }
 
 /// Caller text as messages quote it: cut (it is [`Quoted`]), then as a JSON string.
@@ -579,6 +598,17 @@ impl RequestError {
                 ErrorCode::MissingClientCapability
             }
             Extension(_) | NoRandom => ErrorCode::InternalError,
+            Task(
+                super::handler_error::TaskError::Unknown(_)
+                | super::handler_error::TaskError::Terminal { .. },
+            ) => ErrorCode::InvalidParams,
+            Task(
+                super::handler_error::TaskError::SessionBound { .. }
+                | super::handler_error::TaskError::InFlightBound { .. }
+                | super::handler_error::TaskError::KeptBound { .. },
+            ) => ErrorCode::ServerBusy,
+            Task(_) | TaskEnded { .. } => ErrorCode::InternalError,
+            TasksNotNegotiated => ErrorCode::MissingClientCapability,
             ResourceNotFound { .. } => ErrorCode::ResourceNotFound,
             NoWorker | NoRequestContext | Subscription | Unencodable | ResponseTooLarge { .. } => {
                 ErrorCode::InternalError
@@ -614,6 +644,11 @@ impl RequestError {
                 required.insert(capability.clone(), json!({}));
                 Some(json!({ "requiredCapabilities": required }))
             }
+            RequestError::TasksNotNegotiated => Some(json!({
+                "requiredCapabilities": {
+                    "extensions": { super::protocol::TASKS_EXTENSION: {} }
+                }
+            })),
             _ => None,
         }
     }

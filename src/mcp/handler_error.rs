@@ -68,3 +68,51 @@ pub enum ExtensionError {
     #[error("Internal error: {0}")]
     Failed(String),
 }
+
+/// Why a task could not be made or changed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TaskError {
+    /// No task of this ID (never, or its ttl passed).
+    #[error(
+        "Invalid params: no task {0:?} (unknown, or its ttl passed); tasks/get answers a task for its ttlMs after it last changed"
+    )]
+    Unknown(crate::text::Quoted),
+    /// A per-session bound.
+    #[error(
+        "Too many tasks: at most {limit} tasks may be in flight per MCP session (MAX_TASKS_PER_SESSION); wait for one to finish, or cancel one with tasks/cancel"
+    )]
+    SessionBound {
+        /// `MAX_TASKS_PER_SESSION`.
+        limit: usize,
+    },
+    /// The process bound on tasks in flight.
+    #[error(
+        "Too many tasks: at most {limit} tasks may be in flight in this server (MAX_TASKS_IN_FLIGHT); wait for one to finish, or cancel one with tasks/cancel"
+    )]
+    InFlightBound {
+        /// `MAX_TASKS_IN_FLIGHT`.
+        limit: usize,
+    },
+    /// The process bound on tasks kept.
+    #[error(
+        "Too many tasks: this server keeps at most {limit} tasks with their results (MAX_TASKS_KEPT) until their ttl passes; ask for a shorter ttl, or wait"
+    )]
+    KeptBound {
+        /// `MAX_TASKS_KEPT`.
+        limit: usize,
+    },
+    /// 2025-11-25: a terminal task cannot be cancelled.
+    #[error("Invalid params: task {id:?} is already {status}; a finished task cannot be cancelled")]
+    Terminal {
+        /// The task.
+        id: crate::text::Quoted,
+        /// Its status.
+        status: &'static str,
+    },
+    /// The store refused the task.
+    #[error("Internal error: the task could not be kept in the store: {0}")]
+    Store(String),
+    /// No random source for the ID.
+    #[error("Internal error: no random source to make a task ID")]
+    NoRandom,
+}

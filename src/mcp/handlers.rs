@@ -15,6 +15,7 @@ use super::params::{self, RequestParams};
 use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::extension::{self, Target};
 use super::state::{Connection, RequestContext, Shared};
+use super::tasks;
 use crate::base::notices;
 use crate::base::pool::{ClientId, PoolConfig, WorkerPool};
 use crate::core::{Completion, Family, Prefix};
@@ -249,9 +250,12 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     if let Some(answer) = extension::answer(&s, object, target, &context).await {
                         return answer;
                     }
+                    let modern = context.modern.is_some();
+                    if let Some(ttl) = long_work(object, name, modern) {
+                        return start_task(&s, &context, params.clone(), ttl, modern);
+                    }
                     let connection = Arc::clone(&context.connection);
                     let cancel = context.cancel.clone();
-                    let modern = context.modern.is_some();
                     let client = connection.client;
                     let (answer, noticed) = run_on(tool_pool(), client, move || {
                         let (answer, noticed) =
@@ -267,8 +271,120 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
         .iter()
         .all(|ok| *ok);
     debug_assert!(tools_registered, "method names are unique");
+    // The tasks methods (docs/CONTRACT.md section 18), with tools: 2026's tasks/get, tasks/update, tasks/cancel
+    // and 2025-11-25's tasks/get, tasks/result, tasks/list, tasks/cancel.
+    let tasks_registered = !has_tools
+        || [
+            module
+                .register_method("tasks/get", |_, s, e| {
+                    let context = context(e)?;
+                    let params = RequestParams::of(e);
+                    tasks::get(
+                        &s.tasks,
+                        params.object("tasks/get")?,
+                        context.modern.is_some(),
+                    )
+                })
+                .is_ok(),
+            module
+                .register_method("tasks/update", |_, s, e| {
+                    let context = context(e)?;
+                    let params = RequestParams::of(e);
+                    let object = params.object("tasks/update")?;
+                    tasks::update(&s.tasks, object, context.modern.is_some())
+                })
+                .is_ok(),
+            module
+                .register_method("tasks/cancel", |_, s, e| {
+                    let context = context(e)?;
+                    let params = RequestParams::of(e);
+                    let object = params.object("tasks/cancel")?;
+                    tasks::cancel(&s.tasks, object, context.modern.is_some())
+                })
+                .is_ok(),
+            module
+                .register_method("tasks/list", |_, s, e| {
+                    let context = context(e)?;
+                    let owner = context.connection.task_owner();
+                    tasks::list(&s.tasks, owner, context.modern.is_some())
+                })
+                .is_ok(),
+            module
+                .register_async_method("tasks/result", |_, s, extensions| async move {
+                    let context = context(&extensions)?.clone();
+                    let params = RequestParams::of(&extensions);
+                    let object = params.object("tasks/result")?;
+                    tasks::result(&s.tasks, object, context.modern.is_some(), &context.cancel).await
+                })
+                .is_ok(),
+        ]
+        .iter()
+        .all(|ok| *ok);
+    debug_assert!(tasks_registered, "method names are unique");
     debug_assert!(registered.iter().all(|ok| *ok), "method names are unique");
     module
+}
+
+/// The ttl to ask for when the built-in tool `name` should answer a task (docs/CONTRACT.md section 18): one of
+/// [`tasks::LONG_TOOLS`] called by a 2026 request whose `_meta` declares the tasks extension
+/// (the server's ttl), or by a 2025-11-25 request that asks for a task (`params.task`, its
+/// ttl if any). `None`: answer as usual.
+fn long_work(
+    params: &serde_json::Map<String, Value>,
+    name: &str,
+    modern: bool,
+) -> Option<Option<u64>> {
+    if !tasks::LONG_TOOLS.contains(&name) {
+        return None;
+    }
+    if modern {
+        tasks::modern_client_declares(params).then_some(None)
+    } else {
+        tasks::legacy_task_request(params)
+    }
+}
+
+/// Makes a task for the built-in tool call `params` (in the store before this answers) and
+/// runs it on the tool pool under the task's own cancellation; answers the task.
+fn start_task(
+    shared: &Arc<Shared>,
+    context: &RequestContext,
+    params: RequestParams,
+    ttl: Option<u64>,
+    modern: bool,
+) -> MethodResult {
+    let cancel = Cancel::new();
+    let owner = if modern {
+        None
+    } else {
+        context.connection.task_owner()
+    };
+    let tasks = Arc::clone(&shared.tasks);
+    let id = tasks
+        .create(owner, ttl, cancel.clone())
+        .map_err(RequestError::Task)?;
+    let answer = tasks::created(&tasks, &id, modern)?;
+    let connection = Arc::clone(&context.connection);
+    let client = connection.client;
+    let task = id.clone();
+    tokio::spawn(async move {
+        let outcome = run_on(tool_pool(), client, move || {
+            let (answer, _noticed) =
+                notices::collect(|| call_tool(&params, &connection, &cancel, modern));
+            answer
+        })
+        .await;
+        match outcome {
+            Ok(result) => tasks.complete(&task, result),
+            Err(error) => tasks.fail(&task, &error),
+        }
+    });
+    if modern {
+        context
+            .task_created
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+    Ok(answer)
 }
 
 /// Appends an extension's `entries` to the list `key` of a one-page list result.
@@ -345,7 +461,14 @@ fn list_tools(params: &RequestParams, shared: &Shared) -> MethodResult {
         .tools
         .definitions()
         .iter()
-        .map(|d| d.to_value())
+        .map(|d| {
+            let mut tool = d.to_value();
+            // The long tools may answer a task (docs/CONTRACT.md section 18); the others never do.
+            if tasks::LONG_TOOLS.contains(&tool["name"].as_str().unwrap_or_default()) {
+                tool["execution"] = json!({ "taskSupport": "optional" });
+            }
+            tool
+        })
         .collect();
     if let Some(extension) = shared.extension() {
         tools.extend(extension.tools());

@@ -21,6 +21,7 @@ pub mod sealed;
 mod server;
 mod state;
 mod stdio;
+pub mod tasks;
 
 use std::sync::Arc;
 

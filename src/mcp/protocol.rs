@@ -64,6 +64,9 @@ impl ProtocolVersion {
     }
 }
 
+/// The tasks extension's identifier (2026-07-28, SEP-2663).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// What the server offers, used to build the capabilities object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Offer {
@@ -111,6 +114,19 @@ pub fn capabilities(offer: Offer, version: Option<ProtocolVersion>) -> Value {
     }
     if offer.tools {
         capabilities["tools"] = json!({ "listChanged": false });
+        match version {
+            // 2026-07-28: the tasks extension (SEP-2663).
+            None => {
+                capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
+            }
+            // 2025-11-25: the experimental task methods, for tools/call.
+            Some(version) if version >= ProtocolVersion::V2025_11_25 => {
+                capabilities["tasks"] = json!({
+                    "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } }
+                });
+            }
+            Some(_) => {}
+        }
     }
     capabilities["resources"] = json!({ "subscribe": offer.subscribe, "listChanged": false });
     capabilities

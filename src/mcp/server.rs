@@ -919,6 +919,7 @@ impl Dispatcher {
         let params = Params::new(None);
         let modern = context.modern;
         let input_required = Arc::clone(&context.input_required);
+        let task_created = Arc::clone(&context.task_created);
         let mut extensions = Extensions::new();
         extensions.insert(context);
         extensions.insert(RequestParams::new(request.params));
@@ -942,12 +943,17 @@ impl Dispatcher {
             }
         };
         let raw = response.into_json();
-        let input_required = input_required.load(Ordering::Acquire);
-        let answer =
-            match modern.and_then(|modern| decorated(raw.get(), modern.caching, input_required)) {
-                Some(decorated) => with_client_id(&decorated, &request.id),
-                None => with_client_id(raw.get(), &request.id),
-            };
+        let kind = if task_created.load(Ordering::Acquire) {
+            Some("task")
+        } else if input_required.load(Ordering::Acquire) {
+            Some("input_required")
+        } else {
+            None
+        };
+        let answer = match modern.and_then(|modern| decorated(raw.get(), modern.caching, kind)) {
+            Some(decorated) => with_client_id(&decorated, &request.id),
+            None => with_client_id(raw.get(), &request.id),
+        };
         if answer.len() > self.max_response_bytes {
             return self.too_large(answer.len(), &request.id);
         }
@@ -966,13 +972,12 @@ impl Dispatcher {
 
 /// jsonrpsee's answer to internal id 0 with the members of a 2026 result put first in its
 /// result ([`era::decorate_result`]); `None` for an error answer.
-fn decorated(raw: &str, caching: Option<era::Caching>, input_required: bool) -> Option<String> {
+fn decorated(raw: &str, caching: Option<era::Caching>, kind: Option<&str>) -> Option<String> {
     const HEAD: &str = r#"{"jsonrpc":"2.0","id":0,"result":"#;
     let result = raw.strip_prefix(HEAD)?.strip_suffix('}')?;
-    let result = if input_required {
-        era::decorate_input_required(result)?
-    } else {
-        era::decorate_result(result, caching)?
+    let result = match kind {
+        Some(kind) => era::decorate_typed(result, kind)?,
+        None => era::decorate_result(result, caching)?,
     };
     let mut line = String::with_capacity(HEAD.len() + result.len() + 1);
     line.push_str(HEAD);

@@ -173,6 +173,7 @@ mod mcp {
     mod sessions;
     mod shutdown;
     mod stdio_kinds;
+    mod tasks;
     mod tools;
     mod transport_bounds;
 }

@@ -53,7 +53,10 @@ use super::super::era::{CLIENT_CAPABILITIES_KEY, Era, LogLevel};
 use super::super::error::RequestError;
 use super::super::sealed::{self, StateError};
 use super::{RequestContext, Shared};
+use crate::mcp::tasks::{self, Owner, Tasks};
 use crate::session::Cancel;
+use std::sync::Arc;
+use tokio::sync::oneshot;
 
 pub use super::super::handler_error::{ASK_TIMEOUT, AskError, ExtensionError, MAX_PENDING_ASKS};
 
@@ -171,6 +174,20 @@ pub struct ExtensionContext {
     progress_token: Option<Value>,
     input_responses: Option<Map<String, Value>>,
     state: Option<Value>,
+    /// Set when the call may go on as a task ([`ExtensionContext::escalate`]).
+    task: Option<TaskLink>,
+}
+
+/// How a tool call that may become a task reaches the server's tasks.
+#[derive(Debug)]
+struct TaskLink {
+    tasks: Arc<Tasks>,
+    owner: Owner,
+    ttl_ms: Option<u64>,
+    /// The task's ID once the call escalated.
+    id: std::sync::Mutex<Option<String>>,
+    /// Tells the shell the task was made (or could not be), so it answers the task.
+    escalated: std::sync::Mutex<Option<oneshot::Sender<Result<String, RequestError>>>>,
 }
 
 impl ExtensionContext {
@@ -296,6 +313,78 @@ impl ExtensionContext {
     }
 }
 
+impl ExtensionContext {
+    /// Whether this call may answer a task: a tool whose definition says
+    /// `execution.taskSupport` (`optional` or `required`), called by a client that supports
+    /// tasks (2026: the extension in the request's `_meta`; 2025-11-25: `params.task`).
+    pub fn can_escalate(&self) -> bool {
+        self.task.is_some()
+    }
+
+    /// Goes on as a task: the task is made (in the store) and the client is answered with it
+    /// at once, while this handler runs on; its reply becomes the task's result (an
+    /// [`ExtensionError`] its error, `failed`). `false` when the call cannot be a task
+    /// ([`ExtensionContext::can_escalate`]), or the task could not be made (the client then
+    /// gets that error, and [`ExtensionContext::is_cancelled`] turns true). Calling it again
+    /// changes nothing.
+    pub fn escalate(&self) -> bool {
+        let Some(link) = &self.task else {
+            return false;
+        };
+        let mut id = link.id.lock().unwrap_or_else(|e| e.into_inner());
+        if id.is_some() {
+            return true;
+        }
+        let made = link
+            .tasks
+            .create(link.owner, link.ttl_ms, self.request.cancel.clone())
+            .map_err(RequestError::Task);
+        let sender = link
+            .escalated
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let ok = made.is_ok();
+        match &made {
+            Ok(task) => *id = Some(task.clone()),
+            Err(_) => self.request.cancel.cancel(),
+        }
+        if let Some(sender) = sender {
+            let _ = sender.send(made);
+        }
+        ok
+    }
+
+    /// The task's ID, once [`ExtensionContext::escalate`] made it.
+    pub fn task_id(&self) -> Option<String> {
+        let link = self.task.as_ref()?;
+        link.id.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// In a task: parks it in `input_required` with `requests` (keys of the handler's
+    /// choosing, each `{"method", "params"}`, as [`Reply::InputRequired`]) until the client
+    /// answered every one through `tasks/update`, and yields the answers by key. Outside a
+    /// task, or when the task is cancelled meanwhile, an error.
+    pub async fn request_input(
+        &self,
+        requests: Map<String, Value>,
+    ) -> Result<Map<String, Value>, ExtensionError> {
+        let (Some(link), Some(id)) = (&self.task, self.task_id()) else {
+            return Err(ExtensionError::Failed(
+                "request_input needs a task: call escalate first".into(),
+            ));
+        };
+        let answered = link.tasks.request_input(&id, requests);
+        let cancel = self.request.cancel.clone();
+        tokio::select! {
+            answers = answered => answers.map_err(|_| {
+                ExtensionError::Failed("the task ended while it waited for input".into())
+            }),
+            () = cancelled(cancel) => Err(ExtensionError::Failed("the task was cancelled".into())),
+        }
+    }
+}
+
 /// How a request to the client ended.
 enum Waited {
     Answer(Value),
@@ -371,13 +460,46 @@ pub(crate) async fn answer(
         },
         Era::Legacy => (None, None),
     };
+    let progress_token = meta.and_then(|meta| meta.get("progressToken")).cloned();
+    if let Target::Tool { name, arguments } = &target
+        && let Some(support) = task_support(extension.as_ref(), name)
+    {
+        let supported = match era {
+            Era::Modern => tasks::modern_client_declares(params),
+            Era::Legacy => tasks::legacy_task_request(params).is_some(),
+        };
+        if !supported {
+            if support == "required" {
+                return Some(Err(RequestError::TasksNotNegotiated));
+            }
+        } else {
+            let ttl_ms = match era {
+                Era::Modern => None,
+                Era::Legacy => tasks::legacy_task_request(params).flatten(),
+            };
+            let context = ExtensionContext {
+                request: request.clone(),
+                era,
+                client_capabilities,
+                progress_token,
+                input_responses,
+                state,
+                task: None,
+            };
+            return as_task(
+                shared, extension, name, arguments, context, ttl_ms, &target, request,
+            )
+            .await;
+        }
+    }
     let context = ExtensionContext {
         request: request.clone(),
         era,
         client_capabilities,
-        progress_token: meta.and_then(|meta| meta.get("progressToken")).cloned(),
+        progress_token,
         input_responses,
         state,
+        task: None,
     };
     let replied = match target {
         Target::Tool { name, arguments } => extension.call_tool(name, arguments, &context).await,
@@ -391,6 +513,119 @@ pub(crate) async fn answer(
         }
         Err(error) => Err(RequestError::Extension(error)),
     })
+}
+
+/// The `execution.taskSupport` of the extension's tool `name` when it is `optional` or
+/// `required`.
+fn task_support(extension: &dyn Extension, name: &str) -> Option<&'static str> {
+    let tools = extension.tools();
+    let tool = tools.iter().find(|tool| tool["name"] == name)?;
+    match tool["execution"]["taskSupport"].as_str()? {
+        "optional" => Some("optional"),
+        "required" => Some("required"),
+        _ => None,
+    }
+}
+
+/// Runs the extension's tool call in `context` so that it may go on as a task: the handler
+/// runs in a task of its own, under a cancellation of its own; when it escalates, the client
+/// is answered with the task (`CreateTaskResult`) and the handler's reply becomes the task's
+/// result; when it answers first, that is the answer, as for any call.
+#[allow(clippy::too_many_arguments)]
+async fn as_task(
+    shared: &Shared,
+    extension: Arc<dyn Extension>,
+    name: &str,
+    arguments: &Map<String, Value>,
+    mut context: ExtensionContext,
+    ttl_ms: Option<u64>,
+    target: &Target<'_>,
+    request: &RequestContext,
+) -> Option<Result<Value, RequestError>> {
+    let modern = context.era == Era::Modern;
+    let (escalated, made) = oneshot::channel();
+    let owner = if modern {
+        None
+    } else {
+        request.connection.task_owner()
+    };
+    let tasks = Arc::clone(&shared.tasks);
+    context.task = Some(TaskLink {
+        tasks: Arc::clone(&tasks),
+        owner,
+        ttl_ms,
+        id: std::sync::Mutex::new(None),
+        escalated: std::sync::Mutex::new(Some(escalated)),
+    });
+    // The task's own cancellation: the request's ends with its answer.
+    context.request.cancel = Cancel::new();
+    let request_cancel = request.cancel.clone();
+    let (done, replied) = oneshot::channel();
+    let name = name.to_owned();
+    let arguments = arguments.clone();
+    tokio::spawn(async move {
+        let reply = extension.call_tool(&name, &arguments, &context).await;
+        match context.task_id() {
+            Some(id) => match reply {
+                Some(Ok(Reply::Complete(result))) => tasks.complete(&id, result),
+                Some(Ok(Reply::InputRequired { .. })) => tasks.fail(
+                    &id,
+                    &RequestError::Extension(ExtensionError::Failed(
+                        "the task answered input_required; a task asks with request_input".into(),
+                    )),
+                ),
+                Some(Err(error)) => tasks.fail(&id, &RequestError::Extension(error)),
+                None => tasks.fail(
+                    &id,
+                    &RequestError::Extension(ExtensionError::Failed(format!("no tool {name}"))),
+                ),
+            },
+            None => {
+                let _ = done.send((reply, context));
+            }
+        }
+    });
+    let mut made = made;
+    let mut replied = replied;
+    /// The handler's reply and its context, when it answered without escalating.
+    type Finished = (Option<Result<Reply, ExtensionError>>, ExtensionContext);
+    /// What the call came to first.
+    enum First {
+        Escalated(Result<String, RequestError>),
+        Replied(Option<Box<Finished>>),
+    }
+    let first = tokio::select! {
+        made = &mut made => match made {
+            Ok(made) => First::Escalated(made),
+            // The handler ended without escalating: its reply is on the way.
+            Err(_) => First::Replied(replied.await.ok().map(Box::new)),
+        },
+        reply = &mut replied => First::Replied(reply.ok().map(Box::new)),
+    };
+    drop(request_cancel);
+    match first {
+        First::Escalated(Ok(id)) => {
+            if modern {
+                request.task_created.store(true, Ordering::Release);
+            }
+            Some(tasks::created(&shared.tasks, &id, modern))
+        }
+        First::Escalated(Err(error)) => Some(Err(error)),
+        First::Replied(None) => Some(Err(RequestError::Extension(ExtensionError::Failed(
+            "the tool's handler ended without a reply".into(),
+        )))),
+        First::Replied(Some(replied)) => {
+            let (reply, context) = *replied;
+            let era = context.era;
+            Some(match reply? {
+                Ok(Reply::Complete(result)) => Ok(result),
+                Ok(Reply::InputRequired { requests, state }) => {
+                    input_required(target, request, era, requests, state.as_ref())
+                }
+                Err(error) => Err(RequestError::Extension(error)),
+            })
+        }
+    }
 }
 
 /// The `inputResponses` and the opened `requestState` of a 2026 retry.

@@ -50,6 +50,8 @@ pub(crate) struct Shared {
     listens: AtomicUsize,
     /// The integrator's tools, prompts and resources, if any.
     extension: RwLock<Option<Arc<dyn Extension>>>,
+    /// The tasks (docs/CONTRACT.md section 18), kept in the session store's durable store.
+    pub(crate) tasks: Arc<super::tasks::Tasks>,
 }
 
 impl Shared {
@@ -62,6 +64,7 @@ impl Shared {
             base_confinement: store.confinement(),
             registry: RwLock::new(PromptRegistry::with_builtin()),
             tools: ToolBox::with_store(Arc::clone(&store)),
+            tasks: Arc::new(super::tasks::Tasks::new(Arc::clone(store.durable()))),
             store,
             initial,
             sources,
@@ -444,6 +447,12 @@ impl Connection {
 }
 
 impl Connection {
+    /// This connection's identity for the tasks it creates (the per-session bound and
+    /// `tasks/list`).
+    pub(crate) fn task_owner(self: &Arc<Self>) -> super::tasks::Owner {
+        Some(Arc::as_ptr(self) as usize)
+    }
+
     /// The 2025 log threshold (`logging/setLevel`), if set.
     pub(crate) fn log_threshold(&self) -> Option<LogLevel> {
         *self.log_threshold.lock().unwrap_or_else(|e| e.into_inner())
@@ -522,6 +531,9 @@ pub(crate) struct RequestContext {
     pub(crate) modern: Option<ModernAnswer>,
     /// Set by the handler when it answered an `input_required` result (2026 era).
     pub(crate) input_required: Arc<AtomicBool>,
+    /// Set by the handler when it answered a `CreateTaskResult` (2026 era: `resultType:
+    /// "task"`).
+    pub(crate) task_created: Arc<AtomicBool>,
 }
 
 impl RequestContext {
@@ -535,6 +547,7 @@ impl RequestContext {
             log_level: None,
             modern: None,
             input_required: Arc::new(AtomicBool::new(false)),
+            task_created: Arc::new(AtomicBool::new(false)),
         }
     }
 

@@ -26,6 +26,8 @@ struct Inner {
     next_evidence: u64,
     next_unknown: u64,
     next_annotation: u64,
+    /// Tasks, by ID (kept only by a retaining store).
+    tasks: BTreeMap<String, super::TaskRow>,
 }
 
 impl MemoryStore {
@@ -155,5 +157,22 @@ impl Durable for MemoryStore {
 
     fn describe(&self) -> String {
         "memory".to_owned()
+    }
+
+    /// A retaining store keeps the row; the other keeps nothing (the shell holds its tasks).
+    fn put_task(&self, row: &super::TaskRow) -> Result<(), DurableError> {
+        if self.retains {
+            let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = super::unix_now_ms();
+            inner.tasks.retain(|_, kept| kept.expires_ms >= now);
+            inner.tasks.insert(row.id.clone(), row.clone());
+        }
+        Ok(())
+    }
+
+    fn load_tasks(&self, now_ms: u64) -> Result<Vec<super::TaskRow>, DurableError> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.tasks.retain(|_, kept| kept.expires_ms >= now_ms);
+        Ok(inner.tasks.values().cloned().collect())
     }
 }

@@ -39,7 +39,7 @@ pub use memory::MemoryStore;
 pub use postgres::{
     CALL_BOUND, LEASE_SECONDS, POSTGRES_SCHEMA_VERSION, PostgresOptions, PostgresStore,
 };
-pub use rows::RowError;
+pub use rows::{RowError, TaskRow};
 pub use sqlite::{
     DEFAULT_MAX_STORE_MIB, DEFAULT_RETENTION_DAYS, SCHEMA_VERSION, SqliteStore, StoreOptions,
 };
@@ -112,6 +112,15 @@ pub trait Durable: Send + Sync + fmt::Debug {
     fn issue_evidence_number(&self) -> Result<Option<u64>, DurableError> {
         Ok(None)
     }
+
+    /// Keeps task `row` (docs/CONTRACT.md section 18), replacing the row of the same ID, synced before it returns
+    /// (a task is in the store before the answer that names it). Rows whose
+    /// [`TaskRow::expires_ms`] has passed may be removed meanwhile.
+    fn put_task(&self, row: &TaskRow) -> Result<(), DurableError>;
+
+    /// Every task the store holds whose [`TaskRow::expires_ms`] is not before `now_ms`; the
+    /// expired ones are removed.
+    fn load_tasks(&self, now_ms: u64) -> Result<Vec<TaskRow>, DurableError>;
 }
 
 /// What [`Durable::acquire`] found.
@@ -365,4 +374,13 @@ pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+pub fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
 }

@@ -43,11 +43,11 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::config::Host;
 use tokio_postgres::{IsolationLevel, NoTls};
 
-use super::rows::{self, RecordRow, RowError};
+use super::rows::{self, RecordRow, RowError, TaskRow};
 use super::{Change, Durable, DurableError, Snapshot, StoredBinary, StoredSession, unix_now};
 
 /// The newest migration this rea applies and reads; a database with a newer one is refused.
-pub const POSTGRES_SCHEMA_VERSION: i64 = 1;
+pub const POSTGRES_SCHEMA_VERSION: i64 = 2;
 
 /// The bound of one store call (a commit, a read), in seconds: past it the call fails with an
 /// error naming the store, whatever the database or the network does.
@@ -71,7 +71,8 @@ const POOL_SIZE: usize = 8;
 const RECONNECTS: usize = 1;
 
 /// The migrations, in order: version `n` is `MIGRATIONS[n - 1]`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE rea_sessions (
     handle TEXT PRIMARY KEY,
     created BIGINT NOT NULL,
@@ -106,7 +107,17 @@ CREATE INDEX rea_annotations_by_session ON rea_annotations (handle);
 CREATE SEQUENCE rea_evidence_numbers START 1;
 CREATE SEQUENCE rea_unknown_blocks START 1 INCREMENT 16777216;
 CREATE SEQUENCE rea_annotation_blocks START 1 INCREMENT 16777216;
-"];
+",
+    "
+CREATE TABLE rea_tasks (
+    id TEXT COLLATE \"C\" PRIMARY KEY,
+    pid BIGINT NOT NULL,
+    start BIGINT NOT NULL,
+    expires BIGINT NOT NULL,
+    task TEXT NOT NULL
+);
+",
+];
 
 /// The tables holding a session's rows, the session's own row last.
 const SESSION_TABLES: [&str; 4] = [
@@ -1009,6 +1020,55 @@ impl Durable for PostgresStore {
 
     fn keeps_binaries(&self) -> bool {
         self.options.keep_binaries
+    }
+
+    fn put_task(&self, row: &TaskRow) -> Result<(), DurableError> {
+        let id = row.id.clone();
+        let pid = i64::from(row.holder.pid);
+        let start = i64::try_from(row.holder.start).unwrap_or(i64::MAX);
+        let expires = i64::try_from(row.expires_ms).unwrap_or(i64::MAX);
+        let task = rows::encode_task(row);
+        let now = i64::try_from(super::unix_now_ms()).unwrap_or(i64::MAX);
+        self.call("keeping a task", move |pool| async move {
+            let mut client = pool.get().await?;
+            let transaction = client.transaction().await?;
+            transaction
+                .execute("DELETE FROM rea_tasks WHERE expires < $1", &[&now])
+                .await?;
+            transaction
+                .execute(
+                    "INSERT INTO rea_tasks (id, pid, start, expires, task) VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (id) DO UPDATE SET pid = $2, start = $3, expires = $4, task = $5",
+                    &[&id, &pid, &start, &expires, &task],
+                )
+                .await?;
+            transaction.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn load_tasks(&self, now_ms: u64) -> Result<Vec<TaskRow>, DurableError> {
+        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
+        self.call("reading its tasks", move |pool| async move {
+            let client = pool.get().await?;
+            client
+                .execute("DELETE FROM rea_tasks WHERE expires < $1", &[&now])
+                .await?;
+            let found = client
+                .query(
+                    "SELECT id, pid, start, expires, task FROM rea_tasks ORDER BY id",
+                    &[],
+                )
+                .await?;
+            let mut tasks = Vec::with_capacity(found.len());
+            for row in found {
+                let id: String = row.get(0);
+                let holder = super::lease::Holder::from_row(row.get(1), row.get(2));
+                let task: String = row.get(4);
+                tasks.push(rows::decode_task(&id, holder, row.get(3), &task)?);
+            }
+            Ok(tasks)
+        })
     }
 
     fn describe(&self) -> String {

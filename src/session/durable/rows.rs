@@ -274,3 +274,81 @@ pub(crate) fn id_number(id: &str) -> u64 {
         .and_then(|digits| digits.parse().ok())
         .unwrap_or(0)
 }
+
+/// Most bytes of one stored task (its state, result or error included): a tool result is at
+/// most a response (`--max-response-bytes` defaults to 8 MiB), so a row past this is refused.
+pub const MAX_TASK_BYTES: usize = 16 << 20;
+
+/// Most characters of a task ID.
+pub const MAX_TASK_ID_CHARS: usize = 128;
+
+/// One task as the store keeps it (docs/CONTRACT.md section 18): its ID, the process that ran it, when its row
+/// may be forgotten, and its state as the MCP shell wrote it (a JSON object with at least a
+/// string `status`; see `crate::mcp` tasks). The row format, column by column:
+///
+/// | column | type | meaning |
+/// |---|---|---|
+/// | `id` | text, primary key | the task ID: printable ASCII, at most [`MAX_TASK_ID_CHARS`] |
+/// | `pid`, `start` | integers | the [`super::lease::Holder`] that ran it |
+/// | `expires` | integer | milliseconds since the Unix epoch after which the row is removed |
+/// | `task` | text | the state, JSON, at most [`MAX_TASK_BYTES`] |
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRow {
+    /// The task ID.
+    pub id: String,
+    /// The process that ran it.
+    pub holder: super::lease::Holder,
+    /// Milliseconds since the Unix epoch after which the row is forgotten.
+    pub expires_ms: u64,
+    /// The state, a JSON object with a string `status`.
+    pub state: Value,
+}
+
+/// Whether `id` is a task ID the store keeps: printable ASCII, 1 to [`MAX_TASK_ID_CHARS`].
+pub fn is_task_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= MAX_TASK_ID_CHARS && id.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// The JSON text of a task's state, as the store keeps it.
+pub fn encode_task(row: &TaskRow) -> String {
+    row.state.to_string()
+}
+
+/// Decodes a stored task (its columns as read).
+pub fn decode_task(
+    id: &str,
+    holder: super::lease::Holder,
+    expires: i64,
+    text: &str,
+) -> Result<TaskRow, RowError> {
+    if !is_task_id(id) {
+        return Err(RowError::BadId {
+            kind: "task",
+            key: id.into(),
+        });
+    }
+    let out_of_bounds = |reason| RowError::OutOfBounds {
+        key: id.into(),
+        reason,
+    };
+    if text.len() > MAX_TASK_BYTES {
+        return Err(out_of_bounds("the task is larger than one task may be"));
+    }
+    let state: Value = serde_json::from_str(text).map_err(|source| RowError::Json {
+        column: "task",
+        key: id.into(),
+        source,
+    })?;
+    if json_depth_exceeds(&state, MAX_JSON_DEPTH + 4) {
+        return Err(out_of_bounds("its JSON nests deeper than a task keeps"));
+    }
+    if !state["status"].is_string() {
+        return Err(out_of_bounds("the task has no status"));
+    }
+    Ok(TaskRow {
+        id: id.to_owned(),
+        holder,
+        expires_ms: u64::try_from(expires).unwrap_or(0),
+        state,
+    })
+}

@@ -15,12 +15,13 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, pa
 use super::lease::Holder;
 use super::rows::{self, RecordRow, RowError, id_number};
 use super::{
-    Acquired, Change, Durable, DurableError, Snapshot, StoredBinary, StoredSession, unix_now,
+    Acquired, Change, Durable, DurableError, Snapshot, StoredBinary, StoredSession, TaskRow,
+    unix_now,
 };
 use crate::unknowns::Unknown;
 
 /// The schema version this rea writes and reads; a store of a newer one is refused.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The default of `--session-retention-days`.
 pub const DEFAULT_RETENTION_DAYS: u64 = 30;
@@ -77,6 +78,16 @@ const ANNOTATIONS_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS annotations (id TEXT PRIMARY KEY, handle TEXT NOT NULL, revision TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS annotations_by_session ON annotations (handle);
 INSERT OR IGNORE INTO numbering (kind, next) VALUES ('annotation', 1);
+";
+
+/// What version 4 added to version 3: the tasks (docs/CONTRACT.md section 18; the row format is
+/// [`super::rows::TaskRow`]).
+const TASKS_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY, pid INTEGER NOT NULL, start INTEGER NOT NULL,
+    expires INTEGER NOT NULL, task TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires);
 ";
 
 /// How many Evidence and unknown numbers a process takes from the store's numbering when it
@@ -338,7 +349,7 @@ impl SqliteStore {
         if application == 0 {
             connection
                 .execute_batch(&format!(
-                    "BEGIN IMMEDIATE; {SCHEMA} {LEASES} {ANNOTATIONS_SCHEMA} \
+                    "BEGIN IMMEDIATE; {SCHEMA} {LEASES} {ANNOTATIONS_SCHEMA} {TASKS_SCHEMA} \
                      PRAGMA application_id = {APPLICATION_ID}; \
                      PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                 ))
@@ -347,7 +358,7 @@ impl SqliteStore {
             // Each step creates only what is missing, so any older version takes them all.
             connection
                 .execute_batch(&format!(
-                    "BEGIN IMMEDIATE; {LEASES} {ANNOTATIONS_SCHEMA} \
+                    "BEGIN IMMEDIATE; {LEASES} {ANNOTATIONS_SCHEMA} {TASKS_SCHEMA} \
                      PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                 ))
                 .map_err(fail("upgrading its tables"))?;
@@ -962,5 +973,69 @@ impl Durable for SqliteStore {
 
     fn describe(&self) -> String {
         self.path.display().to_string()
+    }
+
+    /// One transaction (synced: `synchronous=FULL`) that removes expired rows and writes
+    /// `row`.
+    fn put_task(&self, row: &TaskRow) -> Result<(), DurableError> {
+        let mut connection = self.lock();
+        let fail = |source| self.error("keeping a task", source);
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let now = i64::try_from(super::unix_now_ms()).unwrap_or(i64::MAX);
+        transaction
+            .execute("DELETE FROM tasks WHERE expires < ?1", [now])
+            .map_err(fail)?;
+        transaction
+            .execute(
+                "INSERT INTO tasks (id, pid, start, expires, task) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (id) DO UPDATE SET pid = ?2, start = ?3, expires = ?4, task = ?5",
+                params![
+                    row.id,
+                    i64::from(row.holder.pid),
+                    i64::try_from(row.holder.start).unwrap_or(i64::MAX),
+                    i64::try_from(row.expires_ms).unwrap_or(i64::MAX),
+                    super::rows::encode_task(row),
+                ],
+            )
+            .map_err(fail)?;
+        transaction.commit().map_err(fail)
+    }
+
+    fn load_tasks(&self, now_ms: u64) -> Result<Vec<TaskRow>, DurableError> {
+        let connection = self.lock();
+        let fail = |source| self.error("reading its tasks", source);
+        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
+        connection
+            .execute("DELETE FROM tasks WHERE expires < ?1", [now])
+            .map_err(fail)?;
+        let mut statement = connection
+            .prepare("SELECT id, pid, start, expires, task FROM tasks ORDER BY id")
+            .map_err(fail)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, i64>(3)?,
+                    row.get::<_, String>(4)?,
+                ))
+            })
+            .map_err(fail)?;
+        let mut tasks = Vec::new();
+        for row in rows {
+            let (id, pid, start, expires, text) = row.map_err(fail)?;
+            let holder = super::lease::Holder::from_row(pid, start);
+            let task = super::rows::decode_task(&id, holder, expires, &text).map_err(|source| {
+                DurableError::Row {
+                    path: self.path.clone(),
+                    source,
+                }
+            })?;
+            tasks.push(task);
+        }
+        Ok(tasks)
     }
 }
