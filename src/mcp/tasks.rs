@@ -1,6 +1,6 @@
 //! Long work as MCP tasks (docs/CONTRACT.md section 18): the `io.modelcontextprotocol/tasks` extension of
 //! 2026-07-28 (SEP-2663) and the experimental tasks of 2025-11-25, written once for both
-//! transports and both eras. The method handlers ([`super::handlers`]) and the extension
+//! transports and both eras. The method handlers (`mcp::handlers`) and the extension
 //! point ([`super::state::extension`]) call into it; nothing here knows stdio from HTTP.
 //!
 //! - **When a call answers a task.** A tool answers a task when the client supports tasks
