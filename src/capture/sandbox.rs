@@ -341,8 +341,9 @@ pub fn run(
             scope.spawn(move || read_transcript(&fifo, &program, processes, &ended))
         };
         let status = watch(&mut child, run.bounds.wall_time, started, &ended, cancelled);
-        // The tracer is gone; whoever still waits on the FIFO's open is let go.
-        release(&fifo);
+        // The tracer is gone; the transcript's reader, should it wait on the FIFO's open (or
+        // not have reached it yet: a run cancelled before the tracer opened it), is let go.
+        release(&fifo, &transcript);
         let [stdout, stderr] = readers.map(|reader| {
             reader
                 .join()
@@ -555,13 +556,26 @@ fn watch(
 
 /// Opens the FIFO for writing without blocking and closes it, so a reader still waiting in
 /// `open` (the tracer never opened it) sees the end.
-fn release(fifo: &Path) {
-    let _ = rustix::fs::open(
-        fifo,
-        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    );
+fn release<T>(fifo: &Path, reader: &std::thread::ScopedJoinHandle<'_, T>) {
+    // A non-blocking open for writing fails (ENXIO) until a reader has the FIFO open, and the
+    // reader's thread may not have reached its open yet: try until the reader is done, at
+    // most `RELEASE_TRIES` times. Each successful open is closed at once, so the reader
+    // sees the end of the stream.
+    for _ in 0..RELEASE_TRIES {
+        if reader.is_finished() {
+            return;
+        }
+        let _ = rustix::fs::open(
+            fifo,
+            rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
+
+/// How often [`release`] tries to let the transcript's reader go (5 ms apart: 10 s).
+const RELEASE_TRIES: usize = 2_000;
 
 /// Puts the tracer in its own session and asks the kernel to kill it when this process
 /// dies, between `fork` and `exec`.
