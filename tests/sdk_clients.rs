@@ -21,6 +21,11 @@
 //! Over stdio each CLI run starts its own server, so the same chain runs through the
 //! Inspector's connection CLI (`mcpdo`, whose daemon holds one stdio connection across runs).
 //!
+//! The Python client also answers the person's approval of `run_process_capture` (MCP
+//! elicitation: `elicitation/create` in 2025-11-25, `input_required` in 2026-07-28) and follows
+//! `trace_crash` from five crashing C programs compiled here to the faulting procedure and its
+//! callers, over stdio and HTTP (`test_trace_crash.py`).
+//!
 //! The Python client also drives `rea serve --provider angr` over stdio on a C program compiled
 //! here (`test_angr.py`), and the TypeScript SDK v1 client runs the investigation workflow
 //! with it on the same program: from the usage string through `xrefs_to` to `main`, its
@@ -154,8 +159,14 @@ impl HttpServer {
     const BOUND: &str = "serving MCP over Streamable HTTP at ";
 
     fn start() -> HttpServer {
+        HttpServer::start_with::<&str>(&[])
+    }
+
+    /// `rea serve --store memory --http 127.0.0.1:0 ARGS`.
+    fn start_with<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> HttpServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
             .args(["serve", "--store", "memory", "--http", "127.0.0.1:0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -277,6 +288,76 @@ fn python_sdk_client_over_streamable_http_in_auto_modern_and_legacy_modes() {
                     .current_dir(clients().join("python")),
             ),
             &format!("python test_sdk.py {mode} URL (Python SDK client over HTTP)"),
+        );
+    }
+}
+
+/// The crashing programs of `test_trace_crash.py`, compiled here into a directory everyone
+/// may read (so the sandbox can run them).
+fn crashing_programs() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let programs = [
+        (
+            "null_write",
+            "void write_null(void) { *(volatile int *)0 = 1; }\nint main(void) { write_null(); return 0; }\n",
+        ),
+        (
+            "aborts",
+            "#include <stdlib.h>\nvoid give_up(void) { abort(); }\nint main(void) { give_up(); return 0; }\n",
+        ),
+        (
+            "overflow",
+            "int recurse(int n) { volatile char pad[4096]; pad[0] = (char)n; return recurse(n + 1) + pad[0]; }\nint main(void) { return recurse(0); }\n",
+        ),
+        (
+            "divides",
+            "int divide(int a, int b) { return a / b; }\nint main(int argc, char **argv) { (void)argv; return divide(7, argc - 1); }\n",
+        ),
+        (
+            "two_deep",
+            "void inner(int *p) { *p = 42; }\nvoid middle(int *p) { inner(p); }\nint main(void) { middle(0); return 0; }\n",
+        ),
+    ];
+    for (name, source) in programs {
+        let source_path = dir.path().join(format!("{name}.c"));
+        std::fs::write(&source_path, source).unwrap();
+        run(
+            Command::new("cc")
+                .args(["-O0", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
+                .arg(dir.path().join(name))
+                .arg(&source_path),
+            &format!("cc {name}.c"),
+        );
+    }
+    dir
+}
+
+#[test]
+fn python_sdk_client_approves_captures_and_traces_crashes_to_code_in_both_eras() {
+    let python = python();
+    let programs = crashing_programs();
+    for mode in ["auto", "legacy"] {
+        run(
+            Command::new(&python)
+                .args(["test_trace_crash.py", mode])
+                .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+                .env("REA_CRASH_DIR", programs.path())
+                .current_dir(clients().join("python")),
+            &format!("python test_trace_crash.py {mode} (Python SDK client answers elicitation)"),
+        );
+    }
+    let root = programs.path().as_os_str();
+    let server = HttpServer::start_with(&["--root".as_ref(), root]);
+    for mode in ["auto", "legacy"] {
+        run(
+            Command::new(&python)
+                .args(["test_trace_crash.py", mode, &server.url])
+                .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+                .env("REA_CRASH_DIR", programs.path())
+                .current_dir(clients().join("python")),
+            &format!("python test_trace_crash.py {mode} URL (over HTTP)"),
         );
     }
 }

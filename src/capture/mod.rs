@@ -54,8 +54,9 @@ pub const RUN_OPERATION: &str = "run_process_capture";
 /// Who approves a `run_process_capture` run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CaptureApproval {
-    /// The person, asked through the client (MCP elicitation); a client that cannot ask gets
-    /// an error and nothing runs.
+    /// The person, asked through the client (MCP elicitation: `elicitation/create` in the 2025
+    /// era, an `input_required` result in 2026); a client that cannot ask gets an error and
+    /// nothing runs.
     #[default]
     Person,
     /// The operator, for every run, by starting the server with `--approve-captures` (recorded
@@ -69,13 +70,37 @@ pub const MAX_STDIN_BYTES: usize = 64 << 10;
 /// Why a run was refused or failed; nothing was committed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunCaptureError {
-    /// No approval could be had.
+    /// No approval could be had: the client cannot ask its person (it did not declare MCP
+    /// elicitation) and the operator's policy does not approve.
     #[error(
         "run_process_capture runs nothing without approval: the person's, asked through MCP \
-         elicitation (which this server does not ask for yet), or the operator's policy \
-         (start rea serve with --approve-captures); nothing was run"
+         elicitation (the client must declare the elicitation capability), or the operator's \
+         policy (start rea serve with --approve-captures); nothing was run"
     )]
     NotApproved,
+    /// The person declined or cancelled the elicitation (`answer`: `decline`, `cancel`, or an
+    /// accept that unticked `run`).
+    #[error(
+        "the person did not approve the run (the elicitation was answered {answer}); nothing was run"
+    )]
+    Declined {
+        /// How the elicitation was answered.
+        answer: &'static str,
+    },
+    /// No answer to the elicitation: it timed out, the client refused it, the request was
+    /// cancelled or the answer was not an elicitation result.
+    #[error("the approval was not given: {reason}; nothing was run")]
+    Unanswered {
+        /// Why, in words.
+        reason: String,
+    },
+    /// The run differs from the one the person approved (the program's bytes, its arguments,
+    /// input, environment or bounds changed since).
+    #[error(
+        "this run is not the one the person approved (the program's bytes, arguments, input, \
+         environment or bounds differ); nothing was run: call it again to ask again"
+    )]
+    ProposalChanged,
     /// The sandbox is not available or the run failed.
     #[error(transparent)]
     Sandbox(#[from] sandbox::SandboxError),

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use super::approval::{self, Asked};
 use super::error::RequestError;
 use super::params::{self, RequestParams};
 use super::protocol::{ProtocolVersion, initialize_result};
@@ -18,6 +19,7 @@ use super::state::{Connection, RequestContext, Shared};
 use super::tasks;
 use crate::base::notices;
 use crate::base::pool::{ClientId, PoolConfig, WorkerPool};
+use crate::capture::CaptureApproval;
 use crate::core::{Completion, Family, Prefix};
 use crate::prompts::DEFAULT_PAGE_SIZE;
 use crate::resources;
@@ -26,6 +28,7 @@ use crate::session::{
     complete_argument_at_hand,
 };
 use crate::tools::ToolOutcome;
+use crate::tools::capture_approval::{self, PersonApproval};
 
 /// Instructions sent in the `initialize` and `server/discover` results.
 pub(crate) const INSTRUCTIONS: &str = "REA is an evidence-driven reverse-engineering server. Start from a guided prompt (prompts/list); \
@@ -251,15 +254,32 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                         return answer;
                     }
                     let modern = context.modern.is_some();
+                    let approval = if name == crate::capture::RUN_OPERATION
+                        && s.store.capture_approval() == CaptureApproval::Person
+                    {
+                        match ask_approval(&context, &params, object).await? {
+                            Asked::Granted(approval) => Some(approval),
+                            Asked::Answered(answer) => return Ok(answer),
+                        }
+                    } else {
+                        None
+                    };
                     if let Some(ttl) = long_work(object, name, modern) {
-                        return start_task(&s, &context, params.clone(), ttl, modern);
+                        let call = ToolCall {
+                            params: params.clone(),
+                            approval,
+                        };
+                        return start_task(&s, &context, call, ttl, modern);
                     }
                     let connection = Arc::clone(&context.connection);
                     let cancel = context.cancel.clone();
                     let client = connection.client;
                     let (answer, noticed) = run_on(tool_pool(), client, move || {
-                        let (answer, noticed) =
-                            notices::collect(|| call_tool(&params, &connection, &cancel, modern));
+                        let (answer, noticed) = notices::collect(|| {
+                            with_approval(approval, || {
+                                call_tool(&params, &connection, &cancel, modern)
+                            })
+                        });
                         answer.map(|answer| (answer, noticed))
                     })
                     .await?;
@@ -349,10 +369,11 @@ fn long_work(
 fn start_task(
     shared: &Arc<Shared>,
     context: &RequestContext,
-    params: RequestParams,
+    call: ToolCall,
     ttl: Option<u64>,
     modern: bool,
 ) -> MethodResult {
+    let ToolCall { params, approval } = call;
     let cancel = Cancel::new();
     let owner = if modern {
         None
@@ -369,8 +390,11 @@ fn start_task(
     let task = id.clone();
     tokio::spawn(async move {
         let outcome = run_on(tool_pool(), client, move || {
-            let (answer, _noticed) =
-                notices::collect(|| call_tool(&params, &connection, &cancel, modern));
+            let (answer, _noticed) = notices::collect(|| {
+                with_approval(approval, || {
+                    call_tool(&params, &connection, &cancel, modern)
+                })
+            });
             answer
         })
         .await;
@@ -385,6 +409,46 @@ fn start_task(
             .store(true, std::sync::atomic::Ordering::Release);
     }
     Ok(answer)
+}
+
+/// A built-in tool call on its way to the tool pool: its parameters and, for
+/// `run_process_capture`, the person's approval.
+struct ToolCall {
+    params: RequestParams,
+    approval: Option<PersonApproval>,
+}
+
+/// Runs `work` (a tool call) with the person's `approval`, if there is one.
+fn with_approval<T>(approval: Option<PersonApproval>, work: impl FnOnce() -> T) -> T {
+    match approval {
+        Some(approval) => capture_approval::approved(approval, work),
+        None => work(),
+    }
+}
+
+/// Runs the `run_process_capture` call `params` up to its approval point on the tool pool,
+/// then asks the person ([`approval::ask`]); a call that fails before (its arguments, its
+/// program, the sandbox) is answered its error, and nobody is asked.
+async fn ask_approval(
+    context: &RequestContext,
+    params: &RequestParams,
+    object: &Map<String, Value>,
+) -> Result<Asked, RequestError> {
+    let connection = Arc::clone(&context.connection);
+    let cancel = context.cancel.clone();
+    let modern = context.modern.is_some();
+    let client = connection.client;
+    let proposing = params.clone();
+    let (answer, proposal) = run_on(tool_pool(), client, move || {
+        Ok(capture_approval::propose(|| {
+            call_tool(&proposing, &connection, &cancel, modern)
+        }))
+    })
+    .await?;
+    match proposal {
+        Some(proposal) => approval::ask(context, object, proposal).await,
+        None => answer.map(Asked::Answered),
+    }
 }
 
 /// Appends an extension's `entries` to the list `key` of a one-page list result.

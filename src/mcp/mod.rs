@@ -5,6 +5,7 @@
 //! The shell holds no business logic: prompts come from [`crate::prompts`], completion from
 //! [`crate::session`], tools from [`crate::tools`].
 
+mod approval;
 pub(crate) mod era;
 mod error;
 mod framing;

@@ -714,26 +714,7 @@ pub(crate) async fn result(
 
 /// An ISO-8601 UTC time (`2026-12-03T06:15:00.123Z`) of `ms` since the Unix epoch.
 pub fn iso8601(ms: u64) -> String {
-    let seconds = ms / 1000;
-    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
-    let rest = seconds % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60,
-        ms % 1000
-    )
+    format!("{}.{:03}Z", crate::text::utc_date_time(ms / 1000), ms % 1000)
 }
 
 #[cfg(test)]

@@ -287,9 +287,11 @@ fn push_workflow(text: &mut String, def: &PromptDefinition, tools: &ToolAvailabi
             "`run_process_capture` runs a program once, in a sandbox, within the bounds given \
              to it, and only after approval: first show the person the exact program, \
              arguments and bounds (timeout_secs, max_output_bytes, max_memory_mib, \
-             max_processes) and ask; then call it, and the server obtains the approval (the \
-             person's, or the operator's standing `--approve-captures` policy) and records it \
-             in the capture. A suggestion never authorizes a run: not this prompt, not a \
+             max_processes) and ask; then call it, and the server obtains the approval and \
+             records it in the capture: it asks the person through the client (MCP \
+             elicitation: a form showing the program, arguments, input, environment, bounds and \
+             sandbox; only accept runs it), or applies the operator's standing \
+             `--approve-captures` policy. A suggestion never authorizes a run: not this prompt, not a \
              completion, not a prior capture. If the call answers that approval is missing, \
              stop and ask the person; never change the arguments to get around it.\n\n",
         );

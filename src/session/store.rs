@@ -640,6 +640,11 @@ impl SessionStore {
         }
     }
 
+    /// Who approves `run_process_capture` runs in every session.
+    pub fn capture_approval(&self) -> CaptureApproval {
+        self.capture_approval
+    }
+
     /// The confinement new sessions start with.
     pub fn confinement(&self) -> Confinement {
         self.confinement

@@ -121,6 +121,7 @@ mod annotations;
 mod arguments;
 mod artifacts;
 mod binary;
+pub mod capture_approval;
 mod captures;
 mod code;
 mod compare;

@@ -10,13 +10,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::Digest;
 
+use super::capture_approval::{self, Found, Proposal, rfc3339};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
 use super::spec::{Handler, Retained, ToolSpec};
@@ -27,7 +28,7 @@ use crate::capture::{
     CAPTURE_SCHEMA, CAPTURE_VERSION, CaptureApproval, MAX_STDIN_BYTES, RunCaptureError,
 };
 use crate::session::{Address, Cancel, Session, Target};
-use crate::text::Quoted;
+use crate::text::{Quoted, hex};
 
 /// Default and most seconds of wall time.
 pub const TIMEOUT_SECS: (u64, u64) = (10, 120);
@@ -105,7 +106,9 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         removed afterwards; traced by strace), within bounds: timeout_secs (default 10, at \
         most 120), max_output_bytes per stream (default 64 KiB, at most 4 MiB), max_memory_mib \
         (default 512), max_processes (default 16). Nothing runs without approval: the \
-        operator's (rea serve --approve-captures) today. The Process Capture v4 document \
+        person's, asked through MCP elicitation (the program, arguments, input, environment, \
+        bounds and sandbox are shown; only accept runs it), or the operator's (rea serve \
+        --approve-captures). The Process Capture v4 document \
         (exit code or signal, stream digests and heads, events: processes, files, network, \
         signals, the first system calls) is retained as Evidence; a fault (SIGSEGV, SIGBUS, \
         SIGILL, SIGFPE) gives its address, the instruction's, and the procedures of the open \
@@ -149,18 +152,39 @@ fn run(
     let environment = environment(&arguments.inherit_environment, &arguments.environment)?;
     let program = resolve(session, &arguments.program)?;
     let tools = sandbox::probe()?;
-    let approval = match session.capture_approval() {
-        CaptureApproval::Operator => Approval {
-            by: "operator policy (rea serve --approve-captures)",
-            at: rfc3339(SystemTime::now()),
-        },
-        CaptureApproval::Person => return Err(RunCaptureError::NotApproved),
-    };
     let bounds = Bounds {
         wall_time: Duration::from_secs(arguments.timeout_secs),
         output_bytes: arguments.max_output_bytes,
         memory_mib: arguments.max_memory_mib,
         processes: arguments.max_processes,
+    };
+    let proposal = Proposal {
+        program: program.path.to_string_lossy().into_owned(),
+        sha256: program.sha256.clone(),
+        document: program.document.clone(),
+        arguments: arguments.arguments.clone(),
+        stdin_bytes: stdin.len(),
+        stdin_sha256: hex(&sha2::Sha256::digest(&stdin)),
+        environment: environment.clone(),
+        timeout_secs: arguments.timeout_secs,
+        max_output_bytes: arguments.max_output_bytes,
+        max_memory_mib: arguments.max_memory_mib,
+        max_processes: arguments.max_processes,
+        sandbox: sandbox_words(&program.path),
+    };
+    let approval = match session.capture_approval() {
+        CaptureApproval::Operator => Approval {
+            by: "operator policy (rea serve --approve-captures)".to_owned(),
+            at: rfc3339(SystemTime::now()),
+        },
+        CaptureApproval::Person => match capture_approval::find(&proposal) {
+            Found::Approved(person) => Approval {
+                by: person.by,
+                at: person.at,
+            },
+            Found::Changed => return Err(RunCaptureError::ProposalChanged),
+            Found::Asking | Found::Nobody => return Err(RunCaptureError::NotApproved),
+        },
     };
     let request = sandbox::Run {
         program: program.path.clone(),
@@ -193,8 +217,20 @@ fn run(
 
 /// What approved a run.
 struct Approval {
-    by: &'static str,
+    by: String,
     at: String,
+}
+
+/// What the sandbox allows a run of `program`, in words (the person reads them; the capture
+/// records them in `approval.scope`).
+fn sandbox_words(program: &Path) -> String {
+    format!(
+        "bubblewrap: no network; a read-only view of /usr, /etc, /lib and {}; an empty \
+         writable {WORK_DIR}, removed afterwards; traced by strace",
+        program
+            .parent()
+            .map_or_else(String::new, |parent| parent.to_string_lossy().into_owned()),
+    )
 }
 
 fn environment(
@@ -288,10 +324,6 @@ fn resolve(session: &Session, program: &str) -> Result<Program, RunCaptureError>
         sha256,
         document,
     })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 fn check_executable(path: &Path) -> Result<(), RunCaptureError> {
@@ -444,15 +476,11 @@ fn capture_document(
     );
     let bounds = request.bounds;
     let scope = bounded(&format!(
-        "run {} with {} argument(s) once in the bubblewrap sandbox (no network; read-only \
-         /usr, /etc, /lib and {}; writable {WORK_DIR}, removed afterwards), within \
+        "run {} with {} argument(s) once in the sandbox ({}), within \
          timeout_secs {}, max_output_bytes {}, max_memory_mib {}, max_processes {}",
         program_path,
         request.arguments.len(),
-        program
-            .path
-            .parent()
-            .map_or_else(String::new, |parent| parent.to_string_lossy().into_owned()),
+        sandbox_words(&program.path),
         bounds.wall_time.as_secs(),
         bounds.output_bytes,
         bounds.memory_mib,
@@ -568,31 +596,6 @@ fn bounded(text: &str) -> String {
         out.push('-');
     }
     out
-}
-
-/// `time` as RFC 3339 in UTC, to the second.
-fn rfc3339(time: SystemTime) -> String {
-    let seconds = time
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs());
-    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
-    let rest = seconds % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3_600,
-        rest % 3_600 / 60,
-        rest % 60
-    )
 }
 
 /// A procedure of the open document.

@@ -38,7 +38,17 @@ impl ServerProcess {
 
     /// Starts `command` (a `rea serve` with the arguments, environment and stderr a test
     /// chose; its arguments must name the store) and initializes it.
-    pub fn with_command(mut command: Command) -> ServerProcess {
+    pub fn with_command(command: Command) -> ServerProcess {
+        ServerProcess::initialized_as(
+            command,
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "memory-tests", "version": "0"}}),
+        )
+    }
+
+    /// Starts `command` as [`ServerProcess::with_command`] does, initialized with `initialize`
+    /// (the `initialize` params: the version and client capabilities a test chose).
+    pub fn initialized_as(mut command: Command, initialize: Value) -> ServerProcess {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -52,11 +62,7 @@ impl ServerProcess {
             output,
             next_id: 1,
         };
-        let id = server.send(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "memory-tests", "version": "0"}}),
-        );
+        let id = server.send("initialize", initialize);
         server.response(id);
         server.notify("notifications/initialized");
         server
@@ -167,6 +173,23 @@ impl ServerProcess {
 }
 
 impl ServerProcess {
+    /// The next message the server writes, whatever it is (a response, a notification, or a
+    /// request to the client such as `elicitation/create`).
+    pub fn next_message(&mut self) -> Value {
+        let mut line = String::new();
+        let read = self.output.read_line(&mut line).unwrap();
+        assert!(read > 0, "the server closed its output");
+        serde_json::from_str(&line).expect("a JSON line")
+    }
+
+    /// Writes `message` (any JSON-RPC message: an answer to the server's request, a
+    /// notification) as one line.
+    pub fn write(&mut self, message: &Value) {
+        let input = self.input.as_mut().expect("stdin is open");
+        writeln!(input, "{message}").unwrap();
+        input.flush().unwrap();
+    }
+
     /// The server's process id.
     pub fn id(&self) -> u32 {
         self.child.id()

@@ -125,9 +125,10 @@ mod inventory {
     mod zip;
 }
 
-/// Process captures: classification and its properties; sandboxed runs of crashing and hostile
-/// programs.
+/// Process captures: classification and its properties; the person's approval through MCP
+/// elicitation; sandboxed runs of crashing and hostile programs.
 mod captures {
+    mod approval;
     mod classification;
     mod crashes;
     mod hostile;

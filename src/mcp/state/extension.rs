@@ -45,14 +45,13 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
 use super::super::era::{CLIENT_CAPABILITIES_KEY, Era, LogLevel};
 use super::super::error::RequestError;
 use super::super::sealed::{self, StateError};
-use super::{RequestContext, Shared};
+use super::{RequestContext, Shared, cancelled};
 use crate::mcp::tasks::{self, Owner, Tasks};
 use crate::session::Cancel;
 use std::sync::Arc;
@@ -278,38 +277,7 @@ impl ExtensionContext {
         if self.era == Era::Modern {
             return Err(AskError::Modern);
         }
-        let connection = &self.request.connection;
-        let (id, answer) = connection.register_ask()?;
-        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        self.request.stream.send(line.to_string()).await;
-        let cancel = self.request.cancel.clone();
-        let waited = tokio::select! {
-            answer = tokio::time::timeout(ASK_TIMEOUT, answer) => match answer {
-                Err(_) => Waited::TimedOut,
-                Ok(Err(_)) => Waited::Ended,
-                Ok(Ok(response)) => Waited::Answer(response),
-            },
-            () = cancelled(cancel) => Waited::Ended,
-        };
-        connection.forget_ask(&id);
-        let method = method.to_owned();
-        match waited {
-            Waited::TimedOut => Err(AskError::TimedOut { method }),
-            Waited::Ended => Err(AskError::Ended { method }),
-            Waited::Answer(mut response) => {
-                if let Some(error) = response.get("error") {
-                    return Err(AskError::Refused {
-                        code: error["code"].as_i64().unwrap_or_default(),
-                        message: error["message"].as_str().unwrap_or_default().to_owned(),
-                        method,
-                    });
-                }
-                match response.get_mut("result") {
-                    Some(result) => Ok(result.take()),
-                    None => Err(AskError::Ended { method }),
-                }
-            }
-        }
+        self.request.ask(method, params).await
     }
 }
 
@@ -382,20 +350,6 @@ impl ExtensionContext {
             }),
             () = cancelled(cancel) => Err(ExtensionError::Failed("the task was cancelled".into())),
         }
-    }
-}
-
-/// How a request to the client ended.
-enum Waited {
-    Answer(Value),
-    TimedOut,
-    Ended,
-}
-
-/// Resolves when `cancel` is set (polled: cancellation is rare and the wait is long).
-async fn cancelled(cancel: Cancel) {
-    while !cancel.is_cancelled() {
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

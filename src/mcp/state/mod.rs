@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use self::extension::Extension;
 use super::era::{self, ListenFilter, LogLevel};
-use super::handler_error::{AskError, MAX_PENDING_ASKS};
+use super::handler_error::{ASK_TIMEOUT, AskError, MAX_PENDING_ASKS};
 use super::message::RequestKey;
 use super::outlet::Outlet;
 use super::protocol::{Offer, ProtocolVersion};
@@ -534,6 +534,60 @@ pub(crate) struct RequestContext {
     /// Set by the handler when it answered a `CreateTaskResult` (2026 era: `resultType:
     /// "task"`).
     pub(crate) task_created: Arc<AtomicBool>,
+}
+
+impl RequestContext {
+    /// Sends `method` with `params` to the client as a request on this request's stream
+    /// (2025 era) and waits for its result, at most [`ASK_TIMEOUT`], until the request is
+    /// cancelled or the connection ends.
+    pub(crate) async fn ask(&self, method: &str, params: Value) -> Result<Value, AskError> {
+        let connection = &self.connection;
+        let (id, answer) = connection.register_ask()?;
+        let line =
+            serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.stream.send(line.to_string()).await;
+        let waited = tokio::select! {
+            answer = tokio::time::timeout(ASK_TIMEOUT, answer) => match answer {
+                Err(_) => Waited::TimedOut,
+                Ok(Err(_)) => Waited::Ended,
+                Ok(Ok(response)) => Waited::Answer(response),
+            },
+            () = cancelled(self.cancel.clone()) => Waited::Ended,
+        };
+        connection.forget_ask(&id);
+        let method = method.to_owned();
+        match waited {
+            Waited::TimedOut => Err(AskError::TimedOut { method }),
+            Waited::Ended => Err(AskError::Ended { method }),
+            Waited::Answer(mut response) => {
+                if let Some(error) = response.get("error") {
+                    return Err(AskError::Refused {
+                        code: error["code"].as_i64().unwrap_or_default(),
+                        message: error["message"].as_str().unwrap_or_default().to_owned(),
+                        method,
+                    });
+                }
+                match response.get_mut("result") {
+                    Some(result) => Ok(result.take()),
+                    None => Err(AskError::Ended { method }),
+                }
+            }
+        }
+    }
+}
+
+/// How a request to the client ended.
+enum Waited {
+    Answer(Value),
+    TimedOut,
+    Ended,
+}
+
+/// Resolves when `cancel` is set (polled: cancellation is rare and the wait is long).
+pub(crate) async fn cancelled(cancel: Cancel) {
+    while !cancel.is_cancelled() {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 impl RequestContext {
