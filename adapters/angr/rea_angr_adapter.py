@@ -207,6 +207,17 @@ class Binary:
             raise AdapterError(NO_PROCEDURE, f"no procedure starts at {hex(address)}")
         return function
 
+    def rename(self, names):
+        """Gives each function that starts at one of `names`' addresses (file addresses) the
+        investigator's name; returns (function, its name before) to restore afterwards."""
+        renamed = []
+        for address, name in names:
+            function = self.cfg.kb.functions.function(addr=self.to_angr(address))
+            if function is not None and function.name != name:
+                renamed.append((function, function.name))
+                function.name = name
+        return renamed
+
     def segment(self, address):
         section = self.project.loader.find_section_containing(address)
         if section is not None and section.name:
@@ -223,6 +234,25 @@ def address_param(params, name="address"):
         return int(text[2:], 16)
     except ValueError:
         raise AdapterError(INVALID_PARAMS, f"`{name}` must be a 0x address") from None
+
+
+MAX_NAMES = 1024
+
+
+def names_param(params):
+    """The optional `names` of `decompile`: [(file address, name)], each checked."""
+    names = params.get("names", [])
+    if not isinstance(names, list) or len(names) > MAX_NAMES:
+        raise AdapterError(INVALID_PARAMS, f"`names` must be a list of at most {MAX_NAMES} entries")
+    checked = []
+    for entry in names:
+        if not isinstance(entry, dict):
+            raise AdapterError(INVALID_PARAMS, "each of `names` must be an object")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name or len(name) > MAX_NAME_CHARS:
+            raise AdapterError(INVALID_PARAMS, f"`names[].name` must be 1 to {MAX_NAME_CHARS} characters")
+        checked.append((address_param(entry), name))
+    return checked
 
 
 def timeout_param(params):
@@ -333,9 +363,13 @@ class Adapter:
         max_chars = params.get("max_chars", 40000)
         if not isinstance(max_chars, int) or max_chars < 1:
             raise AdapterError(INVALID_PARAMS, "`max_chars` must be a positive integer")
+        names = names_param(params)
         started = time.monotonic()
         function = binary.function_at(address, timeout_ms)
         left = timeout_ms / 1000.0 - (time.monotonic() - started)
+        own_name = binary.name(function)
+        # The investigator's names replace angr's for this decompilation only.
+        renamed = binary.rename(names)
         collector = Collector()
         logger = logging.getLogger("angr")
         logger.addHandler(collector)
@@ -345,7 +379,11 @@ class Adapter:
             if left <= 0:
                 raise TimeBound()
             signal.setitimer(signal.ITIMER_REAL, left)
-            decompiler = binary.project.analyses.Decompiler(function, cfg=binary.cfg.model)
+            # With names, angr's cache (keyed without them) must neither answer nor learn.
+            cached = not renamed
+            decompiler = binary.project.analyses.Decompiler(
+                function, cfg=binary.cfg.model, use_cache=cached, update_cache=cached
+            )
             signal.setitimer(signal.ITIMER_REAL, 0)
             if time.monotonic() - started > timeout_ms / 1000.0:
                 raise TimeBound()
@@ -365,6 +403,8 @@ class Adapter:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
             logger.removeHandler(collector)
+            for renamed_function, original in renamed:
+                renamed_function.name = original
         warnings = collector.records
         if complete and any(m in w for w in warnings for m in INCOMPLETE_MARKERS):
             complete = False
@@ -377,7 +417,7 @@ class Adapter:
                 reason = f"the output was cut to {max_chars} characters (max_chars)"
         return {
             "address": hex(address),
-            "name": binary.name(function),
+            "name": own_name,
             "code": code,
             "warnings": warnings,
             "complete": complete,

@@ -102,6 +102,11 @@ pub struct Procedures {
     pub exhaustive: bool,
     /// The index of [`Procedures::candidates`], when built.
     index: Option<Arc<PrefixIndex>>,
+    /// For each of [`Procedures::names`], the index of its address in
+    /// [`Procedures::addresses`] (filled by discovery; empty when built by hand).
+    name_addresses: Vec<usize>,
+    /// Names the provider listed for two or more addresses (when exhaustive).
+    ambiguous: HashSet<String>,
 }
 
 /// The lists are compared; whether they are indexed does not change what they complete to.
@@ -136,6 +141,75 @@ impl Procedures {
             .iter()
             .chain(self.names.iter())
             .map(String::as_str)
+    }
+
+    /// [`Procedures::candidates`] with the investigator's `labels` (canonical address, label)
+    /// taken in under section 6's rule for names: a name is offered only when discovery was
+    /// exhaustive and provider names and labels together give it exactly one address. So a
+    /// provider name that is also a label at another address names neither, a label given to
+    /// two addresses is not offered, and a label that repeats its procedure's own name is
+    /// offered once. Order: addresses, the provider's names, then the labels in `labels`' order.
+    ///
+    /// ```
+    /// use rea::core::{Discovery, Outcome, ProcedureEntry, ProcedurePage, Step};
+    ///
+    /// let mut discovery = Discovery::new();
+    /// let page = ProcedurePage {
+    ///     entries: vec![
+    ///         ProcedureEntry::new("0x10", Some("main")),
+    ///         ProcedureEntry::new("0x20", Some("helper")),
+    ///         ProcedureEntry::new("0x5a40", None),
+    ///     ],
+    ///     next_cursor: None,
+    /// };
+    /// let Step::Finished(Outcome::Found(procedures)) = discovery.feed(page) else { panic!() };
+    /// let labels = [("0x5a40".to_owned(), "parse_args".to_owned()),
+    ///               ("0x10".to_owned(), "helper".to_owned())];
+    /// let offered: Vec<&str> = procedures.candidates_with_labels(&labels);
+    /// // `helper` now names two addresses: neither is offered by that name.
+    /// assert_eq!(offered, ["0x10", "0x20", "0x5a40", "main", "parse_args"]);
+    /// ```
+    pub fn candidates_with_labels<'a>(&'a self, labels: &'a [(String, String)]) -> Vec<&'a str> {
+        let mut offered: Vec<&str> = self.addresses.iter().map(String::as_str).collect();
+        if !self.exhaustive || labels.is_empty() {
+            offered.extend(self.names.iter().map(String::as_str));
+            return offered;
+        }
+        // Each label's one address, or `None` once it was given to two.
+        let mut labelled: HashMap<&str, Option<&str>> = HashMap::with_capacity(labels.len());
+        for (address, label) in labels {
+            labelled
+                .entry(label.as_str())
+                .and_modify(|one| {
+                    if *one != Some(address.as_str()) {
+                        *one = None;
+                    }
+                })
+                .or_insert(Some(address.as_str()));
+        }
+        let mut provider_names: HashMap<&str, &str> = HashMap::with_capacity(self.names.len());
+        for (name, &at) in self.names.iter().zip(&self.name_addresses) {
+            let address = self.addresses[at].as_str();
+            provider_names.insert(name.as_str(), address);
+            let agrees = labelled
+                .get(name.as_str())
+                .is_none_or(|labelled_at| *labelled_at == Some(address));
+            if agrees {
+                offered.push(name);
+            }
+        }
+        let mut seen = HashSet::with_capacity(labels.len());
+        for (_, label) in labels {
+            let label = label.as_str();
+            // A label the provider also lists was decided with the provider's names above.
+            let unique = matches!(labelled.get(label), Some(Some(_)))
+                && !self.ambiguous.contains(label)
+                && !provider_names.contains_key(label);
+            if unique && seen.insert(label) {
+                offered.push(label);
+            }
+        }
+        offered
     }
 }
 
@@ -337,22 +411,31 @@ impl Discovery {
         for (address, index) in self.address_index.drain() {
             addresses[index] = address;
         }
-        let names = if exhaustive {
-            let mut ordered: Vec<Option<String>> = vec![None; self.names.len()];
+        let mut names = Vec::new();
+        let mut name_addresses = Vec::new();
+        let mut ambiguous = HashSet::new();
+        if exhaustive {
+            let mut ordered: Vec<Option<(String, usize)>> = vec![None; self.names.len()];
             for (name, slot) in self.names.drain() {
-                if slot.address.is_some() {
-                    ordered[slot.first_seen] = Some(name);
+                match slot.address {
+                    Some(at) => ordered[slot.first_seen] = Some((name, at)),
+                    None => {
+                        ambiguous.insert(name);
+                    }
                 }
             }
-            ordered.into_iter().flatten().collect()
-        } else {
-            Vec::new()
-        };
+            for (name, at) in ordered.into_iter().flatten() {
+                names.push(name);
+                name_addresses.push(at);
+            }
+        }
         Procedures {
             addresses,
             names,
             exhaustive,
             index: None,
+            name_addresses,
+            ambiguous,
         }
     }
 }

@@ -25,6 +25,45 @@ pub const MAX_DECOMPILE_WARNINGS: usize = 100;
 /// Most characters of one decompiler warning.
 pub const MAX_WARNING_CHARS: usize = 1_000;
 
+/// Most of the investigator's names one decompilation passes to its provider.
+pub const MAX_DECOMPILE_NAMES: usize = 1_024;
+
+/// The investigator's names (labels, docs/CONTRACT.md section 17) of a document's procedures
+/// and addresses, for a decompiler to show instead of its own: one per address, in address
+/// order, at most [`MAX_DECOMPILE_NAMES`] (the lowest addresses).
+///
+/// ```
+/// use rea::session::{Address, DecompileNames};
+/// let names = DecompileNames::new([
+///     (Address::new(0x20), "second".to_owned()),
+///     (Address::new(0x10), "first".to_owned()),
+/// ]);
+/// assert_eq!(names.as_slice()[0], (Address::new(0x10), "first".to_owned()));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DecompileNames(Vec<(super::Address, String)>);
+
+impl DecompileNames {
+    /// The names, sorted by address, the first of each address kept, cut to the bound.
+    pub fn new(names: impl IntoIterator<Item = (super::Address, String)>) -> DecompileNames {
+        let mut names: Vec<(super::Address, String)> = names.into_iter().collect();
+        names.sort_by_key(|(address, _)| *address);
+        names.dedup_by_key(|(address, _)| *address);
+        names.truncate(MAX_DECOMPILE_NAMES);
+        DecompileNames(names)
+    }
+
+    /// The names, in address order.
+    pub fn as_slice(&self) -> &[(super::Address, String)] {
+        &self.0
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// How long a decompilation may take and how much pseudo-C it may return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecompileBound {

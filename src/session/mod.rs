@@ -39,8 +39,9 @@ pub use address::{Address, AddressError};
 pub use bounded::{PROVIDER_THREADS, QUEUED_CALLS, completion_deadline, within_request_deadline};
 pub use budget::LedgerBudget;
 pub use decompile::{
-    DEFAULT_DECOMPILE_CHARS, DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound,
-    MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS, MAX_WARNING_CHARS,
+    DEFAULT_DECOMPILE_CHARS, DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound, DecompileNames,
+    MAX_DECOMPILE_CHARS, MAX_DECOMPILE_NAMES, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS,
+    MAX_WARNING_CHARS,
 };
 pub use durable::{
     Acquired, Durable, DurableError, MemoryStore, PostgresOptions, PostgresStore, SqliteStore,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::address::Address;
-use super::decompile::{Decompilation, DecompileBound};
+use super::decompile::{Decompilation, DecompileBound, DecompileNames};
 use crate::core::{PrefixIndex, ProcedurePage};
 use crate::text::Quoted;
 
@@ -827,16 +827,19 @@ pub trait Provider: Send + Sync + 'static {
         Err(ProviderError::Unsupported(Operation::Callees))
     }
 
-    /// Pseudo-C of the procedure starting at `procedure`, within `bound`. A decompiler that
-    /// ran but could not reconstruct all of it answers `Ok` with `complete: false` and its
-    /// reason; a decompiler that could not run answers an error.
+    /// Pseudo-C of the procedure starting at `procedure`, within `bound`, showing the
+    /// investigator's `names` where the decompiler would show its own (the procedure's own
+    /// name, call targets). A decompiler that ran but could not reconstruct all of it answers
+    /// `Ok` with `complete: false` and its reason; a decompiler that could not run answers an
+    /// error.
     fn decompile(
         &self,
         document: &str,
         procedure: Address,
         bound: DecompileBound,
+        names: &DecompileNames,
     ) -> Result<Decompilation, ProviderError> {
-        let _ = (document, procedure, bound);
+        let _ = (document, procedure, bound, names);
         Err(ProviderError::Unsupported(Operation::Decompile))
     }
 

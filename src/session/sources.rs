@@ -108,6 +108,27 @@ pub trait SessionView {
     fn session_handles(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The investigator's effective labels of `document` (docs/CONTRACT.md section 17), as
+    /// (canonical address, label), ordered by address then label; Procedure completion offers
+    /// them beside the provider's names ([`Procedures::candidates_with_labels`]).
+    ///
+    /// [`Procedures::candidates_with_labels`]: crate::core::Procedures::candidates_with_labels
+    fn labels_of(&self, document: &str) -> Vec<(String, String)> {
+        let _ = document;
+        Vec::new()
+    }
+}
+
+/// The labels of `document` among a session's `labels`, ordered by address then label.
+fn labels_in(labels: &crate::annotations::Labels, document: &str) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = labels
+        .iter()
+        .filter(|((of, _), _)| of == document)
+        .map(|((_, address), label)| (address.clone(), label.clone()))
+        .collect();
+    found.sort_unstable();
+    found
 }
 
 /// What completion reads for one client: the session a request names (or the client's own;
@@ -179,6 +200,12 @@ impl SessionView for ClientView<'_> {
     fn session_handles(&self) -> Vec<String> {
         self.handles.to_vec()
     }
+
+    fn labels_of(&self, document: &str) -> Vec<(String, String)> {
+        self.session
+            .map(|session| SessionView::labels_of(session, document))
+            .unwrap_or_default()
+    }
 }
 
 impl SessionView for Session {
@@ -220,6 +247,10 @@ impl SessionView for Session {
 
     fn artifact_occurrence_ids_in(&self, manifest_id: &str) -> Vec<String> {
         Session::artifact_occurrence_ids_in(self, manifest_id)
+    }
+
+    fn labels_of(&self, document: &str) -> Vec<(String, String)> {
+        labels_in(&Session::labels(self), document)
     }
 }
 
@@ -316,6 +347,12 @@ fn complete_candidates(prefix: &Prefix, candidates: Option<Candidates>) -> Compl
             },
             Outcome::Malformed(_) => Completion::empty(),
         },
+        Some(Candidates::Labelled(outcome, labels)) => match outcome.as_ref() {
+            Outcome::Found(procedures) => {
+                complete_prefix(prefix, procedures.candidates_with_labels(&labels))
+            }
+            Outcome::Malformed(_) => Completion::empty(),
+        },
         Some(Candidates::Completed(done)) => done,
         None => Completion::empty(),
     }
@@ -343,6 +380,9 @@ enum Candidates {
     /// The outcome of bounded procedure discovery (always [`Outcome::Found`]), possibly
     /// shared by the provider.
     Discovered(Arc<Outcome>),
+    /// Discovered procedures and the investigator's labels of their document, completed
+    /// together ([`crate::core::Procedures::candidates_with_labels`]).
+    Labelled(Arc<Outcome>, Vec<(String, String)>),
     /// Already completed by the store that holds them ([`SessionView::complete_evidence`]).
     Completed(Completion),
 }
@@ -382,11 +422,18 @@ fn candidates(
             else {
                 return Ok(None);
             };
+            let labels = view.labels_of(&document);
             let procedures = match access {
                 Access::AtHand => Some(provider.ready_discovery(&document).ok_or(NotAtHand)?),
                 Access::Call(config) => discover_procedures(provider, document, config),
             };
-            return Ok(procedures.map(Candidates::Discovered));
+            return Ok(procedures.map(|outcome| {
+                if labels.is_empty() {
+                    Candidates::Discovered(outcome)
+                } else {
+                    Candidates::Labelled(outcome, labels)
+                }
+            }));
         }
         Family::Provider => view.provider_ids(),
         Family::ResidualUnknown => view.residual_unknown_ids(),

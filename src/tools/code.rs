@@ -21,9 +21,9 @@ use super::spec::{Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{
     Address, AnalysisStatus, CallEdge, CallGraph, CodeScope, DEFAULT_DECOMPILE_CHARS,
-    DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound, Disassembly, MAX_CODE_PAGE,
-    MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS, MAX_DISASSEMBLY_BYTES,
-    NamedAddress, Operation, Provider, ProviderError, References, Target,
+    DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound, DecompileNames, Disassembly,
+    MAX_CODE_PAGE, MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS,
+    MAX_DISASSEMBLY_BYTES, NamedAddress, Operation, Provider, ProviderError, References, Target,
 };
 
 /// Default number of entries in one page of a code-analysis result.
@@ -210,8 +210,14 @@ fn decompile(target: &Target, arguments: DecompileArguments) -> Result<Decompile
         std::time::Duration::from_secs(arguments.timeout_secs),
         usize::try_from(arguments.max_chars).unwrap_or(MAX_DECOMPILE_CHARS),
     );
-    let decompilation = target
-        .query_document(|provider, document| provider.decompile(document, procedure, bound))?;
+    // The investigator's labels replace the decompiler's names (docs/CONTRACT.md section 17).
+    let names =
+        DecompileNames::new(target.labels().filter_map(|(address, label)| {
+            Some((Address::parse(address).ok()?, label.to_owned()))
+        }));
+    let decompilation = target.query_document(|provider, document| {
+        provider.decompile(document, procedure, bound, &names)
+    })?;
     Ok(DecompileResult {
         document: target.document()?.to_owned(),
         evidence_kind: DECOMPILER_OUTPUT,

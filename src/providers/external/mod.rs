@@ -51,8 +51,9 @@ pub use self::workspace::remove_stale as remove_stale_folders;
 use crate::base::pool::{Job, start_workers};
 use crate::core::ProcedurePage;
 use crate::session::{
-    Address, Companions, Decompilation, DecompileBound, DocumentInfo, NamedAddress, Operation,
-    ProcedureInfo, ProcedureName, ProcedureSource, Provider, ProviderError, completion_deadline,
+    Address, Companions, Decompilation, DecompileBound, DecompileNames, DocumentInfo, NamedAddress,
+    Operation, ProcedureInfo, ProcedureName, ProcedureSource, Provider, ProviderError,
+    completion_deadline,
 };
 use crate::text::cut;
 
@@ -1111,12 +1112,20 @@ impl Provider for ExternalProvider {
         document: &str,
         procedure: Address,
         bound: DecompileBound,
+        names: &DecompileNames,
     ) -> Result<Decompilation, ProviderError> {
-        let params = json!({
+        let mut params = json!({
             "document": document,
             "address": procedure.to_string(),
             "max_chars": bound.max_chars(),
         });
+        if !names.is_empty() {
+            params["names"] = names
+                .as_slice()
+                .iter()
+                .map(|(address, name)| json!({"address": address.to_string(), "name": name}))
+                .collect();
+        }
         let reply = self
             .adapter
             .call(Method::Decompile, params, bound.time())

@@ -124,3 +124,76 @@ fn two_sessions_never_see_each_others_annotations() {
     assert_eq!(listed["total"], json!(0));
     assert_eq!(first.labels().len(), 1);
 }
+
+/// Completes `procedure` of trace_crash with `value` and, for the dossier template, its
+/// `procedure` variable, through the real server; both must agree.
+fn completed(server: &mut rea_testkit::server_process::ServerProcess, value: &str) -> Vec<String> {
+    let mut answers = Vec::new();
+    for reference in [
+        json!({"type": "ref/prompt", "name": "trace_crash"}),
+        json!({"type": "ref/resource",
+               "uri": "rea://session/{session}/document/{document}/procedure/{procedure}"}),
+    ] {
+        let id = server.send(
+            "completion/complete",
+            json!({"ref": reference, "argument": {"name": "procedure", "value": value}}),
+        );
+        let answer = server.response(id);
+        let values: Vec<String> =
+            serde_json::from_value(answer["result"]["completion"]["values"].clone())
+                .unwrap_or_else(|_| panic!("{answer}"));
+        answers.push(values);
+    }
+    assert_eq!(answers[0], answers[1], "the prompt and the template agree");
+    answers.remove(0)
+}
+
+#[test]
+fn completion_offers_a_label_that_names_one_address_and_forgets_it_when_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = code::x86_64();
+    let binary = dir.path().join("app");
+    std::fs::write(&binary, &program.bytes).unwrap();
+    let mut server = rea_testkit::server_process::ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
+    let opened = server.tool("open_binary", json!({"path": binary}));
+    assert_eq!(opened["isError"], false, "{opened}");
+    let evidence =
+        server.tool("callees", json!({"procedure": "main"}))["structuredContent"]["evidence_id"]
+            .clone();
+    assert!(completed(&mut server, "emit").is_empty());
+    let helper = format!("{:#x}", program.helper);
+    let annotated = server.tool(
+        "annotate",
+        json!({"edits": [{"kind": "name", "procedure": helper, "name": "emit_greeting",
+                          "evidence": [evidence]}]}),
+    );
+    assert_eq!(annotated["isError"], false, "{annotated}");
+    assert_eq!(completed(&mut server, "emit"), ["emit_greeting"]);
+    assert_eq!(
+        completed(&mut server, "EMIT_G"),
+        ["emit_greeting"],
+        "matched as names are"
+    );
+    // A label equal to another procedure's provider name makes that name ambiguous: neither
+    // is offered (and neither resolves), until the label is undone.
+    assert_eq!(completed(&mut server, "mai"), ["main"]);
+    let clash = server.tool(
+        "annotate",
+        json!({"edits": [{"kind": "name", "procedure": helper, "name": "main",
+                          "evidence": [evidence]}]}),
+    );
+    assert_eq!(clash["isError"], false, "{clash}");
+    assert!(completed(&mut server, "mai").is_empty());
+    assert!(
+        completed(&mut server, "emit").is_empty(),
+        "the newest name replaced the label"
+    );
+    let ambiguous = server.tool("procedure_info", json!({"procedure": "main"}));
+    assert_eq!(ambiguous["isError"], true, "{ambiguous}");
+    let clash_id = clash["structuredContent"]["annotations"][0]["id"].clone();
+    let undone = server.tool("undo_annotation", json!({"annotation": clash_id}));
+    assert_eq!(undone["isError"], false, "{undone}");
+    assert_eq!(completed(&mut server, "mai"), ["main"]);
+    assert_eq!(completed(&mut server, "emit"), ["emit_greeting"]);
+    server.finish();
+}

@@ -500,3 +500,69 @@ fn malformed_messages() {
         insta::assert_snapshot!("core_discovery__malformed_messages", messages.join("\n"));
     });
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Labels (docs/CONTRACT.md section 17) under section 6's rule, against a naive oracle: after
+    /// exhaustive discovery, a provider name or a label is offered exactly when provider names
+    /// (primary or alias) and labels together give it one address, each once; the addresses
+    /// come first, unchanged; before exhaustive discovery no name and no label is offered.
+    #[test]
+    fn labels_are_offered_exactly_when_names_and_labels_together_name_one_address(
+        listing in prop::collection::vec(
+            (0u64..20, prop::option::of(0u8..6), prop::collection::vec(0u8..6, 0..2)),
+            0..40,
+        ),
+        labels in prop::collection::vec((0u64..24, 0u8..9), 0..12),
+        exhaustive in any::<bool>(),
+    ) {
+        let name = |n: u8| format!("name_{n}");
+        let entries: Vec<ProcedureEntry> = listing
+            .iter()
+            .map(|(address, primary, aliases)| {
+                let aliases: Vec<String> = aliases.iter().map(|a| name(*a)).collect();
+                let aliases: Vec<&str> = aliases.iter().map(String::as_str).collect();
+                aliased(*address, primary.map(name).as_deref(), &aliases)
+            })
+            .collect();
+        // Not exhaustive: full pages up to the address bound, the last still promising more.
+        let pages = if exhaustive {
+            vec![page(entries.clone(), None)]
+        } else {
+            full_pages(PROCEDURE_ADDRESS_LIMIT / PROCEDURE_PAGE_SIZE, Some("more"))
+        };
+        let procedures = found(run(&pages).0);
+        prop_assert_eq!(procedures.exhaustive, exhaustive);
+        let labels: Vec<(String, String)> = labels
+            .iter()
+            .map(|(address, n)| (format!("{address:#x}"), name(*n)))
+            .collect();
+        let offered = procedures.candidates_with_labels(&labels);
+        let (addresses, names) = offered.split_at(procedures.addresses.len());
+        prop_assert_eq!(addresses, procedures.addresses.iter().map(String::as_str).collect::<Vec<_>>());
+        if !exhaustive {
+            prop_assert_eq!(names, procedures.names.iter().map(String::as_str).collect::<Vec<_>>());
+            return Ok(());
+        }
+        // The oracle: every (name, address) pair from either source, then the names with one.
+        let mut named: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+            Default::default();
+        for entry in &entries {
+            for n in entry.name.iter().chain(&entry.aliases) {
+                named.entry(n.clone()).or_default().insert(entry.address.clone());
+            }
+        }
+        for (address, label) in &labels {
+            named.entry(label.clone()).or_default().insert(address.clone());
+        }
+        let expected: std::collections::BTreeSet<&str> = named
+            .iter()
+            .filter(|(_, at)| at.len() == 1)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let got: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        prop_assert_eq!(got.len(), names.len(), "each name once: {:?}", names);
+        prop_assert_eq!(got, expected);
+    }
+}

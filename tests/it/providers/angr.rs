@@ -154,6 +154,53 @@ fn angr_names_the_procedures_of_a_compiled_program_at_the_files_addresses() {
     assert!(code.contains("case 5") && code.contains("63"), "{code}");
 }
 
+/// The investigator's labels reach angr (`names` of the adapter's `decompile`): its pseudo-C
+/// calls the labelled procedures by their labels and names the decompiled one by its own, for
+/// that call only; once the labels are undone angr's names are back.
+#[test]
+fn decompile_shows_the_investigators_labels_and_forgets_them_when_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_program(dir.path(), "report");
+    let (_session, tools) = angr_session(&binary);
+    let evidence = success(&tools, "list_procedures", json!({}))["evidence_id"].clone();
+    let annotated = success(
+        &tools,
+        "annotate",
+        json!({"edits": [
+            {"kind": "name", "procedure": "make_report", "name": "write_report", "evidence": [evidence]},
+            {"kind": "name", "procedure": "classify", "name": "score_argc", "evidence": [evidence]},
+        ]}),
+    );
+    let decompiled = |procedure: &str| {
+        let result = success(
+            &tools,
+            "decompile",
+            json!({"provider": "angr", "procedure": procedure}),
+        );
+        result["code"].as_str().unwrap().to_owned()
+    };
+    let main = decompiled("main");
+    for label in ["write_report", "score_argc"] {
+        assert!(main.contains(label), "{label} in\n{main}");
+    }
+    assert!(!main.contains("make_report"), "{main}");
+    let own = decompiled("write_report");
+    assert!(own.contains("write_report("), "{own}");
+    for annotation in annotated["annotations"].as_array().unwrap() {
+        success(
+            &tools,
+            "undo_annotation",
+            json!({"annotation": annotation["id"]}),
+        );
+    }
+    let main = decompiled("main");
+    assert!(
+        main.contains("make_report") && main.contains("classify"),
+        "{main}"
+    );
+    assert!(!main.contains("write_report"), "{main}");
+}
+
 #[test]
 fn angr_agrees_with_native_on_a_stripped_system_binary() {
     let Some(binary) = ["/bin/true", "/usr/bin/true"]

@@ -165,6 +165,20 @@ fn drive(tools: &ToolBox, procedure: &str) {
         json!({"provider": "angr", "procedure": start}),
     );
     assert!(!decompiled["code"].as_str().unwrap().is_empty());
+    // With a label, the request carries `names` (validated with the rest of the log).
+    success(
+        tools,
+        "annotate",
+        json!({"edits": [{"kind": "name", "procedure": start, "name": "labelled_here",
+                          "evidence": [decompiled["evidence_id"]]}]}),
+    );
+    let named = success(
+        tools,
+        "decompile",
+        json!({"provider": "angr", "procedure": start}),
+    );
+    let code = named["code"].as_str().unwrap();
+    assert!(code.contains("labelled_here"), "{code}");
 }
 
 fn assert_every_kind(seen: &Seen) {
