@@ -161,8 +161,9 @@ pub fn check_zip(data: &[u8]) {
 }
 
 /// Decoding of stored rows on arbitrary bytes (`store_rows`): the input is split at NUL bytes
-/// into the columns of an Evidence record, a revision of an unknown and a session's binary;
-/// decoding never panics, and whatever decodes encodes back to a row that decodes the same.
+/// into the columns of an Evidence record, a revision of an unknown, a session's binary and a
+/// revision of an annotation; decoding never panics, and whatever decodes encodes back to a
+/// row that decodes the same.
 pub fn check_store_rows(data: &[u8]) {
     use crate::session::durable::rows::{
         RecordRow, decode_binary, decode_record, decode_unknown, encode_binary, encode_unknown,
@@ -202,6 +203,32 @@ pub fn check_store_rows(data: &[u8]) {
         let again = decode_binary("bs_fuzz", &encode_binary(&kept))
             .expect("a decoded binary encodes to a row that decodes");
         assert_eq!(again, kept);
+    }
+    let (annotation_id, annotation) = (next(), next());
+    if let Ok(revision) =
+        crate::session::durable::rows::decode_annotation(annotation_id, annotation)
+    {
+        let encoded = crate::session::durable::rows::encode_annotation(&revision);
+        let again = crate::session::durable::rows::decode_annotation(annotation_id, &encoded)
+            .expect("a decoded annotation encodes to a row that decodes");
+        assert_eq!(again, revision);
+    }
+}
+
+/// The prototype check of `annotate` on arbitrary text (`annotation_prototype`): the C parser
+/// behind it never panics or overflows its stack, answers the same twice, and accepts only
+/// what the check's own bounds allow (no preprocessor line, comment or body, at most
+/// [`MAX_DECLARATION_CHARS`](crate::annotations::MAX_DECLARATION_CHARS) characters).
+pub fn check_prototype(data: &[u8]) {
+    use crate::annotations::{MAX_DECLARATION_CHARS, check_declaration};
+    let text = String::from_utf8_lossy(data);
+    let checked = check_declaration(&text);
+    assert_eq!(check_declaration(&text), checked);
+    if checked.is_ok() {
+        assert!(text.chars().count() <= MAX_DECLARATION_CHARS);
+        for refused in ["#", "/*", "//", "{"] {
+            assert!(!text.contains(refused), "{refused} accepted in {text:?}");
+        }
     }
 }
 

@@ -187,6 +187,7 @@ mod fuzz_replay {
     mod inventory;
     mod mcp;
     mod prompt;
+    mod prototype;
     mod provider;
     mod resource_uri;
     mod store_rows;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use rea::session::durable::rows::{RecordRow, decode_record};
+use rea::session::durable::rows::{RecordRow, decode_annotation, decode_record};
 
 #[test]
 fn store_rows_regressions_hold_their_invariants() {
@@ -25,8 +25,22 @@ fn store_rows_regressions_hold_their_invariants() {
             document: None,
         };
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        decoded.push(format!("{name}: {}", decode_record(row).is_ok()));
+        let annotation = match (columns.get(10), columns.get(11)) {
+            (Some(id), Some(revision)) => decode_annotation(id, revision).is_ok(),
+            _ => false,
+        };
+        decoded.push(format!(
+            "{name}: {} {annotation}",
+            decode_record(row).is_ok()
+        ));
     }
     decoded.sort();
-    assert_eq!(decoded, ["refused_rows.bin: false", "valid_rows.bin: true"]);
+    assert_eq!(
+        decoded,
+        [
+            "annotation_row.bin: true true",
+            "refused_rows.bin: false false",
+            "valid_rows.bin: true false"
+        ]
+    );
 }
