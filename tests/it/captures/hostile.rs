@@ -227,6 +227,60 @@ fn killing_its_parent_and_ptrace_of_its_parent_are_refused() {
     assert_eq!(listed["isError"], false);
 }
 
+/// A setuid program owned by another user gains nothing: the sandbox runs with
+/// `no_new_privs` (bwrap sets it) on `nosuid` mounts, so the program's effective user is its
+/// real one, and its attempt to become root fails.
+#[test]
+fn a_setuid_binary_gains_no_privilege() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = program_dir();
+    let binary = compile(
+        dir.path(),
+        "setuid_probe",
+        "#include <stdio.h>\n#include <unistd.h>\nint main(void) { uid_t real = getuid(), effective = geteuid(); int became = setuid(0); printf(\"real %d effective %d setuid %d\\n\", (int)real, (int)effective, became); return 0; }\n",
+    );
+    // Owned by `nobody` (only root can give it away), setuid: run outside the sandbox it
+    // would run as nobody.
+    let nobody = 65_534;
+    if runs_as_root() {
+        std::os::unix::fs::chown(&binary, Some(nobody), Some(nobody)).unwrap();
+    }
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let outside = std::process::Command::new(&binary).output().unwrap();
+    let outside = String::from_utf8_lossy(&outside.stdout).into_owned();
+    let mut server = approving_server(dir.path());
+    let (result, _) = capture_pinging(&mut server, &binary, json!({}));
+    let inside = result["stdout_head"].as_str().unwrap().to_owned();
+    let fields: Vec<&str> = inside.split_whitespace().collect();
+    assert_eq!(fields.len(), 6, "{inside}");
+    assert_eq!(
+        fields[1], fields[3],
+        "the effective user is the real one: {inside}"
+    );
+    assert_ne!(
+        fields[3],
+        nobody.to_string(),
+        "the setuid bit was ignored: {inside}"
+    );
+    // The bit is real: outside the sandbox the effective user is nobody.
+    if runs_as_root() {
+        assert!(
+            outside.contains(&format!("effective {nobody}")),
+            "{outside}"
+        );
+    }
+}
+
+/// Whether the test runs as root (read from /proc, without `unsafe`).
+fn runs_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().next().map(|uid| uid == "0"))
+        .unwrap_or(false)
+}
+
 #[test]
 fn writes_outside_its_directory_fail_and_its_directory_is_removed() {
     let dir = program_dir();
