@@ -200,4 +200,3 @@ mod tests {
         assert_eq!(format!("{quoted:?}"), r#""a\"b\n""#);
     }
 }
-

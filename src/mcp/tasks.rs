@@ -714,7 +714,11 @@ pub(crate) async fn result(
 
 /// An ISO-8601 UTC time (`2026-12-03T06:15:00.123Z`) of `ms` since the Unix epoch.
 pub fn iso8601(ms: u64) -> String {
-    format!("{}.{:03}Z", crate::text::utc_date_time(ms / 1000), ms % 1000)
+    format!(
+        "{}.{:03}Z",
+        crate::text::utc_date_time(ms / 1000),
+        ms % 1000
+    )
 }
 
 #[cfg(test)]
