@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::base::{Cancel, Cancelled};
@@ -176,7 +177,7 @@ pub struct ResolutionDraft {
 }
 
 /// Where a record stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownStatus {
     /// The head of its chain, not resolved: a completion candidate.
@@ -188,34 +189,41 @@ pub enum UnknownStatus {
 }
 
 /// How an unknown was resolved.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resolution {
-    /// The Evidence IDs cited, in the order given, without repeats.
+    /// The Evidence cited.
+    // In the order given, without repeats.
+    #[schemars(extend("items" = {"type": "string", "description": "An Evidence ID."}))]
     pub evidence: Vec<String>,
-    /// The caller's note, if any.
+    /// The answer given, if any.
     pub note: Option<String>,
 }
 
 /// One revision of a residual unknown.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Unknown {
-    /// This revision's ID.
+    /// This revision's ID (`unk-` and twelve digits).
+    #[schemars(with = "String")]
     pub id: UnknownId,
-    /// The question.
+    /// The open question.
     pub question: String,
     /// The document it concerns.
     pub document: Option<String>,
     /// The procedure it concerns.
     pub procedure: Option<String>,
-    /// Where this revision stands.
+    /// `open`: a head, offered for completion; `superseded`: refined; `resolved`: answered
+    /// with Evidence.
     pub status: UnknownStatus,
-    /// The revision this one refines, if any.
+    /// The revision this one refines.
+    #[schemars(with = "Option<String>")]
     pub revises: Option<UnknownId>,
-    /// The revision that refines this one; set exactly when the status is `Superseded`.
+    /// The revision that refines this one.
+    // Set exactly when the status is `superseded`.
+    #[schemars(with = "Option<String>")]
     pub superseded_by: Option<UnknownId>,
-    /// How it was resolved; set exactly when the status is `Resolved`.
+    /// How it was resolved; null unless resolved.
     pub resolution: Option<Resolution>,
 }
 

@@ -114,6 +114,7 @@ mod parse;
 mod shapes;
 mod sightings;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -256,7 +257,7 @@ impl Claim {
 }
 
 /// Where a claim stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictStatus {
     /// Retained Evidence shows the claim holds, and none contradicts it.
@@ -268,16 +269,17 @@ pub enum VerdictStatus {
 }
 
 /// The verdict on one claim.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Verdict {
-    /// Position of the claim in the list, from 0.
+    /// Position of the claim, from 0.
     pub index: usize,
     /// The claim's kind.
     pub kind: &'static str,
     /// The verdict.
     pub status: VerdictStatus,
-    /// Evidence IDs the verdict rests on, in ledger order; empty when unverified for lack of
-    /// Evidence.
+    /// Evidence the verdict rests on, in ledger order.
+    // Empty when unverified for lack of Evidence.
+    #[schemars(extend("items" = {"type": "string", "description": "An Evidence ID."}))]
     pub evidence: Vec<String>,
     /// One sentence saying why.
     pub reason: String,

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::page::{InventoryPage, Occurrence};
@@ -11,24 +12,24 @@ use super::page::{InventoryPage, Occurrence};
 const NAMED_MISSING_PAGES: usize = 10;
 
 /// What changed from one inventory to another, each list in path order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct InventoryDiff {
     /// Manifest ID of the first inventory.
     pub before: String,
     /// Manifest ID of the second inventory.
     pub after: String,
-    /// Paths only the second inventory has.
+    /// Paths only `after` has.
     pub added: Vec<Occurrence>,
-    /// Paths only the first inventory has.
+    /// Paths only `before` has.
     pub removed: Vec<Occurrence>,
     /// Paths both have, with different digests.
     pub changed: Vec<ChangedOccurrence>,
-    /// Number of paths both have with the same digest.
+    /// Paths both have with the same digest.
     pub unchanged: usize,
 }
 
 /// A path whose content differs between the two inventories.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ChangedOccurrence {
     /// The path.
     pub path: String,

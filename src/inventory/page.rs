@@ -1,10 +1,13 @@
 //! The inventory page document and its validation.
 
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ids::occurrence_id_for;
-use crate::schemas::{INVENTORY_PAGE, SchemaViolation};
+use crate::schemas::{ARTIFACT_INVENTORY_V1, INVENTORY_PAGE, SchemaViolation};
 
 /// One page of an artifact inventory: the JSON document `inventory_artifacts` returns.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,6 +26,24 @@ pub struct InventoryPage {
     pub occurrences: Vec<Occurrence>,
     /// This page's rejected entries, in path order.
     pub rejected: Vec<RejectedEntry>,
+}
+
+// Not derived: the page is a published document, and its schema is the published Artifact
+// Inventory v1 schema (with its own definitions), which a derive would only approximate.
+impl JsonSchema for InventoryPage {
+    fn schema_name() -> Cow<'static, str> {
+        "InventoryPage".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let mut schema: Value =
+            serde_json::from_str(ARTIFACT_INVENTORY_V1).expect("the published schema is JSON");
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("$schema");
+            object.remove("$id");
+        }
+        Schema::try_from(schema).expect("the published schema is an object")
+    }
 }
 
 /// The directory or archive an inventory covers.
@@ -60,9 +81,9 @@ pub struct PagePosition {
 }
 
 /// One inventoried file.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Occurrence {
-    /// Stable ID (see the module documentation).
+    /// Stable occurrence ID (`occ-` and 32 hexadecimal digits).
     pub occurrence_id: String,
     /// Path below the root, `/`-separated.
     pub path: String,
@@ -70,12 +91,14 @@ pub struct Occurrence {
     pub size: u64,
     /// SHA-256 of the content, lowercase hexadecimal.
     pub sha256: String,
-    /// Format detected from the first bytes.
+    /// Executable format detected from the first bytes.
     pub format: ExecutableFormat,
 }
 
 /// A file format recognised from its first bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExecutableFormat {
     /// ELF (`7f 45 4c 46`).

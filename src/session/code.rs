@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::address::Address;
@@ -31,7 +32,7 @@ pub enum CodeScope {
 }
 
 /// Which bound, if any, cut the analysis of a document short.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AnalysisLimit {
     /// The most instructions one analysis decodes.
@@ -44,29 +45,32 @@ pub enum AnalysisLimit {
 
 /// How complete the document's code analysis is. Every code-analysis result carries it, so a
 /// reader knows whether an empty or short list may be missing references.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct AnalysisStatus {
     /// Whether every procedure was decoded and every reference kept.
     pub complete: bool,
-    /// The bound that cut the analysis short, when one did.
+    /// The bound that cut the analysis short (most instructions, most references, most time),
+    /// or null.
     pub cut_short_by: Option<AnalysisLimit>,
-    /// Instructions decoded.
+    /// Instructions the analysis decoded.
     pub instructions: u64,
-    /// References kept.
+    /// References the analysis kept.
     pub references: u64,
 }
 
 /// An address and the name of what is there, when one is known.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct NamedAddress {
-    /// The address.
+    /// The address, lowercase `0x`-prefixed hexadecimal.
+    #[schemars(with = "String")]
     pub address: Address,
-    /// The name: a procedure's display name, a stub's `symbol@plt`, or an imported symbol.
+    /// What is there: a procedure, `symbol@plt` stub or imported symbol name; null when
+    /// unknown.
     pub name: Option<String>,
 }
 
 /// How one place refers to another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReferenceKind {
     /// A call instruction (direct, or through an import slot).
@@ -78,74 +82,81 @@ pub enum ReferenceKind {
 }
 
 /// One decoded instruction.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Instruction {
-    /// Address of its first byte.
+    /// Address of the instruction.
+    #[schemars(with = "String")]
     pub address: Address,
-    /// Its bytes as lowercase hexadecimal, two digits per byte.
+    /// Its bytes, lowercase hexadecimal.
     pub bytes: String,
-    /// The mnemonic (Intel syntax on x86), e.g. `call` or `adrp`.
+    /// The mnemonic.
+    // Intel syntax on x86, e.g. `call` or `adrp`.
     pub mnemonic: String,
-    /// The operands as text, absolute addresses for PC-relative ones.
+    /// The operands as text.
+    // Absolute addresses for PC-relative ones.
     pub operands: String,
-    /// The address it branches to, calls, or refers to PC-relatively, when it has one.
+    /// Address it calls, branches to or refers to PC-relatively, or null.
+    #[schemars(with = "Option<String>")]
     pub target: Option<Address>,
-    /// How it refers to `target`.
+    /// How it refers to `target` (null without one).
     pub target_kind: Option<ReferenceKind>,
-    /// What is at `target`: a procedure or stub name, `name+0x10` inside a procedure, or the
-    /// imported symbol of a slot.
+    /// What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported
+    /// symbol; null when unknown.
     pub target_name: Option<String>,
 }
 
 /// One page of `disassemble`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Disassembly {
-    /// The decoded architecture, e.g. `x86_64`, `i386`, `aarch64`.
+    /// The decoded architecture (`x86_64`, `i386`, `aarch64`).
     pub architecture: String,
-    /// The procedure decoded, when the scope is a procedure.
+    /// The procedure decoded, or null for an address range.
     pub procedure: Option<NamedAddress>,
-    /// First address of the scope.
+    /// First address of the procedure or range.
+    #[schemars(with = "String")]
     pub start: Address,
-    /// End of the scope (exclusive).
+    /// End of the procedure or range (exclusive).
+    #[schemars(with = "String")]
     pub end: Address,
     /// This page's instructions, in address order.
     pub instructions: Vec<Instruction>,
-    /// Cursor of the next page; `None` on the last page.
+    /// Cursor of the next page; null on the last page.
     pub next_cursor: Option<String>,
-    /// How complete the analysis that names targets is.
+    /// The document's code analysis: when it is not complete, lists may miss entries.
     pub analysis: AnalysisStatus,
 }
 
 /// One reference to an address.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Reference {
     /// The referring instruction, or the data word holding the pointer.
+    #[schemars(with = "String")]
     pub from: Address,
-    /// How it refers.
+    /// `call`, `jump` or `data`.
     pub kind: ReferenceKind,
-    /// The procedure containing `from`, when it is in one.
+    /// The procedure containing `from`, or null.
     pub procedure: Option<NamedAddress>,
     /// The segment containing `from`.
     pub segment: Option<String>,
 }
 
 /// One page of `xrefs_to`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct References {
     /// The referenced address and what is there.
     pub target: NamedAddress,
-    /// This page's references, in `from` order.
+    /// This page's references, by referring address.
     pub references: Vec<Reference>,
-    /// Total number of references to the target.
+    /// Number of references to the address.
     pub total: usize,
-    /// Cursor of the next page; `None` on the last page.
+    /// Cursor of the next page; null on the last page.
     pub next_cursor: Option<String>,
-    /// How complete the analysis is.
+    /// The document's code analysis: when it is not complete, lists may miss entries.
     pub analysis: AnalysisStatus,
 }
 
 /// How one procedure transfers control to another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CallKind {
     /// A call instruction (direct, or through an import slot).
@@ -156,15 +167,22 @@ pub enum CallKind {
 }
 
 /// One edge of the direct call graph.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CallEdge {
-    /// The caller (for `callers`) or the callee (for `callees`).
+    /// The caller or callee.
+    // The caller for `callers`, the callee for `callees`.
     pub procedure: NamedAddress,
-    /// The imported symbol, when the callee is a stub or an import slot.
+    /// The imported symbol when the callee is a stub (PLT entry, PE import thunk, Mach-O stub)
+    /// or an import slot.
     pub import: Option<String>,
-    /// Whether the edge's instructions are calls or tail-call jumps.
+    /// `call` for call instructions; `tail_call` for unconditional jumps from inside the
+    /// caller to the start of the callee (another procedure, a stub or an import slot).
     pub kind: CallKind,
-    /// The call (or tail-call jump) instructions of this edge, in address order.
+    /// The calls (or tail-call jumps) of this edge, in address order.
+    #[schemars(
+        with = "Vec<String>",
+        extend("items" = {"type": "string", "description": "Address of a call instruction, or of a tail-call jump."})
+    )]
     pub call_sites: Vec<Address>,
 }
 

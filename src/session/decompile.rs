@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::code::NamedAddress;
@@ -107,20 +108,22 @@ impl Default for DecompileBound {
 }
 
 /// Pseudo-C of one procedure, as a decompiler reconstructed it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Decompilation {
     /// The procedure decompiled.
     pub procedure: NamedAddress,
-    /// The decompiler that produced `code` and its version, e.g. `angr 9.2.213`.
+    /// The decompiler and its version, e.g. `angr 9.2.213`.
     pub decompiler: String,
-    /// The pseudo-C, at most the bound's characters.
+    /// The pseudo-C.
+    // At most the bound's characters.
     pub code: String,
-    /// The decompiler's warnings and errors, verbatim, in the order it gave them (at most
-    /// [`MAX_DECOMPILE_WARNINGS`]).
+    /// The decompiler's warnings and errors, verbatim.
+    // In the order it gave them.
+    #[schemars(length(max = MAX_DECOMPILE_WARNINGS))]
     pub warnings: Vec<String>,
-    /// Whether `code` is the decompiler's whole output for the whole procedure: false when
-    /// structuring failed, a bound cut it, or the output was cut to the character bound.
+    /// Whether `code` is the whole procedure as the decompiler reconstructed it.
     pub complete: bool,
-    /// Why `complete` is false; `None` when it is true.
+    /// Why `complete` is false (structuring failed, a bound stopped it, the output was cut);
+    /// null when complete.
     pub incomplete_reason: Option<String>,
 }

@@ -18,6 +18,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -35,7 +36,7 @@ const EVIDENCE_DIGITS: usize = 12;
 /// An Evidence ID: `ev-` and twelve decimal digits, e.g. `ev-000000000042`.
 ///
 /// IDs are ASCII, unique in the process, and sort as strings in creation order.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(transparent)]
 pub struct EvidenceId(String);
 
@@ -95,19 +96,22 @@ impl AsRef<str> for EvidenceId {
 }
 
 /// One retained observation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct EvidenceRecord {
-    /// Its ID.
+    /// The Evidence ID.
     pub id: EvidenceId,
-    /// Position in the session's ledger, from 1; restarts when the ledger is cleared.
+    /// Position in the session's ledger, from 1.
+    // Restarts when the ledger is cleared.
     pub sequence: u64,
-    /// The operation (tool name) that observed it.
+    /// The tool that observed it.
     pub operation: String,
-    /// The arguments of the call.
+    /// The arguments of that call, as given.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub arguments: Value,
-    /// The result of the call.
+    /// The result of that call (without its `evidence_id`).
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub result: Value,
-    /// The provider that answered, if the call went to one.
+    /// The provider that answered, if any.
     pub provider: Option<String>,
     /// The document observed, if any.
     pub document: Option<String>,

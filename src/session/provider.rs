@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::address::Address;
@@ -25,7 +26,7 @@ pub const MAX_SEARCH_RESULTS: usize = 500;
 
 /// An operation a provider may support. The names are the tool names (docs/CONTRACT.md
 /// section 11).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Operation {
     /// [`Provider::list_documents`].
@@ -190,13 +191,14 @@ impl DocumentNames {
 }
 
 /// A document a provider offers: a binary, one slice of a fat binary, or one catalog program.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DocumentInfo {
-    /// Name, unique among the provider's documents and stable while it is open.
+    /// Document name, unique within its provider.
+    // And stable while the provider is open.
     pub name: String,
-    /// Container format, e.g. `elf`, `macho`, `pe`, when known.
+    /// Container format (`elf`, `macho`, `pe`, ...), when known.
     pub format: Option<String>,
-    /// Architecture, e.g. `x86_64`, `arm64`, when known.
+    /// Architecture (`x86_64`, `arm64`, ...), when known.
     pub architecture: Option<String>,
 }
 
@@ -212,7 +214,7 @@ impl DocumentInfo {
 }
 
 /// Where a procedure's address (or name) was found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProcedureSource {
     /// The static symbol table (ELF `.symtab`, Mach-O `LC_SYMTAB`, COFF symbols).
@@ -239,28 +241,34 @@ pub enum ProcedureSource {
 }
 
 /// One name of a procedure: as displayed (demangled) and as stored in the binary.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ProcedureName {
-    /// Display name: demangled when the raw name is a Rust, Itanium C++ or MSVC mangled name.
+    /// Display name (demangled when the raw name is mangled).
+    // Rust, Itanium C++ and MSVC manglings are demangled.
     pub name: String,
-    /// The name exactly as the binary (or catalog) stores it.
+    /// The name exactly as the binary or catalog stores it; `#<ordinal>` for a PE import by
+    /// ordinal.
     pub raw_name: String,
 }
 
 /// What a provider knows about one procedure.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ProcedureInfo {
-    /// Start address.
+    /// Start address, lowercase `0x`-prefixed hexadecimal.
+    #[schemars(with = "String")]
     pub address: Address,
-    /// The primary name, if any (the name `list_procedures` shows).
+    /// The primary name, or null when none is known.
+    // The name `list_procedures` shows.
     pub name: Option<ProcedureName>,
-    /// Other names at the same address, in a deterministic order.
+    /// Other names at the same address.
+    // In a deterministic order.
     pub aliases: Vec<ProcedureName>,
     /// Size in bytes, when known.
     pub size: Option<u64>,
-    /// The segment (or section) containing the start address, when known.
+    /// The segment containing the start address, when known.
     pub segment: Option<String>,
-    /// Where the procedure was found, sorted.
+    /// Where the procedure was found.
+    // Sorted.
     pub sources: Vec<ProcedureSource>,
 }
 
@@ -355,19 +363,22 @@ impl Serialize for Permissions {
 }
 
 /// A mapped region of a document (a section where the format has them, else a segment).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Segment {
     /// Name, e.g. `.text` or `__TEXT,__text`.
     pub name: String,
     /// Start address.
+    #[schemars(with = "String")]
     pub address: Address,
     /// Size in memory, in bytes.
     pub size: u64,
     /// Offset of its bytes in the file, if it has any.
     pub file_offset: Option<u64>,
-    /// Number of bytes backed by the file (0 for zero-fill regions such as `.bss`).
+    /// Bytes backed by the file (0 for zero-fill regions).
+    // Such as `.bss`.
     pub file_size: u64,
-    /// Memory permissions.
+    /// Permissions as `rwx` with `-` for absent ones, e.g. `r-x`.
+    #[schemars(with = "String")]
     pub permissions: Permissions,
 }
 
@@ -422,13 +433,15 @@ impl StringQuery {
 }
 
 /// A string found in a document.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StringMatch {
     /// Address of the first byte.
+    #[schemars(with = "String")]
     pub address: Address,
-    /// The text, at most [`crate::core::MAX_VALUE_CHARS`] characters (see `truncated`).
+    /// The string (at most 4096 characters).
+    // 4096 is `crate::core::MAX_VALUE_CHARS` (a doc comment is the published description).
     pub text: String,
-    /// Whether the run in the file is longer than `text`.
+    /// Whether the string in the file is longer than `text`.
     pub truncated: bool,
     /// The segment containing it.
     pub segment: String,
@@ -444,32 +457,33 @@ pub struct StringMatches {
 }
 
 /// One imported symbol of a document.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Import {
     /// The symbol: display name (demangled) and raw name; a PE import by ordinal is named
     /// `#<ordinal>`.
     pub symbol: ProcedureName,
-    /// The library the format binds the symbol to, when it says: the ELF file of the symbol's
-    /// version requirement, the PE import descriptor's DLL, the Mach-O dylib of the ordinal.
+    /// The library the format binds the symbol to, when it says.
+    // The ELF file of the symbol's version requirement, the PE import descriptor's DLL, the
+    // Mach-O dylib of the ordinal.
     pub library: Option<String>,
-    /// The ELF symbol version, e.g. `GLIBC_2.2.5`, when the symbol has one.
+    /// The ELF symbol version, e.g. `GLIBC_2.2.5`, when it has one.
     pub version: Option<String>,
-    /// The PE import ordinal or the Mach-O library ordinal, when the format records one.
+    /// The PE import ordinal (or hint) or the Mach-O library ordinal.
     pub ordinal: Option<u32>,
-    /// The stub the code calls (ELF PLT entry, PE import thunk, Mach-O `__stubs` entry), when
-    /// known.
+    /// Address of the stub the code calls (PLT entry, import thunk, Mach-O stub), when known.
+    #[schemars(with = "Option<String>")]
     pub stub: Option<Address>,
-    /// The slot the stub or the code reads the target from (ELF GOT entry, PE IAT entry,
-    /// Mach-O lazy or non-lazy pointer), when known.
+    /// Address of the slot holding the target (GOT, IAT, lazy pointer), when known.
+    #[schemars(with = "Option<String>")]
     pub slot: Option<Address>,
 }
 
 /// One page of [`Provider::list_imports`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ImportPage {
-    /// This page's imports, in the provider's stable order.
+    /// This page's imports, in the format's order.
     pub imports: Vec<Import>,
-    /// The cursor of the next page; `None` on the last page.
+    /// Cursor of the next page; null on the last page.
     pub next_cursor: Option<String>,
 }
 

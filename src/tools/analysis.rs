@@ -1,19 +1,12 @@
 //! Static-analysis tools: procedures, segments, strings and bytes of a document. Each is an
 //! observation: its result is recorded as Evidence.
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::arguments::{ADDRESS_PATTERN, ArgumentError, CursorArgument, TargetArguments, address};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{
-    array, count, flag, hand_written, nullable_count, nullable_string, object, string,
-    with_optional_property,
-};
 use super::spec::{Handler, ToolSpec};
 use crate::base::notices::{self, Notice};
 use crate::core::{MAX_VALUE_CHARS, PROCEDURE_PAGE_SIZE};
@@ -255,34 +248,6 @@ pub(super) struct ListImportsResult {
     page: ImportPage,
 }
 
-/// A page of imports, as `list_imports` describes it.
-impl JsonSchema for ImportPage {
-    fn schema_name() -> Cow<'static, str> {
-        "ImportPage".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let symbol = object(json!({
-                "name": string("Display name (demangled when the raw name is mangled)."),
-                "raw_name": string("The name exactly as the binary stores it; `#<ordinal>` for a PE import by ordinal."),
-            }));
-            let import = object(json!({
-                "symbol": symbol,
-                "library": nullable_string("The library the format binds the symbol to, when it says."),
-                "version": nullable_string("The ELF symbol version, e.g. `GLIBC_2.2.5`, when it has one."),
-                "ordinal": nullable_count("The PE import ordinal (or hint) or the Mach-O library ordinal."),
-                "stub": nullable_string("Address of the stub the code calls (PLT entry, import thunk, Mach-O stub), when known."),
-                "slot": nullable_string("Address of the slot holding the target (GOT, IAT, lazy pointer), when known."),
-            }));
-            object(json!({
-                "imports": array(import, "This page's imports, in the format's order."),
-                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-            }))
-        })
-    }
-}
-
 fn list_procedures(
     target: &Target,
     arguments: ListProceduresArguments,
@@ -361,21 +326,6 @@ pub(super) struct ProcedureInfoResult {
     info: ProcedureInfo,
 }
 
-/// A procedure as `procedure_info` and `search_procedures` describe it.
-impl JsonSchema for ProcedureInfo {
-    fn schema_name() -> Cow<'static, str> {
-        "ProcedureInfo".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(with_optional_property(
-            object(procedure_properties()),
-            "label",
-            super::annotations::labels::nullable_label_schema(),
-        ))
-    }
-}
-
 fn search_procedures(
     target: &Target,
     arguments: SearchProceduresArguments,
@@ -432,26 +382,6 @@ pub(super) struct ListSegmentsResult {
     segments: Vec<Segment>,
 }
 
-/// A segment as `list_segments` describes it.
-impl JsonSchema for Segment {
-    fn schema_name() -> Cow<'static, str> {
-        "Segment".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "name": string("Name, e.g. `.text` or `__TEXT,__text`."),
-                "address": string("Start address."),
-                "size": count("Size in memory, in bytes."),
-                "file_offset": nullable_count("Offset of its bytes in the file, if it has any."),
-                "file_size": count("Bytes backed by the file (0 for zero-fill regions)."),
-                "permissions": string("Permissions as `rwx` with `-` for absent ones, e.g. `r-x`."),
-            }))
-        })
-    }
-}
-
 fn search_strings(
     target: &Target,
     arguments: SearchStringsArguments,
@@ -484,24 +414,6 @@ pub(super) struct SearchStringsResult {
     strings: Vec<StringMatch>,
     /// Whether the search stopped early (limit or scan bound reached).
     truncated: bool,
-}
-
-/// A string as `search_strings` describes it.
-impl JsonSchema for StringMatch {
-    fn schema_name() -> Cow<'static, str> {
-        "StringMatch".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "address": string("Address of the first byte."),
-                "text": string("The string (at most 4096 characters)."),
-                "truncated": flag("Whether the string in the file is longer than `text`."),
-                "segment": string("The segment containing it."),
-            }))
-        })
-    }
 }
 
 fn read_bytes(
@@ -546,23 +458,4 @@ fn hex(bytes: &[u8]) -> String {
         let _ = write!(text, "{byte:02x}");
     }
     text
-}
-
-/// A procedure as `procedure_info` and `search_procedures` describe it.
-fn procedure_properties() -> Value {
-    let name = object(json!({
-        "name": string("Display name (demangled when the raw name is mangled)."),
-        "raw_name": string("The name exactly as the binary or catalog stores it."),
-    }));
-    json!({
-        "address": string("Start address, lowercase `0x`-prefixed hexadecimal."),
-        "name": {"description": "The primary name, or null when none is known.", "anyOf": [name, {"type": "null"}]},
-        "aliases": array(name, "Other names at the same address."),
-        "size": nullable_count("Size in bytes, when known."),
-        "segment": nullable_string("The segment containing the start address, when known."),
-        "sources": array(
-            json!({"type": "string", "enum": ["symbol_table", "dynamic_symbols", "exports", "unwind_table", "function_starts", "import_stubs", "entry_point", "call_targets", "catalog", "adapter"]}),
-            "Where the procedure was found.",
-        ),
-    })
 }

@@ -7,18 +7,16 @@
 //! read only those retained pages (never the file system) and append nothing; the Artifact
 //! manifest and Artifact occurrence completion families project the same pages.
 
-use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::arguments::ArgumentError;
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, count, hand_written, object, string};
 use super::spec::{Handler, Retained, ToolSpec, encode};
 use crate::core::MAX_VALUE_CHARS;
 use crate::inventory::{
@@ -26,7 +24,6 @@ use crate::inventory::{
     MAX_PAGE_SIZE, Occurrence, OccurrenceFilter, PageSize, compare_inventories, list_occurrences,
     manifest_ids,
 };
-use crate::schemas::ARTIFACT_INVENTORY_V1;
 use crate::session::{Cancel, KeptWalk, Session};
 
 /// Largest page index accepted (far beyond any inventory the limits allow).
@@ -185,24 +182,6 @@ fn inventory_artifacts(
     })
 }
 
-/// The result of `inventory_artifacts`: the page, which is also the retained document.
-impl JsonSchema for InventoryPage {
-    fn schema_name() -> Cow<'static, str> {
-        "InventoryPage".into()
-    }
-
-    /// The published Artifact Inventory v1 schema.
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let mut schema: Value =
-            serde_json::from_str(ARTIFACT_INVENTORY_V1).expect("the published schema is JSON");
-        if let Some(object) = schema.as_object_mut() {
-            object.remove("$schema");
-            object.remove("$id");
-        }
-        hand_written(schema)
-    }
-}
-
 /// The retained pages of the inventory `manifest_id`.
 fn pages_of(pages: &[InventoryPage], manifest_id: &str) -> Result<Vec<InventoryPage>, ToolError> {
     let selected: Vec<InventoryPage> = pages
@@ -274,55 +253,9 @@ struct ListedItem {
     occurrence: Occurrence,
 }
 
-/// An occurrence of an inventory, as the artifact tools describe it.
-impl JsonSchema for Occurrence {
-    fn schema_name() -> Cow<'static, str> {
-        "Occurrence".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(object(occurrence_properties()))
-    }
-}
-
 fn compare(session: &Session, arguments: CompareArguments) -> Result<InventoryDiff, ToolError> {
     let pages = session.inventory_pages();
     let before = pages_of(&pages, &arguments.before)?;
     let after = pages_of(&pages, &arguments.after)?;
     Ok(compare_inventories(&before, &after)?)
-}
-
-/// The result of `compare_inventories`.
-impl JsonSchema for InventoryDiff {
-    fn schema_name() -> Cow<'static, str> {
-        "InventoryDiff".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let occurrence = object(occurrence_properties());
-            object(json!({
-                "before": string("Manifest ID of the first inventory."),
-                "after": string("Manifest ID of the second inventory."),
-                "added": array(occurrence.clone(), "Paths only `after` has."),
-                "removed": array(occurrence.clone(), "Paths only `before` has."),
-                "changed": array(object(json!({
-                    "path": string("The path."),
-                    "before": occurrence.clone(),
-                    "after": occurrence,
-                })), "Paths both have, with different digests."),
-                "unchanged": count("Paths both have with the same digest."),
-            }))
-        })
-    }
-}
-
-fn occurrence_properties() -> Value {
-    json!({
-        "occurrence_id": string("Stable occurrence ID (`occ-` and 32 hexadecimal digits)."),
-        "path": string("Path below the root, `/`-separated."),
-        "size": count("Size in bytes."),
-        "sha256": string("SHA-256 of the content, lowercase hexadecimal."),
-        "format": string("Executable format detected from the first bytes."),
-    })
 }

@@ -1,17 +1,14 @@
 //! Binary-session tools: open and close a binary, list providers and documents, pick the current
 //! document.
 
-use std::borrow::Cow;
 use std::path::Path;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::arguments::{CursorArgument, NoArguments};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, count, flag, hand_written, nullable_string, object, string};
 use super::spec::{CLOSE_BINARY, Handler, OPEN_BINARY, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::providers::open_path_unless;
@@ -315,22 +312,6 @@ fn close_binary(
     Ok(session.end_unless(cancel)?)
 }
 
-/// The result of `close_binary`: what was closed.
-impl JsonSchema for ClosedBinary {
-    fn schema_name() -> Cow<'static, str> {
-        "ClosedBinary".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "label": string("The closed target (for a file, its path)."),
-                "evidence_discarded": count("How many Evidence records were discarded."),
-            }))
-        })
-    }
-}
-
 fn list_providers(session: &Session, _: NoArguments) -> Result<ListProvidersResult, ToolError> {
     Ok(ListProvidersResult {
         label: session.label(),
@@ -345,21 +326,6 @@ pub(super) struct ListProvidersResult {
     label: Option<String>,
     /// Declared providers, in declaration order.
     providers: Vec<ProviderSummary>,
-}
-
-/// A provider as `list_providers` describes it.
-impl JsonSchema for ProviderSummary {
-    fn schema_name() -> Cow<'static, str> {
-        "ProviderSummary".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(object(json!({
-            "id": string("The provider's identity."),
-            "operations": array(json!({"type": "string"}), "Operations (tool names) it supports."),
-            "current": flag("Whether it is the current provider."),
-        })))
-    }
 }
 
 fn list_documents(
@@ -454,19 +420,4 @@ pub(super) struct SetCurrentDocumentResult {
     document: String,
     /// The provider that is now current.
     provider: String,
-}
-
-/// A document as `open_binary` and `list_documents` describe it.
-impl JsonSchema for DocumentInfo {
-    fn schema_name() -> Cow<'static, str> {
-        "DocumentInfo".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(object(json!({
-            "name": string("Document name, unique within its provider."),
-            "format": nullable_string("Container format (`elf`, `macho`, `pe`, ...), when known."),
-            "architecture": nullable_string("Architecture (`x86_64`, `arm64`, ...), when known."),
-        })))
-    }
 }

@@ -3,15 +3,12 @@
 //! recorded; `run_process_capture`, in `run_capture.rs`, makes one here), and
 //! `verify_reconstruction` evaluates claims against retained Evidence only.
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, hand_written, object, string};
 use super::spec::{Handler, Retained, ToolSpec};
 use crate::capture::{CAPTURE_VERSION, CaptureValidity, classify_capture};
 use crate::claims::{EvidenceRecordView, MAX_CLAIMS, Verdict, evaluate, parse_claims};
@@ -146,27 +143,4 @@ fn verify_reconstruction(
 pub(super) struct VerifyResult {
     /// One verdict per claim, in claim order.
     verdicts: Vec<Verdict>,
-}
-
-/// A claim's verdict, as `verify_reconstruction` describes it.
-impl JsonSchema for Verdict {
-    fn schema_name() -> Cow<'static, str> {
-        "Verdict".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                    "index": {"type": "integer", "minimum": 0, "description": "Position of the claim, from 0."},
-                    "kind": string("The claim's kind."),
-                    "status": {
-                        "type": "string",
-                        "enum": ["supported", "contradicted", "unverified"],
-                        "description": "The verdict.",
-                    },
-                    "evidence": array(string("An Evidence ID."), "Evidence the verdict rests on, in ledger order."),
-                    "reason": string("One sentence saying why."),
-            }))
-        })
-    }
 }

@@ -5,25 +5,19 @@
 //! `decompile` (an external provider such as `angr`) records decompiler output, marked as a
 //! reconstruction.
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::arguments::{ADDRESS_PATTERN, ArgumentError, CursorArgument, TargetArguments, address};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{
-    array, count, flag, hand_written, nullable_string, object, string, with_optional_property,
-};
 use super::spec::{Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{
     Address, AnalysisStatus, CallEdge, CallGraph, CodeScope, DEFAULT_DECOMPILE_CHARS,
     DEFAULT_DECOMPILE_TIME, Decompilation, DecompileBound, DecompileNames, Disassembly,
-    MAX_CODE_PAGE, MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DECOMPILE_WARNINGS,
-    MAX_DISASSEMBLY_BYTES, NamedAddress, Operation, Provider, ProviderError, References, Target,
+    MAX_CODE_PAGE, MAX_DECOMPILE_CHARS, MAX_DECOMPILE_TIME, MAX_DISASSEMBLY_BYTES, NamedAddress,
+    Operation, Provider, ProviderError, References, Target,
 };
 
 /// Default number of entries in one page of a code-analysis result.
@@ -240,26 +234,6 @@ pub(super) struct DecompileResult {
     decompilation: Decompilation,
 }
 
-/// A decompilation, as `decompile` describes it.
-impl JsonSchema for Decompilation {
-    fn schema_name() -> Cow<'static, str> {
-        "Decompilation".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            object(json!({
-                "procedure": named_address("The procedure decompiled."),
-                "decompiler": string("The decompiler and its version, e.g. `angr 9.2.213`."),
-                "code": string("The pseudo-C."),
-                "warnings": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_DECOMPILE_WARNINGS, "description": "The decompiler's warnings and errors, verbatim."},
-                "complete": flag("Whether `code` is the whole procedure as the decompiler reconstructed it."),
-                "incomplete_reason": nullable_string("Why `complete` is false (structuring failed, a bound stopped it, the output was cut); null when complete."),
-            }))
-        })
-    }
-}
-
 fn page_limit(limit: u64) -> usize {
     usize::try_from(limit).unwrap_or(MAX_CODE_PAGE)
 }
@@ -311,44 +285,6 @@ pub(super) struct DisassembleResult {
     disassembly: Disassembly,
 }
 
-/// A page of disassembly, as `disassemble` describes it.
-impl JsonSchema for Disassembly {
-    fn schema_name() -> Cow<'static, str> {
-        "Disassembly".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let instruction = object(json!({
-                "address": string("Address of the instruction."),
-                "bytes": string("Its bytes, lowercase hexadecimal."),
-                "mnemonic": string("The mnemonic."),
-                "operands": string("The operands as text."),
-                "target": nullable_string("Address it calls, branches to or refers to PC-relatively, or null."),
-                "target_kind": {
-                    "description": "How it refers to `target` (null without one).",
-                    "anyOf": [reference_kind("Reference kind."), {"type": "null"}],
-                },
-                "target_name": nullable_string("What is at `target`: a procedure, `name+0x10`, a `symbol@plt` stub or an imported symbol; null when unknown."),
-            }));
-            let instruction = with_optional_property(
-                instruction,
-                "target_label",
-                super::annotations::labels::target_label_schema(),
-            );
-            object(json!({
-                "architecture": string("The decoded architecture (`x86_64`, `i386`, `aarch64`)."),
-                "procedure": nullable(named_address("The procedure."), "The procedure decoded, or null for an address range."),
-                "start": string("First address of the procedure or range."),
-                "end": string("End of the procedure or range (exclusive)."),
-                "instructions": array(instruction, "This page's instructions, in address order."),
-                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-                "analysis": analysis_schema(),
-            }))
-        })
-    }
-}
-
 fn xrefs_to(target: &Target, arguments: XrefsToArguments) -> Result<XrefsToResult, ToolError> {
     let limit = page_limit(arguments.limit);
     let references = target.query_document(|provider, document| {
@@ -372,31 +308,6 @@ pub(super) struct XrefsToResult {
     document: String,
     #[serde(flatten)]
     references: References,
-}
-
-/// A page of references, as `xrefs_to` describes it.
-impl JsonSchema for References {
-    fn schema_name() -> Cow<'static, str> {
-        "References".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let reference = object(json!({
-                "from": string("The referring instruction, or the data word holding the pointer."),
-                "kind": reference_kind("`call`, `jump` or `data`."),
-                "procedure": nullable(named_address("The procedure."), "The procedure containing `from`, or null."),
-                "segment": nullable_string("The segment containing `from`."),
-            }));
-            object(json!({
-                "target": named_address("The referenced address and what is there."),
-                "references": array(reference, "This page's references, by referring address."),
-                "total": count("Number of references to the address."),
-                "next_cursor": nullable_string("Cursor of the next page; null on the last page."),
-                "analysis": analysis_schema(),
-            }))
-        })
-    }
 }
 
 /// A provider's `callers` or `callees`.
@@ -478,82 +389,4 @@ pub(super) struct CalleesResult {
     callees: Vec<CallEdge>,
     #[serde(flatten)]
     page: GraphPage,
-}
-
-fn named_address(description: &str) -> Value {
-    let mut schema = with_optional_property(
-        object(json!({
-            "address": string("The address, lowercase `0x`-prefixed hexadecimal."),
-            "name": nullable_string("What is there: a procedure, `symbol@plt` stub or imported symbol name; null when unknown."),
-        })),
-        "label",
-        super::annotations::labels::label_schema(),
-    );
-    schema["description"] = json!(description);
-    schema
-}
-
-fn nullable(schema: Value, description: &str) -> Value {
-    json!({"description": description, "anyOf": [schema, {"type": "null"}]})
-}
-
-fn reference_kind(description: &str) -> Value {
-    json!({"type": "string", "enum": ["call", "jump", "data"], "description": description})
-}
-
-fn analysis_schema() -> Value {
-    let mut schema = object(json!({
-        "complete": flag("Whether every procedure was decoded and every reference kept."),
-        "cut_short_by": {
-            "description": "The bound that cut the analysis short (most instructions, most references, most time), or null.",
-            "anyOf": [{"type": "string", "enum": ["instructions", "references", "time"]}, {"type": "null"}],
-        },
-        "instructions": count("Instructions the analysis decoded."),
-        "references": count("References the analysis kept."),
-    }));
-    schema["description"] =
-        json!("The document's code analysis: when it is not complete, lists may miss entries.");
-    schema
-}
-
-/// A call-graph edge, as `callers` and `callees` describe it.
-impl JsonSchema for CallEdge {
-    fn schema_name() -> Cow<'static, str> {
-        "CallEdge".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(object(json!({
-            "procedure": named_address("The caller or callee."),
-            "import": nullable_string("The imported symbol when the callee is a stub (PLT entry, PE import thunk, Mach-O stub) or an import slot."),
-            "kind": {"type": "string", "enum": ["call", "tail_call"], "description": "`call` for call instructions; `tail_call` for unconditional jumps from inside the caller to the start of the callee (another procedure, a stub or an import slot)."},
-            "call_sites": array(string("Address of a call instruction, or of a tail-call jump."), "The calls (or tail-call jumps) of this edge, in address order."),
-        })))
-    }
-}
-
-/// An address and what is there.
-impl JsonSchema for NamedAddress {
-    fn schema_name() -> Cow<'static, str> {
-        "NamedAddress".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let mut schema = named_address("");
-        if let Some(object) = schema.as_object_mut() {
-            object.remove("description");
-        }
-        hand_written(schema)
-    }
-}
-
-/// The state of a document's code analysis.
-impl JsonSchema for AnalysisStatus {
-    fn schema_name() -> Cow<'static, str> {
-        "AnalysisStatus".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(analysis_schema())
-    }
 }

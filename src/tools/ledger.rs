@@ -1,16 +1,13 @@
 //! Ledger tools: page through and fetch retained Evidence. They read the ledger and append
 //! nothing to it.
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::arguments::EVIDENCE_ID_PATTERN;
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{count, hand_written, nullable_string, object, open_object, string};
 use super::spec::{Handler, ToolSpec};
 use crate::session::{EvidenceId, EvidenceRecord, Session};
 
@@ -133,31 +130,4 @@ fn get_evidence(
     arguments: GetEvidenceArguments,
 ) -> Result<EvidenceRecord, ToolError> {
     Ok(session.evidence(&arguments.id)?.as_ref().clone())
-}
-
-/// The result of `get_evidence`: the record.
-impl JsonSchema for EvidenceRecord {
-    fn schema_name() -> Cow<'static, str> {
-        "EvidenceRecord".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written({
-            let mut properties = record_properties();
-            properties["result"] =
-                open_object("The result of that call (without its `evidence_id`).");
-            object(properties)
-        })
-    }
-}
-
-fn record_properties() -> Value {
-    json!({
-        "id": string("The Evidence ID."),
-        "sequence": count("Position in the session's ledger, from 1."),
-        "operation": string("The tool that observed it."),
-        "arguments": open_object("The arguments of that call, as given."),
-        "provider": nullable_string("The provider that answered, if any."),
-        "document": nullable_string("The document observed, if any."),
-    })
 }

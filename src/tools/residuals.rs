@@ -1,16 +1,12 @@
 //! Residual-unknown tools: register, refine, resolve (with Evidence only) and list. They change
 //! or read the session's registry and append no Evidence.
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::arguments::{ArgumentError, EVIDENCE_ID_PATTERN};
 use super::definition::ToolAnnotations;
 use super::outcome::ToolError;
-use super::schema::{array, hand_written, nullable_string, object, string};
 use super::spec::{Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::session::{Cancel, Session};
@@ -202,17 +198,6 @@ fn resolve(
     Ok(session.resolve_unknown_unless(&arguments.id, resolution, cancel)?)
 }
 
-/// The result of `register_unknown`, `refine_unknown` and `resolve_unknown`: the revision.
-impl JsonSchema for Unknown {
-    fn schema_name() -> Cow<'static, str> {
-        "Unknown".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hand_written(object(unknown_properties()))
-    }
-}
-
 fn list(session: &Session, arguments: ListArguments) -> Result<ListUnknownsResult, ToolError> {
     let filter = UnknownFilter {
         status: match arguments.status {
@@ -270,30 +255,4 @@ pub(super) struct ListUnknownsResult {
     total: usize,
     /// This page of the residual unknowns, in creation order.
     unknowns: Vec<Unknown>,
-}
-
-fn unknown_properties() -> Value {
-    json!({
-        "id": string("This revision's ID (`unk-` and twelve digits)."),
-        "question": string("The open question."),
-        "document": nullable_string("The document it concerns."),
-        "procedure": nullable_string("The procedure it concerns."),
-        "status": {
-            "type": "string",
-            "enum": ["open", "superseded", "resolved"],
-            "description": "`open`: a head, offered for completion; `superseded`: refined; `resolved`: answered with Evidence.",
-        },
-        "revises": nullable_string("The revision this one refines."),
-        "superseded_by": nullable_string("The revision that refines this one."),
-        "resolution": {
-            "type": ["object", "null"],
-            "properties": {
-                "evidence": array(string("An Evidence ID."), "The Evidence cited."),
-                "note": nullable_string("The answer given, if any."),
-            },
-            "required": ["evidence", "note"],
-            "additionalProperties": false,
-            "description": "How it was resolved; null unless resolved.",
-        },
-    })
 }

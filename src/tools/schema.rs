@@ -1,10 +1,9 @@
 //! Output schemas (JSON Schema 2020-12) of tool results: [`output_schema`] generates one from
-//! the result type, and small builders describe, by hand, the types of lower layers a tool
-//! returns (they derive no schemas; [`hand_written`] makes such a description the type's
-//! `JsonSchema`).
+//! the result type (every type a tool returns derives its schema where it is defined), and
+//! small builders add the properties the server puts beside a result.
 
+use schemars::JsonSchema;
 use schemars::generate::{Contract, SchemaSettings};
-use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
 /// The output schema of the result type `R`: inlined, every field listed and required (what
@@ -41,6 +40,7 @@ fn close(schema: &mut Value) {
         // A published document schema (with its own definitions) is kept as published.
         Value::Object(object) if object.contains_key("$defs") => {}
         Value::Object(object) => {
+            constants_as_enum(object);
             let derived_object = object.contains_key("properties");
             if derived_object {
                 object
@@ -73,6 +73,34 @@ fn close(schema: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(close),
         _ => {}
+    }
+}
+
+/// Rewrites the `oneOf` a derive makes of an enum with documented variants (one `const`
+/// string per variant) as one `enum` of strings, the form of an enum's schema that clients
+/// which map schemas onto a single-type dialect keep (the variants' descriptions are dropped).
+fn constants_as_enum(object: &mut Map<String, Value>) {
+    let Some(Value::Array(branches)) = object.get("oneOf") else {
+        return;
+    };
+    let constants: Option<Vec<Value>> = branches
+        .iter()
+        .map(|branch| {
+            let branch = branch.as_object()?;
+            let plain_string = branch.get("type") == Some(&json!("string"))
+                && branch
+                    .keys()
+                    .all(|key| ["type", "const", "description"].contains(&key.as_str()));
+            branch
+                .get("const")
+                .filter(|constant| plain_string && constant.is_string())
+                .cloned()
+        })
+        .collect();
+    if let Some(constants) = constants.filter(|constants| !constants.is_empty()) {
+        object.remove("oneOf");
+        object.insert("type".to_owned(), json!("string"));
+        object.insert("enum".to_owned(), Value::Array(constants));
     }
 }
 
@@ -234,26 +262,7 @@ fn split_types(object: &mut Map<String, Value>, types: &[String]) {
     object.insert("anyOf".to_owned(), Value::Array(branches));
 }
 
-/// A hand-written description as a `JsonSchema` (for a lower layer's type a tool returns).
-pub(crate) fn hand_written(schema: Value) -> Schema {
-    Schema::try_from(schema).unwrap_or_else(|_| Schema::from(Map::new()))
-}
-
-/// An object schema whose properties are all required and which allows no others.
-pub(crate) fn object(properties: Value) -> Value {
-    let required: Vec<String> = properties
-        .as_object()
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default();
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
-}
-
-/// Adds a required property to an [`object`] schema.
+/// Adds a required property to an object schema.
 pub(crate) fn with_property(schema: Value, name: &str, property: Value) -> Value {
     let mut schema = with_optional_property(schema, name, property);
     if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
@@ -262,7 +271,7 @@ pub(crate) fn with_property(schema: Value, name: &str, property: Value) -> Value
     schema
 }
 
-/// Adds a property that may be absent to an [`object`] schema.
+/// Adds a property that may be absent to an object schema.
 pub(crate) fn with_optional_property(mut schema: Value, name: &str, property: Value) -> Value {
     if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         properties.insert(name.to_owned(), property);
@@ -273,40 +282,6 @@ pub(crate) fn with_optional_property(mut schema: Value, name: &str, property: Va
 /// A string, with a description.
 pub(crate) fn string(description: &str) -> Value {
     json!({"type": "string", "description": description})
-}
-
-/// A string or `null`, with a description.
-pub(crate) fn nullable_string(description: &str) -> Value {
-    json!({"anyOf": [{"type": "string"}, {"type": "null"}], "description": description})
-}
-
-/// A non-negative integer, with a description.
-pub(crate) fn count(description: &str) -> Value {
-    json!({"type": "integer", "minimum": 0, "description": description})
-}
-
-/// A non-negative integer or `null`, with a description.
-pub(crate) fn nullable_count(description: &str) -> Value {
-    json!({
-        "anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}],
-        "description": description,
-    })
-}
-
-/// A boolean, with a description.
-pub(crate) fn flag(description: &str) -> Value {
-    json!({"type": "boolean", "description": description})
-}
-
-/// An array of `items`, with a description.
-pub(crate) fn array(items: Value, description: &str) -> Value {
-    json!({"type": "array", "items": items, "description": description})
-}
-
-/// A JSON object of any members, with a description (`type` stated, so that clients which
-/// map schemas onto a single-type dialect keep the field).
-pub(crate) fn open_object(description: &str) -> Value {
-    json!({"type": "object", "additionalProperties": true, "description": description})
 }
 
 /// A doc comment's description as running text: the lines of each paragraph joined by spaces,

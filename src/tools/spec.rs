@@ -237,8 +237,13 @@ pub(crate) struct ToolSpec {
 
 impl ToolSpec {
     /// The definition `tools/list` shows, with `input`, the schema made by the handler's
-    /// `input`.
-    pub(crate) fn definition(&self, input: &InputSchema) -> ToolDefinition {
+    /// `input`, and the output schema as `complete_output` completes it (with what the
+    /// toolbox adds to this tool's results).
+    pub(crate) fn definition(
+        &self,
+        input: &InputSchema,
+        complete_output: impl FnOnce(&mut Value),
+    ) -> ToolDefinition {
         let (kind, operation) = match self.handler.run {
             Run::Observe { operation, .. } | Run::Across { operation, .. } => {
                 (ToolKind::Observation, Some(operation))
@@ -262,6 +267,7 @@ impl ToolSpec {
                 string("The handle of the binary session: pass it as `session` to name it."),
             );
         }
+        complete_output(&mut output_schema);
         let mut input_schema =
             with_optional_property(input.schema().clone(), SESSION, session_schema());
         // Whatever a builder or a published document wrote, `tools/list` carries no `type`

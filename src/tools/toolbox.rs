@@ -52,7 +52,11 @@ static CATALOG: LazyLock<Vec<Tool>> = LazyLock::new(|| {
     catalog()
         .map(|spec| {
             let input = (spec.handler.input)();
-            let definition = spec.definition(&input);
+            let definition = spec.definition(&input, |output| {
+                if annotations::labels::LABELLED.contains(&spec.name) {
+                    annotations::labels::attach_schema(output);
+                }
+            });
             Tool {
                 spec,
                 input,

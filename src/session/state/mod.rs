@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::durable::{Change, Durable, StoredBinary, StoredSession};
@@ -208,20 +209,21 @@ pub struct Opened {
 }
 
 /// What [`Session::close`] closed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ClosedBinary {
-    /// The label of the closed target.
+    /// The closed target (for a file, its path).
     pub label: String,
-    /// How many Evidence records were discarded with the ledger.
+    /// How many Evidence records were discarded.
     pub evidence_discarded: usize,
 }
 
 /// A declared provider, as `list_providers` shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ProviderSummary {
     /// The provider's identity.
     pub id: String,
-    /// The operations it supports, in [`Operation::ALL`] order.
+    /// Operations (tool names) it supports.
+    // In `Operation::ALL` order (not in the doc comment, which is the published description).
     pub operations: Vec<Operation>,
     /// Whether it is the current provider.
     pub current: bool,

@@ -18,23 +18,15 @@ pub(crate) const LABELLED: [&str; 7] = [
 ];
 
 /// The schema of `label`.
-pub(crate) fn label_schema() -> Value {
+fn label_schema() -> Value {
     json!({
         "type": "string",
         "description": "The investigator's name for it (annotate), beside the provider's; absent when none. An inference backed by the Evidence its annotation cites.",
     })
 }
 
-/// The schema of `label` where it may also be null (`procedure_info` always answers it).
-pub(crate) fn nullable_label_schema() -> Value {
-    json!({
-        "anyOf": [{"type": "string"}, {"type": "null"}],
-        "description": "The investigator's name for it (annotate), beside the provider's; null or absent when none. An inference backed by the Evidence its annotation cites.",
-    })
-}
-
 /// The schema of `target_label`.
-pub(crate) fn target_label_schema() -> Value {
+fn target_label_schema() -> Value {
     json!({
         "type": "string",
         "description": "The investigator's name for `target` (annotate); absent when none.",
@@ -47,6 +39,45 @@ pub(crate) fn attach(target: &Target, result: &mut Map<String, Value>) {
         return;
     }
     attach_object(target, result);
+}
+
+/// Adds to `schema`, the output schema of a [`LABELLED`] tool, the labels [`attach`] may add
+/// to its results: `label` to every object schema with `address` and `name`, `target_label` to
+/// every one with `target` and `target_name`; neither is required, and a property the object
+/// already has is kept.
+pub(crate) fn attach_schema(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                match value {
+                    // Property names are not schemas.
+                    Value::Object(properties) if key == "properties" => {
+                        properties.values_mut().for_each(attach_schema);
+                        add_labels(properties);
+                    }
+                    other => attach_schema(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(attach_schema),
+        _ => {}
+    }
+}
+
+/// [`attach_schema`] for the `properties` of one object schema.
+fn add_labels(properties: &mut Map<String, Value>) {
+    let has_both =
+        |key: &str, beside: &str| properties.contains_key(key) && properties.contains_key(beside);
+    let label = has_both("address", "name");
+    let target_label = has_both("target", "target_name");
+    if label {
+        properties.entry("label").or_insert_with(label_schema);
+    }
+    if target_label {
+        properties
+            .entry("target_label")
+            .or_insert_with(target_label_schema);
+    }
 }
 
 fn attach_object(target: &Target, object: &mut Map<String, Value>) {
