@@ -546,7 +546,14 @@ fn watch(
             );
         }
         if ended.load(Ordering::SeqCst) != 0 {
-            // Killing the tracer kills bwrap (--die-with-parent), which kills the sandbox.
+            // Killing the tracer kills bwrap (--die-with-parent), which kills the sandbox. The
+            // whole process group goes (the tracer leads it, see `detach`): a run ended between
+            // the tracer's fork and its child's exec left that child, which holds the output
+            // pipes, stopped for ever once its tracer was gone.
+            let _ = rustix::process::kill_process_group(
+                rustix::process::Pid::from_child(child),
+                rustix::process::Signal::KILL,
+            );
             let _ = child.kill();
             return child.wait();
         }

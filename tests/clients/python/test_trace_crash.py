@@ -82,7 +82,7 @@ async def run(mode: str, url: str | None) -> None:
             assert len(person.shown) == shown_before + 1, "the person was asked once"
             assert f'Program: "{path}"' in person.shown[-1], person.shown[-1]
             capture = result["capture"]
-            assert capture["exit"].get("signal") == signal, (name, capture["exit"])
+            assert capture["exit"].get("signal") == signal, (name, capture["exit"], result.get("stderr_head"))
             assert capture["approval"]["approved_by"].startswith("the person, asked through MCP"), capture["approval"]
             if procedure is None:
                 assert result.get("fault") is None, (name, result.get("fault"))
