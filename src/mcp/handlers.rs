@@ -242,14 +242,11 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     let params = RequestParams::of(&extensions);
                     let object = params.object("tools/call")?;
                     let name = params::required_str(object, "params", "name")?;
+                    let no_arguments = Map::new();
                     let arguments = params::optional_object(object, "params", "arguments")?
-                        .cloned()
-                        .unwrap_or_default();
+                        .unwrap_or(&no_arguments);
                     context.connection.settled_roots().await;
-                    let target = Target::Tool {
-                        name,
-                        arguments: &arguments,
-                    };
+                    let target = Target::Tool { name, arguments };
                     if let Some(answer) = extension::answer(&s, object, target, &context).await {
                         return answer;
                     }
@@ -569,19 +566,20 @@ fn read_resource(params: &RequestParams, shared: &Shared, modern: bool) -> Metho
 
 /// The MCP result of a tool call: the outcome, and a `resource_link` to the Evidence record
 /// it appended when `links` (2025-06-18 and later, and 2026-07-28, have the link type).
-fn tool_result(outcome: &ToolOutcome, links: bool) -> Value {
-    let mut result = outcome.to_value();
-    if let (true, Some(id), Some(session)) = (links, outcome.evidence_id(), outcome.session()) {
-        let link = json!({
+fn tool_result(outcome: ToolOutcome, links: bool) -> Value {
+    let link = match (links, outcome.evidence_id(), outcome.session()) {
+        (true, Some(id), Some(session)) => Some(json!({
             "type": "resource_link",
             "uri": resources::evidence_uri(session.as_str(), id),
             "name": id,
             "title": "The Evidence record this call appended",
             "mimeType": resources::JSON_MIME,
-        });
-        if let Some(content) = result["content"].as_array_mut() {
-            content.push(link);
-        }
+        })),
+        _ => None,
+    };
+    let mut result = outcome.into_value();
+    if let (Some(link), Some(content)) = (link, result["content"].as_array_mut()) {
+        content.push(link);
     }
     result
 }
@@ -594,17 +592,17 @@ fn call_tool(
 ) -> MethodResult {
     let params = params.object("tools/call")?;
     let name = params::required_str(params, "params", "name")?;
-    let arguments = params::optional_object(params, "params", "arguments")?
-        .cloned()
-        .unwrap_or_default();
+    let no_arguments = Map::new();
+    let arguments =
+        params::optional_object(params, "params", "arguments")?.unwrap_or(&no_arguments);
     let tools = &connection.shared.tools;
-    match tools.call_as(&connection.sessions, name, &arguments, cancel) {
+    match tools.call_as(&connection.sessions, name, arguments, cancel) {
         Ok(outcome) => {
             let links = modern
                 || connection
                     .version()
                     .is_some_and(|v| v >= ProtocolVersion::V2025_06_18);
-            Ok(tool_result(&outcome, links))
+            Ok(tool_result(outcome, links))
         }
         Err(unknown) => Err(RequestError::from(unknown)),
     }

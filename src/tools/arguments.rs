@@ -176,25 +176,33 @@ impl InputSchema {
 
     /// Checks `values` against the schema and answers them, to deserialize: unknown names
     /// first (in name order), then each parameter in declaration order; the first failure is
-    /// the error.
+    /// the error. The map is taken, not copied: a valid one is handed back as it came.
     pub(crate) fn check(
         &self,
         tool: &'static str,
-        values: &Map<String, Value>,
+        values: Map<String, Value>,
     ) -> Result<Map<String, Value>, ArgumentError> {
-        let instance = Value::Object(values.clone());
         let validator = self.validator.get_or_init(|| {
             jsonschema::draft202012::new(&self.schema)
                 .unwrap_or_else(|error| panic!("a generated input schema compiles: {error}"))
         });
-        if validator.is_valid(&instance)
-            && let Value::Object(checked) = instance
-        {
-            return Ok(checked);
+        let instance = Value::Object(values);
+        match instance {
+            Value::Object(checked) if validator.is_valid(&instance) => Ok(checked),
+            _ => Err(self.rejection(tool, validator, &instance)),
         }
-        // Rejected (rare): made again, to say why.
-        let instance = Value::Object(values.clone());
-        let errors: Vec<_> = validator.iter_errors(&instance).collect();
+    }
+
+    /// Why `instance` (the arguments, as an object) fails the schema, for [`InputSchema::check`].
+    fn rejection(
+        &self,
+        tool: &'static str,
+        validator: &jsonschema::Validator,
+        instance: &Value,
+    ) -> ArgumentError {
+        let empty = Map::new();
+        let values = instance.as_object().unwrap_or(&empty);
+        let errors: Vec<_> = validator.iter_errors(instance).collect();
         let unknown = errors
             .iter()
             .filter_map(|error| match error.kind() {
@@ -204,7 +212,7 @@ impl InputSchema {
             .flatten()
             .min();
         if let Some(unknown) = unknown {
-            return Err(ArgumentError::Unknown {
+            return ArgumentError::Unknown {
                 tool,
                 argument: unknown.as_str().into(),
                 accepted: self
@@ -213,7 +221,7 @@ impl InputSchema {
                     .map(|p| p.name)
                     .chain([SESSION])
                     .collect(),
-            });
+            };
         }
         for parameter in &self.parameters {
             let missing = errors.iter().any(|error| {
@@ -221,10 +229,10 @@ impl InputSchema {
                     if property.as_str() == Some(parameter.name))
             });
             if missing {
-                return Err(ArgumentError::Missing {
+                return ArgumentError::Missing {
                     tool,
                     argument: parameter.name,
-                });
+                };
             }
             let Some(value) = values.get(parameter.name) else {
                 continue;
@@ -243,16 +251,16 @@ impl InputSchema {
                 })
                 .collect();
             if !found.is_empty() {
-                return Err(describe(tool, parameter, value, &found));
+                return describe(tool, parameter, value, &found);
             }
         }
         // Not reached for the schemas we generate: every keyword they use is described above.
         let reason = errors.first().map_or_else(String::new, ToString::to_string);
-        Err(ArgumentError::Syntax {
+        ArgumentError::Syntax {
             tool,
             argument: self.parameters.first().map_or(SESSION, |p| p.name),
             reason,
-        })
+        }
     }
 }
 
@@ -462,17 +470,16 @@ static SESSION_SCHEMA: LazyLock<InputSchema> = LazyLock::new(InputSchema::of::<S
 /// and the other arguments.
 pub(crate) fn split_session(
     tool: &'static str,
-    arguments: &Map<String, Value>,
+    mut arguments: Map<String, Value>,
 ) -> Result<(Option<String>, Map<String, Value>), ArgumentError> {
-    let mut rest = arguments.clone();
-    match rest.remove(SESSION) {
-        None => Ok((None, rest)),
+    match arguments.remove(SESSION) {
+        None => Ok((None, arguments)),
         Some(value) => {
             let handle = value.as_str().map(str::to_owned);
             let mut only = Map::new();
             only.insert(SESSION.to_owned(), value);
-            SESSION_SCHEMA.check(tool, &only)?;
-            Ok((handle, rest))
+            SESSION_SCHEMA.check(tool, only)?;
+            Ok((handle, arguments))
         }
     }
 }
@@ -648,7 +655,7 @@ mod tests {
     fn unknown_names_come_first_in_name_order_then_parameters_in_declaration_order() {
         let input = InputSchema::of::<Sample>();
         let error = input
-            .check("t", &arguments(json!({"zz": 1, "aa": 1, "limit": 0})))
+            .check("t", arguments(json!({"zz": 1, "aa": 1, "limit": 0})))
             .unwrap_err();
         assert!(
             matches!(&error, ArgumentError::Unknown { argument, .. } if *argument == "aa"),
@@ -656,7 +663,7 @@ mod tests {
         );
         // `name` is declared before `limit`: its absence is reported first.
         let error = input
-            .check("t", &arguments(json!({"limit": 0})))
+            .check("t", arguments(json!({"limit": 0})))
             .unwrap_err();
         assert_eq!(
             error,
@@ -666,7 +673,7 @@ mod tests {
             }
         );
         let error = input
-            .check("t", &arguments(json!({"name": "x", "provider": null})))
+            .check("t", arguments(json!({"name": "x", "provider": null})))
             .unwrap_err();
         assert_eq!(
             error.to_string(),
@@ -681,7 +688,7 @@ mod tests {
         fn an_integer_is_accepted_exactly_in_its_range(n in -20i64..20, fraction in prop::bool::ANY) {
             let input = InputSchema::of::<Sample>();
             let given = if fraction { json!(n as f64 + 0.5) } else { json!(n) };
-            let result = input.check("t", &arguments(json!({"name": "x", "limit": given})));
+            let result = input.check("t", arguments(json!({"name": "x", "limit": given})));
             if !fraction && (1..=9).contains(&n) {
                 prop_assert!(result.is_ok());
             } else {

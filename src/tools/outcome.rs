@@ -1,7 +1,7 @@
 //! [`ToolOutcome`] (the MCP `CallToolResult` shape) and the errors a tool call can end with.
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::arguments::ArgumentError;
 use crate::claims::ClaimError;
@@ -231,7 +231,8 @@ impl ToolOutcome {
     /// A successful result.
     pub fn success(structured: Map<String, Value>) -> ToolOutcome {
         ToolOutcome {
-            text: Value::Object(structured.clone()).to_string(),
+            // A map of JSON values always serializes (its keys are strings).
+            text: serde_json::to_string(&structured).unwrap_or_default(),
             structured: Some(structured),
             session: None,
         }
@@ -283,14 +284,26 @@ impl ToolOutcome {
 
     /// The MCP `CallToolResult` object.
     pub fn to_value(&self) -> Value {
-        let mut result = json!({
-            "content": [{"type": "text", "text": self.text}],
-            "isError": self.is_error(),
-        });
-        if let Some(structured) = &self.structured {
-            result["structuredContent"] = Value::Object(structured.clone());
+        self.clone().into_value()
+    }
+
+    /// The MCP `CallToolResult` object, made of the outcome itself (its text and result are
+    /// moved into it, not copied: the answer to a `tools/call`).
+    pub fn into_value(self) -> Value {
+        let is_error = self.is_error();
+        let mut text = Map::new();
+        text.insert("type".to_owned(), "text".into());
+        text.insert("text".to_owned(), Value::String(self.text));
+        let mut result = Map::new();
+        result.insert(
+            "content".to_owned(),
+            Value::Array(vec![Value::Object(text)]),
+        );
+        result.insert("isError".to_owned(), is_error.into());
+        if let Some(structured) = self.structured {
+            result.insert("structuredContent".to_owned(), Value::Object(structured));
         }
-        result
+        Value::Object(result)
     }
 }
 

@@ -246,17 +246,18 @@ impl ToolBox {
         cancel: &Cancel,
     ) -> Result<(Map<String, Value>, Option<SessionHandle>), ToolError> {
         let spec = &tool.spec;
-        let (named, arguments) = split_session(spec.name, arguments)?;
+        // The one copy of the arguments a call makes: what it checks and decodes.
+        let (named, arguments) = split_session(spec.name, arguments.clone())?;
         if let Run::Across { run, .. } = &spec.handler.run {
             let default = named
                 .clone()
                 .or_else(|| client.current().map(|handle| handle.as_str().to_owned()));
-            let checked = tool.input.check(spec.name, &arguments)?;
+            let checked = tool.input.check(spec.name, arguments)?;
             let across = run(spec.name, &self.store, default.as_deref(), checked, cancel)?;
             return Ok((record_across(spec.name, across, cancel)?, None));
         }
         if let Run::Sessions(run) = &spec.handler.run {
-            let checked = tool.input.check(spec.name, &arguments)?;
+            let checked = tool.input.check(spec.name, arguments)?;
             let result = run(spec.name, &self.store, client, checked)?;
             check_size(spec.name, &result)?;
             return Ok((result, None));
@@ -274,7 +275,7 @@ impl ToolBox {
             return Ok((result, Some(handle)));
         }
         let chosen = self.choose(client, named.as_deref(), usage, &spec.handler.run)?;
-        let mut result = self.run(&chosen.session, tool, &arguments, cancel)?;
+        let mut result = self.run(&chosen.session, tool, arguments, cancel)?;
         let handle = match chosen.handle {
             Some(handle) => handle,
             None if matches!(spec.handler.run, Run::Read(_)) => return Ok((result, None)),
@@ -310,7 +311,8 @@ impl ToolBox {
         tool: &Tool,
         arguments: &Map<String, Value>,
     ) -> Result<Option<SessionHandle>, ToolError> {
-        let checked = tool.input.check(tool.spec.name, arguments)?;
+        // A copy, for opening tools only: the arguments are checked again when the tool runs.
+        let checked = tool.input.check(tool.spec.name, arguments.clone())?;
         if checked.get("new_session").and_then(Value::as_bool) == Some(true) {
             return Ok(None);
         }
@@ -384,7 +386,7 @@ impl ToolBox {
         &self,
         session: &Session,
         tool: &Tool,
-        arguments: &Map<String, Value>,
+        arguments: Map<String, Value>,
         cancel: &Cancel,
     ) -> Result<Map<String, Value>, ToolError> {
         let spec = &tool.spec;
@@ -408,16 +410,13 @@ impl ToolBox {
                 Ok(result)
             }
             Run::Retain(run) => {
+                let given = checked.clone();
                 let retained = run(spec.name, session, checked, cancel)?;
                 let mut reply = retained.reply;
                 check_size(spec.name, &reply)?;
                 let observation = Observation::unbound(
                     spec.name,
-                    Value::Object(
-                        retained
-                            .recorded_arguments
-                            .unwrap_or_else(|| arguments.clone()),
-                    ),
+                    Value::Object(retained.recorded_arguments.unwrap_or(given)),
                     retained.document,
                 );
                 cancel
@@ -437,16 +436,15 @@ impl ToolBox {
                 let TargetArguments { provider, document } = decode(spec.name, checked.clone())?;
                 let target = session.target(provider.as_deref(), document.as_deref())?;
                 check_support(&target, *operation)?;
+                // The record keeps the checked arguments; the tool decodes its own copy.
+                let recorded = Value::Object(checked.clone());
                 let mut result = run(spec.name, &target, checked)?;
                 if annotations::labels::LABELLED.contains(&spec.name) {
                     annotations::labels::attach(&target, &mut result);
                 }
                 check_size(spec.name, &result)?;
-                let observation = target.observation(
-                    spec.name,
-                    Value::Object(arguments.clone()),
-                    Value::Object(result.clone()),
-                );
+                let observation =
+                    target.observation(spec.name, recorded, Value::Object(result.clone()));
                 cancel
                     .check()
                     .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
