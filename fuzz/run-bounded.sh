@@ -14,7 +14,12 @@
 # guess) and spend most of their time in hash tables, where compare tracing instrumented every
 # probe: without it (`--no-trace-compares`) they ran 1.5 to 5 times the inputs in the same time
 # and reached more coverage (`discovery_termination`: 860 -> 2,024 inputs/s, 677 -> 705 edges in
-# 60 s). They run last, so the fuzz build switches flags once.
+# 60 s).
+#
+# The two flavours are built at once, each in its own target folder, before any run: cargo-fuzz
+# builds with one codegen unit per crate (for the fuzzers' speed), so each build spends most of
+# its time on one core compiling the rea crate, and on 2 cores the two overlap instead of
+# following each other (a CI run spent about 16 minutes in the two builds one after the other).
 #
 # Usage: fuzz/run-bounded.sh [SECONDS]
 set -euo pipefail
@@ -41,18 +46,45 @@ untraced() {
     return 1
 }
 
+flavour_of() { if untraced "$1"; then echo untraced; else echo traced; fi; }
+flags_of() { if [ "$1" = untraced ]; then echo --no-trace-compares; fi; }
+
+build_flavour() {
+    local flavour="$1"
+    # shellcheck disable=SC2046 # the flags are one word or none
+    "${fuzz[@]}" build -s none -a --target-dir "fuzz/target/$flavour" $(flags_of "$flavour") \
+        > "fuzz/target/build-$flavour.log" 2>&1 || {
+        echo "run-bounded: the $flavour build failed:" >&2
+        cat "fuzz/target/build-$flavour.log" >&2
+        return 1
+    }
+}
+
+mkdir -p fuzz/target
+echo "run-bounded: building both flavours ($(date -u +%H:%M:%S))" >&2
+build_flavour traced &
+traced_build=$!
+build_flavour untraced &
+untraced_build=$!
+wait "$traced_build"
+wait "$untraced_build"
+echo "run-bounded: built ($(date -u +%H:%M:%S))" >&2
+
 failed=()
 run_target() {
     local target="$1"
-    shift
+    local flavour
+    flavour="$(flavour_of "$target")"
     local corpus="fuzz/corpus/$target"
     mkdir -p "$corpus"
     local seeds=()
     if [ -d "fuzz/regressions/$target" ]; then
         seeds=("fuzz/regressions/$target")
     fi
-    echo "run-bounded: $target for ${seconds}s $*" >&2
-    if ! "${fuzz[@]}" run -s none -a "$@" "$target" "$corpus" "${seeds[@]}" -- \
+    echo "run-bounded: $target for ${seconds}s ($flavour)" >&2
+    # shellcheck disable=SC2046 # the flags are one word or none
+    if ! "${fuzz[@]}" run -s none -a --target-dir "fuzz/target/$flavour" $(flags_of "$flavour") \
+        "$target" "$corpus" "${seeds[@]}" -- \
         -max_total_time="$seconds" -print_final_stats=1; then
         failed+=("$target")
     fi
@@ -60,12 +92,7 @@ run_target() {
 
 targets=$("${fuzz[@]}" list)
 for target in $targets; do
-    untraced "$target" || run_target "$target"
-done
-for target in $targets; do
-    if untraced "$target"; then
-        run_target "$target" --no-trace-compares
-    fi
+    run_target "$target"
 done
 
 if [ "${#failed[@]}" -gt 0 ]; then
