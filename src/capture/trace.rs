@@ -269,10 +269,17 @@ fn note(trace: &mut Trace, notes: &mut usize, t_ms: u64, pid: u64, rest: &str) {
 
 /// `text` cut to [`MAX_TEXT`] characters (with an ellipsis), never empty.
 fn bounded(text: &str) -> String {
-    let mut out: String = text.chars().take(MAX_TEXT).collect();
-    if text.chars().nth(MAX_TEXT).is_some() {
-        out.push('…');
-    }
+    // Cut at the byte where the character after the first MAX_TEXT begins, if there is one
+    // (a text of at most MAX_TEXT bytes has no more characters than that).
+    let cut = if text.len() <= MAX_TEXT {
+        None
+    } else {
+        text.char_indices().nth(MAX_TEXT).map(|(at, _)| at)
+    };
+    let mut out = match cut {
+        Some(at) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    };
     if out.is_empty() {
         out.push('?');
     }
@@ -547,6 +554,32 @@ mod tests {
         assert_eq!(trace.events[3]["address"], "127.0.0.1:8080");
         assert_eq!(trace.events[5]["signal"], "SIGSEGV");
         assert_eq!(trace.events[5]["t_ms"], 5);
+    }
+
+    #[test]
+    fn bounded_keeps_the_first_characters_whatever_their_width() {
+        let naive = |text: &str| {
+            let mut out: String = text.chars().take(MAX_TEXT).collect();
+            if text.chars().nth(MAX_TEXT).is_some() {
+                out.push('…');
+            }
+            if out.is_empty() {
+                out.push('?');
+            }
+            out
+        };
+        for unit in ["a", "é", "€", "𝄞"] {
+            for count in [0, 1, MAX_TEXT - 1, MAX_TEXT, MAX_TEXT + 1, 3 * MAX_TEXT] {
+                for tail in ["", "a", "𝄞"] {
+                    let text = format!("{}{tail}", unit.repeat(count));
+                    assert_eq!(
+                        bounded(&text),
+                        naive(&text),
+                        "{count} x {unit:?} + {tail:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
