@@ -4,7 +4,7 @@
 //! and typed errors out. Wire errors are built from typed errors in [`super::error`].
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use jsonrpsee::RpcModule;
 use serde::Serialize;
@@ -241,10 +241,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     let context = context(&extensions)?.clone();
                     let params = RequestParams::of(&extensions);
                     let object = params.object("tools/call")?;
-                    let name = params::required_str(object, "params", "name")?;
-                    let no_arguments = Map::new();
-                    let arguments = params::optional_object(object, "params", "arguments")?
-                        .unwrap_or(&no_arguments);
+                    let (name, arguments) = tool_and_arguments(object)?;
                     context.connection.settled_roots().await;
                     let target = Target::Tool { name, arguments };
                     if let Some(answer) = extension::answer(&s, object, target, &context).await {
@@ -584,17 +581,23 @@ fn tool_result(outcome: ToolOutcome, links: bool) -> Value {
     result
 }
 
+/// The tool a `tools/call` names and its arguments, borrowed (absent arguments are none).
+fn tool_and_arguments(
+    object: &Map<String, Value>,
+) -> Result<(&str, &Map<String, Value>), RequestError> {
+    static NO_ARGUMENTS: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+    let name = params::required_str(object, "params", "name")?;
+    let arguments = params::optional_object(object, "params", "arguments")?;
+    Ok((name, arguments.unwrap_or(&NO_ARGUMENTS)))
+}
+
 fn call_tool(
     params: &RequestParams,
     connection: &Connection,
     cancel: &Cancel,
     modern: bool,
 ) -> MethodResult {
-    let params = params.object("tools/call")?;
-    let name = params::required_str(params, "params", "name")?;
-    let no_arguments = Map::new();
-    let arguments =
-        params::optional_object(params, "params", "arguments")?.unwrap_or(&no_arguments);
+    let (name, arguments) = tool_and_arguments(params.object("tools/call")?)?;
     let tools = &connection.shared.tools;
     match tools.call_as(&connection.sessions, name, arguments, cancel) {
         Ok(outcome) => {

@@ -200,8 +200,6 @@ impl InputSchema {
         validator: &jsonschema::Validator,
         instance: &Value,
     ) -> ArgumentError {
-        let empty = Map::new();
-        let values = instance.as_object().unwrap_or(&empty);
         let errors: Vec<_> = validator.iter_errors(instance).collect();
         let unknown = errors
             .iter()
@@ -234,7 +232,7 @@ impl InputSchema {
                     argument: parameter.name,
                 };
             }
-            let Some(value) = values.get(parameter.name) else {
+            let Some(value) = instance.get(parameter.name) else {
                 continue;
             };
             // The errors about this argument: `(index of the item, keyword)`.

@@ -765,7 +765,8 @@ fn sorted_entries(dir: &Path) -> Vec<std::path::PathBuf> {
     entries
 }
 
-fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+/// Every `.rs` file below `dir`, as (path relative to `root`, text), in path order.
+pub(crate) fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
     for path in sorted_entries(dir) {
         if path.is_dir() {
             collect(root, &path, out);

@@ -300,27 +300,18 @@ fn section_9_rows() -> Vec<String> {
 
 /// The test functions of the suite, by name.
 fn suite_functions() -> std::collections::BTreeSet<String> {
-    fn walk(dir: &std::path::Path, found: &mut std::collections::BTreeSet<String>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, found);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                found.extend(text.lines().filter_map(|line| {
-                    let line = line.trim_start().trim_start_matches("async ");
-                    let rest = line.strip_prefix("fn ")?;
-                    Some(rest.split('(').next()?.to_owned())
-                }));
-            }
-        }
-    }
-    let mut found = std::collections::BTreeSet::new();
-    walk(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it"),
-        &mut found,
-    );
-    found
+    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    let mut files = Vec::new();
+    crate::architecture::collect(&suite, &suite, &mut files);
+    files
+        .iter()
+        .flat_map(|(_, text)| text.lines())
+        .filter_map(|line| {
+            let line = line.trim_start().trim_start_matches("async ");
+            let rest = line.strip_prefix("fn ")?;
+            Some(rest.split('(').next()?.to_owned())
+        })
+        .collect()
 }
 
 #[test]
