@@ -121,7 +121,12 @@ fn null_write_abort_stack_overflow_and_division_by_zero_each_say_how_they_ended(
             CaptureValidity::ValidV4,
             "{name}: {capture}"
         );
-        assert_eq!(capture["exit"]["signal"], signal, "{name}");
+        // The whole exit (code, signal, timed_out, the bound that ended it) says why, if not.
+        assert_eq!(
+            capture["exit"]["signal"], signal,
+            "{name}: {}",
+            capture["exit"]
+        );
         match procedure {
             Some(procedure) => {
                 assert_eq!(result["fault"]["signal"], signal, "{name}");
