@@ -380,6 +380,9 @@ fn start_task(
         .map_err(RequestError::Task)?;
     let answer = tasks::created(&tasks, &id, modern)?;
     let connection = Arc::clone(&context.connection);
+    // A 2025-11-25 task's end is told on its connection (`notifications/tasks/status`); a
+    // 2026 connection has no channel for it that the client opted into, and polls.
+    let watcher = (!modern).then(|| Arc::clone(&connection));
     let client = connection.client;
     let task = id.clone();
     tokio::spawn(async move {
@@ -392,9 +395,15 @@ fn start_task(
             answer
         })
         .await;
-        match outcome {
+        let ended = match outcome {
             Ok(result) => tasks.complete(&task, result),
             Err(error) => tasks.fail(&task, &error),
+        };
+        if ended
+            && let Some(watcher) = watcher
+            && let Some(line) = tasks.status_notification(&task)
+        {
+            watcher.notify_line(line);
         }
     });
     if modern {

@@ -252,7 +252,7 @@ impl Server {
             &self.shutdown,
         );
         let ((), served) = tokio::join!(read, serve);
-        let written = tokio::time::timeout(self.shell.shutdown_grace, writer).await;
+        let written = tokio::time::timeout(self.shell.output_flush(), writer).await;
         served?;
         match written {
             Ok(Ok(result)) => result,
@@ -315,7 +315,7 @@ impl Server {
             &self.shutdown,
         )
         .await;
-        let written = tokio::time::timeout(self.shell.shutdown_grace, finished).await;
+        let written = tokio::time::timeout(self.shell.output_flush(), finished).await;
         served?;
         match written {
             Ok(Ok(result)) => result,

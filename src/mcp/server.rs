@@ -79,6 +79,15 @@ impl ShellConfig {
     /// Default [`ShellConfig::shutdown_grace`]: 10 s, inside the stop time-outs of systemd
     /// (90 s) and Kubernetes (30 s).
     pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+    /// The least time the answers already queued get to be written at the end, whatever the
+    /// grace: with a grace of 0 the answers of the requests it stopped still go out.
+    pub const MIN_OUTPUT_FLUSH: Duration = Duration::from_secs(1);
+
+    /// How long the writer has, at the end, for the answers already queued: the grace, and at
+    /// least [`ShellConfig::MIN_OUTPUT_FLUSH`] (a client that stops reading holds no longer).
+    pub fn output_flush(&self) -> Duration {
+        self.shutdown_grace.max(ShellConfig::MIN_OUTPUT_FLUSH)
+    }
 }
 
 impl Default for ShellConfig {
@@ -395,7 +404,7 @@ pub(crate) async fn serve_frames(
         served.send(era::listen_cancelled(&listen.id)).await;
     }
     shared.detach(&served.connection);
-    served.connection.outlet.close(config.shutdown_grace).await;
+    served.connection.outlet.close(config.output_flush()).await;
     read_result
 }
 

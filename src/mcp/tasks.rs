@@ -404,14 +404,15 @@ impl Tasks {
         Ok(id)
     }
 
-    /// Changes task `id` with `change` unless it has ended, then keeps it in the store.
-    fn change(&self, id: &str, change: impl FnOnce(&mut Entry)) {
+    /// Changes task `id` with `change` unless it has ended, then keeps it in the store; says
+    /// whether it changed.
+    fn change(&self, id: &str, change: impl FnOnce(&mut Entry)) -> bool {
         let mut entries = self.entries();
         let Some(entry) = entries.get_mut(id) else {
-            return;
+            return false;
         };
         if entry.state.status.is_terminal() {
-            return;
+            return false;
         }
         change(entry);
         entry.state.updated_ms = unix_now_ms().max(entry.state.updated_ms);
@@ -422,11 +423,24 @@ impl Tasks {
         if let Err(error) = self.persist(&entry.state) {
             tracing::warn!(%error, task = id, "a task's change could not be kept in the store");
         }
+        true
+    }
+
+    /// The 2025-11-25 `notifications/tasks/status` line for task `id` as it is now.
+    pub(crate) fn status_notification(&self, id: &str) -> Option<String> {
+        let state = self.snapshot(id).ok()?;
+        let notification = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/tasks/status",
+            "params": state.legacy(),
+        });
+        Some(notification.to_string())
     }
 
     /// Ends task `id` with a tool result (`completed`; a result with `isError` included),
-    /// or `cancelled` when it was cancelled before it committed.
-    pub(crate) fn complete(&self, id: &str, result: Value) {
+    /// or `cancelled` when it was cancelled before it committed; says whether it had not
+    /// ended before (`tasks/cancel` may have ended it).
+    pub(crate) fn complete(&self, id: &str, result: Value) -> bool {
         self.change(id, |entry| {
             if entry.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
                 entry.state.status = Status::Cancelled;
@@ -434,12 +448,12 @@ impl Tasks {
                 entry.state.status = Status::Completed;
                 entry.state.result = Some(result);
             }
-        });
+        })
     }
 
     /// Ends task `id` with a protocol-level error (`failed`), or `cancelled` when it was
-    /// cancelled before it committed.
-    pub(crate) fn fail(&self, id: &str, error: &RequestError) {
+    /// cancelled before it committed; says whether it had not ended before.
+    pub(crate) fn fail(&self, id: &str, error: &RequestError) -> bool {
         let object = error.to_object();
         self.change(id, |entry| {
             if entry.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
@@ -449,7 +463,7 @@ impl Tasks {
                 entry.state.message = object["message"].as_str().map(str::to_owned);
                 entry.state.error = Some(object);
             }
-        });
+        })
     }
 
     /// Parks task `id` in `input_required` with `requests`; the receiver yields every answer

@@ -270,6 +270,24 @@ pub fn json_depth_exceeds(value: &Value, limit: usize) -> bool {
     false
 }
 
+/// Whether a record of `operation` with `arguments` and a result of `result_bytes` bytes of
+/// JSON stays within [`MAX_RECORD_BYTES`]: the ledger's own count, asked before recording so
+/// that a caller can ask for less instead.
+pub fn fits_one_record(
+    operation: &str,
+    arguments: &Value,
+    result_bytes: usize,
+) -> Result<(), LedgerError> {
+    MAX_RECORD_BYTES
+        .checked_sub(result_bytes)
+        .and_then(|room| json_bytes(&[arguments], room))
+        .map(|_| ())
+        .ok_or_else(|| LedgerError::RecordTooLarge {
+            operation: operation.to_owned(),
+            limit: MAX_RECORD_BYTES,
+        })
+}
+
 /// The length of the compact JSON of `values`, or `None` past `limit`.
 fn json_bytes(values: &[&Value], limit: usize) -> Option<usize> {
     struct Counter {

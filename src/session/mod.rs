@@ -50,8 +50,8 @@ pub use durable::{
 pub use error::SessionError;
 pub use evidence::{
     EvidenceId, EvidenceIdError, EvidencePage, EvidenceRecord, LedgerError, MAX_JSON_DEPTH,
-    MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation, json_depth_exceeds, record_cost,
-    value_heap_bytes,
+    MAX_LEDGER_BYTES, MAX_RECORD_BYTES, Observation, fits_one_record, json_depth_exceeds,
+    record_cost, value_heap_bytes,
 };
 pub use provider::{
     AnalysisLimit, AnalysisStatus, CallEdge, CallGraph, CallKind, CodeScope, Companions,

@@ -174,6 +174,27 @@ impl InputSchema {
         &self.schema
     }
 
+    /// For a paged tool (one with both a `cursor` and a `limit` parameter): asks `arguments`
+    /// for half the entries they asked for (their `limit`, else its default), and says whether
+    /// it could (not below one entry, not for a tool without a cursor to go on with).
+    pub(crate) fn halve_page(&self, arguments: &mut Map<String, Value>) -> bool {
+        let properties = &self.schema["properties"];
+        if properties.get("cursor").is_none() {
+            return false;
+        }
+        let asked = arguments
+            .get("limit")
+            .or_else(|| properties.get("limit")?.get("default"))
+            .and_then(Value::as_u64);
+        match asked {
+            Some(asked) if asked > 1 => {
+                arguments.insert("limit".to_owned(), Value::from(asked / 2));
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Checks `values` against the schema and answers them, to deserialize: unknown names
     /// first (in name order), then each parameter in declaration order; the first failure is
     /// the error. The map is taken, not copied: a valid one is handed back as it came.

@@ -17,7 +17,7 @@ use crate::prompts::{BinarySession, ToolAvailability};
 use crate::providers::identify;
 use crate::session::{
     Cancel, ClientSessions, Observation, Operation, Session, SessionError, SessionHandle,
-    SessionStore, StoreConfig, StoreError,
+    SessionStore, StoreConfig, StoreError, fits_one_record,
 };
 
 /// The catalog, in `tools/list` order. A group of tools is one file with a `tools()` list; a
@@ -436,13 +436,35 @@ impl ToolBox {
                 let TargetArguments { provider, document } = decode(spec.name, checked.clone())?;
                 let target = session.target(provider.as_deref(), document.as_deref())?;
                 check_support(&target, *operation)?;
-                // The record keeps the checked arguments; the tool decodes its own copy.
-                let recorded = Value::Object(checked.clone());
-                let mut result = run(spec.name, &target, checked)?;
-                if annotations::labels::LABELLED.contains(&spec.name) {
-                    annotations::labels::attach(&target, &mut result);
-                }
-                check_size(spec.name, &result)?;
+                let mut checked = checked;
+                let (recorded, mut result) = loop {
+                    // The record keeps the checked arguments; the tool decodes its own copy.
+                    let recorded = Value::Object(checked.clone());
+                    let mut result = run(spec.name, &target, checked)?;
+                    if annotations::labels::LABELLED.contains(&spec.name) {
+                        annotations::labels::attach(&target, &mut result);
+                    }
+                    let fits = check_size(spec.name, &result).and_then(|bytes| {
+                        fits_one_record(spec.name, &recorded, bytes)
+                            .map_err(|error| ToolError::from(SessionError::from(error)))
+                    });
+                    let Value::Object(arguments) = recorded else {
+                        unreachable!("the checked arguments are an object")
+                    };
+                    match fits {
+                        Ok(()) => break (Value::Object(arguments), result),
+                        // A page of long entries (names of thousands of characters) is
+                        // asked again for half as many, until it fits: a default page never
+                        // fails for being too large, and the cursor goes on from where it
+                        // stops.
+                        Err(error) => {
+                            checked = arguments;
+                            if !tool.input.halve_page(&mut checked) {
+                                return Err(error);
+                            }
+                        }
+                    }
+                };
                 let observation =
                     target.observation(spec.name, recorded, Value::Object(result.clone()));
                 cancel
@@ -514,13 +536,14 @@ pub const MAX_RESULT_BYTES: usize = 1 << 20;
 const RESULT_OVERHEAD_BYTES: usize = 1024;
 
 /// Refuses a result whose JSON would be over [`MAX_RESULT_BYTES`] as an MCP result.
-fn check_size(tool: &'static str, result: &Map<String, Value>) -> Result<(), ToolError> {
+/// The bytes of `result`'s JSON, or the error when they pass what one answer holds.
+fn check_size(tool: &'static str, result: &Map<String, Value>) -> Result<usize, ToolError> {
     let limit = (MAX_RESULT_BYTES - RESULT_OVERHEAD_BYTES) / 2;
     let mut counter = LimitedCounter { count: 0, limit };
     let fits = serde_json::to_writer(&mut counter, result).is_ok();
     // The text content escapes quotes and backslashes once more.
     if fits && counter.count <= limit {
-        return Ok(());
+        return Ok(counter.count);
     }
     Err(ToolError::ResultTooLarge {
         tool,

@@ -520,20 +520,24 @@ async fn as_task(
     tokio::spawn(async move {
         let reply = extension.call_tool(&name, &arguments, &context).await;
         match context.task_id() {
-            Some(id) => match reply {
-                Some(Ok(Reply::Complete(result))) => tasks.complete(&id, result),
-                Some(Ok(Reply::InputRequired { .. })) => tasks.fail(
-                    &id,
-                    &RequestError::Extension(ExtensionError::Failed(
-                        "the task answered input_required; a task asks with request_input".into(),
-                    )),
-                ),
-                Some(Err(error)) => tasks.fail(&id, &RequestError::Extension(error)),
-                None => tasks.fail(
-                    &id,
-                    &RequestError::Extension(ExtensionError::Failed(format!("no tool {name}"))),
-                ),
-            },
+            // An extension's task is a 2026 one: no status notification to send.
+            Some(id) => {
+                let _ended = match reply {
+                    Some(Ok(Reply::Complete(result))) => tasks.complete(&id, result),
+                    Some(Ok(Reply::InputRequired { .. })) => tasks.fail(
+                        &id,
+                        &RequestError::Extension(ExtensionError::Failed(
+                            "the task answered input_required; a task asks with request_input"
+                                .into(),
+                        )),
+                    ),
+                    Some(Err(error)) => tasks.fail(&id, &RequestError::Extension(error)),
+                    None => tasks.fail(
+                        &id,
+                        &RequestError::Extension(ExtensionError::Failed(format!("no tool {name}"))),
+                    ),
+                };
+            }
             None => {
                 let _ = done.send((reply, context));
             }

@@ -444,6 +444,14 @@ impl Connection {
             self.outlet.notify(method);
         }
     }
+
+    /// Sends the notification `line` (its params included) if the client has finished
+    /// initialization, without waiting for room in the output queue.
+    pub(crate) fn notify_line(&self, line: String) {
+        if self.ready.load(Ordering::Acquire) {
+            self.outlet.notify_line(line);
+        }
+    }
 }
 
 impl Connection {

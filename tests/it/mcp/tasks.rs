@@ -83,6 +83,18 @@ fn ended(server: &mut ServerProcess, id: &Value) -> Value {
     }
 }
 
+/// Starts a capture of 60 s as a 2025-11-25 task and cancels it at once; its task object.
+fn start_and_cancel(server: &mut ServerProcess, document: &Value) -> Value {
+    let cancelled = start(server, document, "60");
+    let answer = request(
+        server,
+        "tasks/cancel",
+        json!({"taskId": cancelled["taskId"]}),
+    );
+    assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
+    cancelled
+}
+
 fn kill(server: &ServerProcess) {
     let status = std::process::Command::new("kill")
         .args(["-KILL", &server.pid().to_string()])
@@ -143,13 +155,7 @@ fn captures_run_as_tasks_finish_cancel_and_survive_a_restart() {
 
     // To cancellation: cancelled at once, and nothing of it is committed.
     let before = server.tool("list_evidence", json!({}));
-    let cancelled = start(&mut server, &document, "60");
-    let answer = request(
-        &mut server,
-        "tasks/cancel",
-        json!({"taskId": cancelled["taskId"]}),
-    );
-    assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
+    let cancelled = start_and_cancel(&mut server, &document);
     assert_eq!(
         get(&mut server, &cancelled["taskId"])["status"],
         "cancelled"
@@ -252,4 +258,47 @@ fn captures_run_as_tasks_finish_cancel_and_survive_a_restart() {
     );
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
     server.finish();
+}
+
+#[test]
+fn a_2025_task_that_ends_is_told_once_as_a_status_notification_valid_against_the_schema() {
+    let dir = program_dir();
+    let sleeper = compile(dir.path(), "sleeper", SLEEPER);
+    let store_dir = tempfile::tempdir().unwrap();
+    let mut server = serve(&store_dir.path().join("store.sqlite"), dir.path());
+    let opened = server.tool("open_binary", json!({"path": sleeper}));
+    let document = opened["structuredContent"]["current_document"].clone();
+
+    // One ends on its own, one by tasks/cancel (its answer is the news: nothing more is sent).
+    let finished = start(&mut server, &document, "1");
+    start_and_cancel(&mut server, &document);
+    let notification = loop {
+        let message = server.next_message();
+        if message["method"] == "notifications/tasks/status" {
+            break message;
+        }
+        assert!(
+            message.get("method").is_some(),
+            "no answer is due: {message}"
+        );
+    };
+    crate::support::client::assert_schema_valid(
+        "2025-11-25",
+        "TaskStatusNotification",
+        &notification,
+    );
+    let params = &notification["params"];
+    assert_eq!(params["taskId"], finished["taskId"], "{notification}");
+    assert_eq!(params["status"], "completed", "{notification}");
+    assert_eq!(params["createdAt"], finished["createdAt"]);
+    assert_eq!(params["ttl"], 600_000);
+    // What tasks/get says after it is what the notification said.
+    let polled = get(&mut server, &finished["taskId"]);
+    assert_eq!(&polled, params);
+    // The cancelled task's run ended a second before the other task (its sandbox is killed
+    // at the cancel), and was not told: the first status notification above is the finished
+    // task's, and none comes before the next answer either.
+    let ping = server.send("ping", json!({}));
+    let next = server.next_message();
+    assert_eq!(next["id"], ping, "{next}");
 }

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::support::tools::{
-    Files, real_binaries, stripped_system_binary, success, system_libc, this_executable,
+    Files, failure, real_binaries, stripped_system_binary, success, system_libc, this_executable,
     with_binary, with_catalog, with_fake,
 };
 use rea::tools::ToolBox;
@@ -35,6 +35,56 @@ fn listed(pages: &[Map<String, Value>]) -> Vec<Value> {
         .iter()
         .flat_map(|page| page["procedures"].as_array().unwrap().clone())
         .collect()
+}
+
+/// A document of 600 procedures named with 900 characters each (a C++ or Rust binary's
+/// names run that long): the default page of 500 would be about 470 KB of JSON, more than one
+/// Evidence record holds.
+fn long_named_catalog(dir: &Path) -> String {
+    let procedures: Vec<Value> = (0..600u64)
+        .map(|index| {
+            let name = format!("{index:04}{}", "n".repeat(896));
+            json!({"address": format!("{:#x}", 0x10_000 + index * 16), "name": name})
+        })
+        .collect();
+    let catalog = json!({"schema": "rea.catalog", "version": 1, "producer": "tools-tests",
+        "documents": [{"name": "long", "procedures": procedures}]});
+    let path = dir.join("long.json");
+    std::fs::write(&path, catalog.to_string()).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_page_of_long_names_is_cut_to_what_one_record_holds_and_the_cursor_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, tools) = crate::support::tools::closed();
+    let path = long_named_catalog(dir.path());
+    success(&tools, "open_binary", json!({"path": path}));
+    for asked in [json!({}), json!({"limit": 500})] {
+        let page = success(&tools, "list_procedures", asked.clone());
+        let entries = page["procedures"].as_array().unwrap();
+        // Halved from 500 until it fits: 250 entries of about 930 bytes.
+        assert_eq!(entries.len(), 250, "{asked}");
+        assert!(!page["next_cursor"].is_null(), "{asked}");
+        // The page was recorded as Evidence, with the limit it was cut to.
+        let evidence = page["evidence_id"].as_str().unwrap();
+        let record = session.evidence(evidence).unwrap();
+        assert_eq!(record.arguments["limit"], 250, "{asked}");
+    }
+    let names: Vec<String> = listed(&all_pages(&tools, 500))
+        .iter()
+        .map(|entry| entry["name"].as_str().unwrap()[..4].to_owned())
+        .collect();
+    let expected: Vec<String> = (0..600).map(|index| format!("{index:04}")).collect();
+    assert_eq!(names, expected);
+    // A tool without a cursor is not cut (the rest could not be asked for): a search of as
+    // many says how to ask for less.
+    let refused = failure(
+        &tools,
+        "search_procedures",
+        json!({"query": "nnnn", "limit": 500}),
+    );
+    assert!(refused.contains("ask for less at a time"), "{refused}");
 }
 
 #[test]
