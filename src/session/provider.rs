@@ -78,6 +78,28 @@ impl Operation {
         Operation::CompareProcedures,
     ];
 
+    /// The operations answered from names and segments alone: what a catalog performs.
+    pub const FROM_NAMES: [Operation; 5] = [
+        Operation::ListDocuments,
+        Operation::ListProcedures,
+        Operation::ProcedureInfo,
+        Operation::SearchProcedures,
+        Operation::ListSegments,
+    ];
+
+    /// The operations that read a binary's bytes and code, short of decompiling: what the
+    /// native analysis performs beside [`Operation::FROM_NAMES`].
+    pub const FROM_CODE: [Operation; 8] = [
+        Operation::SearchStrings,
+        Operation::ReadBytes,
+        Operation::ListImports,
+        Operation::Disassemble,
+        Operation::XrefsTo,
+        Operation::Callers,
+        Operation::Callees,
+        Operation::CompareProcedures,
+    ];
+
     /// The operation's name, which is also the name of the tool that performs it.
     pub fn name(self) -> &'static str {
         match self {

@@ -68,6 +68,7 @@ mod providers {
     mod angr_claims;
     mod angr_isolation;
     mod angr_protocol;
+    mod capabilities;
     mod catalog;
     mod code_analysis;
     mod external;

@@ -158,19 +158,10 @@ impl Provider for CatalogProvider {
         CATALOG_PROVIDER_ID
     }
 
+    // What it performs, named: an operation added later is unsupported until a catalog can
+    // answer it (a catalog holds names and segments, no bytes).
     fn supports(&self, operation: Operation) -> bool {
-        !matches!(
-            operation,
-            Operation::SearchStrings
-                | Operation::ReadBytes
-                | Operation::ListImports
-                | Operation::Disassemble
-                | Operation::XrefsTo
-                | Operation::Callers
-                | Operation::Decompile
-                | Operation::Callees
-                | Operation::CompareProcedures
-        )
+        Operation::FROM_NAMES.contains(&operation)
     }
 
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {

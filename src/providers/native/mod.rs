@@ -314,8 +314,10 @@ impl Provider for NativeProvider {
         NATIVE_PROVIDER_ID
     }
 
+    // What it performs, named: an operation added later is unsupported until the native
+    // analysis answers it (decompiling is the angr adapter's).
     fn supports(&self, operation: Operation) -> bool {
-        operation != Operation::Decompile
+        Operation::FROM_NAMES.contains(&operation) || Operation::FROM_CODE.contains(&operation)
     }
 
     fn list_documents(&self) -> Result<Vec<DocumentInfo>, ProviderError> {
