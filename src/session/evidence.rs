@@ -182,7 +182,7 @@ pub const MAX_JSON_DEPTH: usize = 64;
 /// | bound | constant | value | past it |
 /// |---|---|---|---|
 /// | memory the records occupy (see [`record_cost`]) | [`MAX_LEDGER_BYTES`] | 64 MiB | [`LedgerError::Full`]: close the binary to start a new ledger |
-/// | bytes of one record | [`MAX_RECORD_BYTES`] | 256 KiB | [`LedgerError::RecordTooLarge`]: ask for a smaller page |
+/// | bytes of one record | [`MAX_RECORD_BYTES`] | 256 KiB | [`LedgerError::RecordTooLarge`]: ask for a smaller page (the tools halve a paged tool's page until it fits, [`fits_one_record`]) |
 /// | nesting depth of retained JSON | [`MAX_JSON_DEPTH`] | 64 levels | [`LedgerError::TooDeep`] |
 ///
 /// The record bound keeps every record fetchable with `get_evidence` under the tool result
