@@ -177,11 +177,11 @@ pub fn parse_trace(transcript: &[u8], program: &str) -> Trace {
         let result = result_of(rest);
         match name {
             "clone" | "clone3" | "fork" | "vfork" => match result {
-                Some(Ok(child)) if child > 0 => {
+                Some(Returned::Value(child)) if child > 0 => {
                     trace.processes_started += 1;
                     push(&mut trace, event("spawn", t_ms, child.unsigned_abs()));
                 }
-                Some(Err(error)) => {
+                Some(Returned::Failed(error)) => {
                     if error == "EAGAIN" {
                         trace.process_refused = true;
                     }
@@ -196,7 +196,7 @@ pub fn parse_trace(transcript: &[u8], program: &str) -> Trace {
             | "mkdirat" | "rename" | "renameat" | "renameat2" => {
                 let path = first_string(args);
                 match (path, result) {
-                    (Some(path), Some(Ok(_))) => {
+                    (Some(path), Some(Returned::Value(_))) => {
                         let access = access_of(name, args);
                         let file = event("file", t_ms, pid)
                             .with("path", bounded(&path))
@@ -215,15 +215,15 @@ pub fn parse_trace(transcript: &[u8], program: &str) -> Trace {
                 let mut network = event("network", t_ms, pid)
                     .with("address", bounded(&socket_address(args)))
                     .with("direction", direction);
-                if let Some(Err(error)) = result {
+                if let Some(Returned::Failed(error)) = result {
+                    // An error name is a short word; the transcript is untrusted.
+                    let error: String = error.chars().take(32).collect();
                     network = network.with("text", format!("failed: {error}"));
                 }
                 push(&mut trace, network);
             }
             _ => {
-                if let Some(Err(error)) = &result
-                    && error == "ENOMEM"
-                {
+                if let Some(Returned::Failed("ENOMEM")) = result {
                     trace.memory_refused = true;
                 }
                 note(&mut trace, &mut notes, t_ms, pid, rest);
@@ -389,29 +389,37 @@ pub fn is_process_start(line: &str) -> bool {
             matches!(
                 syscall(rest),
                 Some(("clone" | "clone3" | "fork" | "vfork", _))
-            ) && matches!(result_of(rest), Some(Ok(child)) if child > 0)
+            ) && matches!(result_of(rest), Some(Returned::Value(child)) if child > 0)
         }
         _ => false,
     }
 }
 
-/// The result of a finished call: `Ok(value)` or `Err(ERRNO)`.
-fn result_of(rest: &str) -> Option<Result<i64, String>> {
+/// What a finished system call returned, as strace prints it.
+#[derive(Debug, PartialEq, Eq)]
+enum Returned<'a> {
+    /// A value (decimal or `0x` hexadecimal).
+    Value(i64),
+    /// A failure, with strace's name of the error (`ENOENT`).
+    Failed(&'a str),
+}
+
+/// The result of a finished call.
+fn result_of(rest: &str) -> Option<Returned<'_>> {
     let (_, result) = rest.rsplit_once(") = ")?;
     let mut words = result.split_whitespace();
     let value = words.next()?;
     if value.starts_with('-') {
-        let errno = words.next()?;
-        return Some(Err(errno.chars().take(32).collect()));
+        return words.next().map(Returned::Failed);
     }
     if let Some(hex_value) = value.strip_prefix("0x") {
-        return i64::from_str_radix(hex_value, 16).ok().map(Ok);
+        return i64::from_str_radix(hex_value, 16).ok().map(Returned::Value);
     }
-    value.parse().ok().map(Ok)
+    value.parse().ok().map(Returned::Value)
 }
 
 fn succeeded(rest: &str) -> bool {
-    matches!(result_of(rest), Some(Ok(_)))
+    matches!(result_of(rest), Some(Returned::Value(_)))
 }
 
 /// The first quoted string among `args`, with strace's escapes undone where simple.

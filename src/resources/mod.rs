@@ -406,6 +406,10 @@ fn quoted(text: &str) -> String {
     format!("{:?}", Quoted::from(text))
 }
 
+/// Why a part of a dossier is missing: the error text of the tool that computes it, shown to
+/// the reader as the tool wrote it.
+struct PartFailed(String);
+
 /// The dossier of `procedure`: each part is the result of the tool that computes it (and
 /// records its Evidence), or the tool's error for a part the provider cannot give.
 fn dossier(
@@ -416,39 +420,36 @@ fn dossier(
 ) -> Result<Value, ResourceError> {
     // A client of its own, so reading never changes which session the reader's calls use.
     let reader = ClientSessions::new();
-    let call = |tool: &str, extra: Value| -> Result<Map<String, Value>, String> {
-        let mut arguments = json!({
-            "session": session,
-            "document": document,
-            "procedure": procedure,
-        });
-        if let (Some(arguments), Value::Object(extra)) = (arguments.as_object_mut(), extra) {
-            arguments.extend(extra);
+    let call = |tool: &str, limit: Option<u64>| -> Result<Map<String, Value>, PartFailed> {
+        let mut arguments = Map::new();
+        arguments.insert("session".into(), session.into());
+        arguments.insert("document".into(), document.into());
+        arguments.insert("procedure".into(), procedure.into());
+        if let Some(limit) = limit {
+            arguments.insert("limit".into(), limit.into());
         }
-        let Value::Object(arguments) = arguments else {
-            return Err("the arguments are not an object".to_owned());
-        };
         match tools.call_as(&reader, tool, &arguments, &crate::session::Cancel::never()) {
             Ok(outcome) => match outcome.structured_content() {
                 Some(result) => Ok(result.clone()),
-                None => Err(outcome.text().to_owned()),
+                None => Err(PartFailed(outcome.text().to_owned())),
             },
-            Err(unknown) => Err(unknown.to_string()),
+            Err(unknown) => Err(PartFailed(unknown.to_string())),
         }
     };
-    let info = call("procedure_info", json!({})).map_err(|reason| ResourceError::NotFound {
-        variable: "procedure",
-        reason,
-    })?;
-    let part = |tool: &str, extra: Value| match call(tool, extra) {
+    let info =
+        call("procedure_info", None).map_err(|PartFailed(reason)| ResourceError::NotFound {
+            variable: "procedure",
+            reason,
+        })?;
+    let part = |tool: &str, limit: u64| match call(tool, Some(limit)) {
         Ok(result) => Value::Object(result),
-        Err(error) => json!({ "error": error }),
+        Err(PartFailed(error)) => json!({ "error": error }),
     };
     Ok(json!({
         "procedure_info": info,
-        "callers": part("callers", json!({ "limit": DOSSIER_EDGES })),
-        "callees": part("callees", json!({ "limit": DOSSIER_EDGES })),
-        "disassembly": part("disassemble", json!({ "limit": DOSSIER_INSTRUCTIONS })),
+        "callers": part("callers", DOSSIER_EDGES),
+        "callees": part("callees", DOSSIER_EDGES),
+        "disassembly": part("disassemble", DOSSIER_INSTRUCTIONS),
     }))
 }
 
