@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::budget::{LedgerBudget, Take};
 use crate::core::{Completion, Prefix, complete_ordered, extends_ordered};
@@ -275,7 +275,7 @@ pub fn json_depth_exceeds(value: &Value, limit: usize) -> bool {
 /// that a caller can ask for less instead.
 pub fn fits_one_record(
     operation: &str,
-    arguments: &Value,
+    arguments: &Map<String, Value>,
     result_bytes: usize,
 ) -> Result<(), LedgerError> {
     MAX_RECORD_BYTES
@@ -289,7 +289,7 @@ pub fn fits_one_record(
 }
 
 /// The length of the compact JSON of `values`, or `None` past `limit`.
-fn json_bytes(values: &[&Value], limit: usize) -> Option<usize> {
+fn json_bytes<T: Serialize>(values: &[&T], limit: usize) -> Option<usize> {
     struct Counter {
         count: usize,
         limit: usize,

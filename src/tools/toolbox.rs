@@ -439,7 +439,7 @@ impl ToolBox {
                 let mut checked = checked;
                 let (recorded, mut result) = loop {
                     // The record keeps the checked arguments; the tool decodes its own copy.
-                    let recorded = Value::Object(checked.clone());
+                    let recorded = checked.clone();
                     let mut result = run(spec.name, &target, checked)?;
                     if annotations::labels::LABELLED.contains(&spec.name) {
                         annotations::labels::attach(&target, &mut result);
@@ -448,25 +448,28 @@ impl ToolBox {
                         fits_one_record(spec.name, &recorded, bytes)
                             .map_err(|error| ToolError::from(SessionError::from(error)))
                     });
-                    let Value::Object(arguments) = recorded else {
-                        unreachable!("the checked arguments are an object")
-                    };
                     match fits {
-                        Ok(()) => break (Value::Object(arguments), result),
+                        Ok(()) => break (recorded, result),
                         // A page of long entries (names of thousands of characters) is
                         // asked again for half as many, until it fits: a default page never
                         // fails for being too large, and the cursor goes on from where it
-                        // stops.
+                        // stops. At most nine times (500 entries down to one).
                         Err(error) => {
-                            checked = arguments;
+                            checked = recorded;
                             if !tool.input.halve_page(&mut checked) {
                                 return Err(error);
                             }
+                            cancel
+                                .check()
+                                .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
                         }
                     }
                 };
-                let observation =
-                    target.observation(spec.name, recorded, Value::Object(result.clone()));
+                let observation = target.observation(
+                    spec.name,
+                    Value::Object(recorded),
+                    Value::Object(result.clone()),
+                );
                 cancel
                     .check()
                     .map_err(|_| ToolError::Cancelled { tool: spec.name })?;
@@ -535,8 +538,8 @@ pub const MAX_RESULT_BYTES: usize = 1 << 20;
 /// Room left for the `evidence_id` field and the `CallToolResult` wrapping.
 const RESULT_OVERHEAD_BYTES: usize = 1024;
 
-/// Refuses a result whose JSON would be over [`MAX_RESULT_BYTES`] as an MCP result.
-/// The bytes of `result`'s JSON, or the error when they pass what one answer holds.
+/// The bytes of `result`'s JSON; an error when, as an MCP result, it would be over
+/// [`MAX_RESULT_BYTES`].
 fn check_size(tool: &'static str, result: &Map<String, Value>) -> Result<usize, ToolError> {
     let limit = (MAX_RESULT_BYTES - RESULT_OVERHEAD_BYTES) / 2;
     let mut counter = LimitedCounter { count: 0, limit };
