@@ -39,14 +39,23 @@ pub enum PrototypeError {
         /// The bound.
         limit: usize,
     },
+    /// A character no prototype holds (an operator).
+    #[error("it holds {found:?}; a C prototype holds names, `*`, `()`, `[]`, `,` and `...` only")]
+    Unexpected {
+        /// The first such character.
+        found: char,
+    },
     /// Nested deeper than the check follows.
     #[error("it nests parentheses or brackets deeper than {limit}")]
     TooDeep {
         /// The bound.
         limit: usize,
     },
-    /// A preprocessor directive or a comment: the declaration is parsed as it is.
-    #[error("it holds `{what}`; give one C declaration without preprocessor lines or comments")]
+    /// A preprocessor directive, a comment, a body or an initializer: the declaration is
+    /// parsed as it is.
+    #[error(
+        "it holds `{what}`; give one C declaration without preprocessor lines, comments, bodies or initializers"
+    )]
     Unparsed {
         /// What was found.
         what: &'static str,
@@ -80,10 +89,27 @@ pub fn check_declaration(declaration: &str) -> Result<(), PrototypeError> {
             limit: MAX_DECLARATION_CHARS,
         });
     }
-    for (needle, what) in [("#", "#"), ("/*", "/*"), ("//", "//"), ("{", "{")] {
+    // `=`: a prototype assigns nothing, and the parser's backtracking on a long initializer
+    // expression held a fuzzed thread for minutes.
+    for (needle, what) in [
+        ("#", "#"),
+        ("/*", "/*"),
+        ("//", "//"),
+        ("{", "{"),
+        ("=", "="),
+    ] {
         if declaration.contains(needle) {
             return Err(PrototypeError::Unparsed { what });
         }
+    }
+    // A prototype holds names, numbers, `*`, parentheses, brackets, commas and `...`: an
+    // operator means an expression, on which the parser backtracks exponentially (fuzzed
+    // array sizes held a thread for minutes).
+    if let Some(found) = declaration
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || c.is_whitespace() || "_*()[],.;".contains(*c)))
+    {
+        return Err(PrototypeError::Unexpected { found });
     }
     let mut depth = 0usize;
     for c in declaration.chars() {
@@ -174,6 +200,14 @@ mod tests {
         assert!(matches!(
             check_declaration(&nested(MAX_NESTING + 1)),
             Err(PrototypeError::TooDeep { .. })
+        ));
+        assert!(matches!(
+            check_declaration("int f(char a[Y+++1]);"),
+            Err(PrototypeError::Unexpected { found: '+' })
+        ));
+        assert!(matches!(
+            check_declaration("int f(int a = 1);"),
+            Err(PrototypeError::Unparsed { what: "=" })
         ));
         let with_callback =
             "int qsort_r(void *base, int (*compare)(const void *, const void *, void *));";
