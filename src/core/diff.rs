@@ -28,7 +28,19 @@
 use std::collections::BTreeMap;
 
 /// Least similarity a neighbour pair needs in the call-graph round.
-pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.65;
+pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.7;
+
+/// Least similarity a pair needs in the likeness round, where no neighbour vouches for it.
+pub const MIN_LIKENESS: f64 = 0.7;
+
+/// How far above the runner-up, on both sides, a likeness-round pair must be.
+pub const LIKENESS_MARGIN: f64 = 0.05;
+
+/// Fewest instructions a procedure needs for the likeness round: tiny ones all look alike.
+pub const MIN_LIKENESS_INSTRUCTIONS: usize = 8;
+
+/// Least similarity a pair needs in the order round, where its place vouches for it.
+pub const MIN_ORDER_SIMILARITY: f64 = 0.5;
 
 /// Most unpaired neighbours of a pair, per side, compared by similarity (all of them are
 /// compared by instruction hash).
@@ -53,6 +65,8 @@ pub struct Fingerprint {
     pub shape: u64,
     /// The per-instruction masked hashes, sorted (a multiset).
     pub tokens: Vec<u32>,
+    /// The per-instruction operations (mnemonics without operands), sorted (a multiset).
+    pub mnemonics: Vec<u16>,
     /// Indices (into the same side) of the procedures it calls or tail-calls: sorted, distinct.
     pub callees: Vec<u32>,
     /// Imported symbols it calls: sorted, distinct.
@@ -76,11 +90,15 @@ pub enum Signal {
     Anchors,
     /// A neighbour (callee or caller) of a pair already made.
     CallGraph,
+    /// The most similar of all unpaired procedures, on both sides, by a margin.
+    Likeness,
+    /// In the same place between two pairs, on both sides.
+    Order,
 }
 
 impl Signal {
     /// The name used in results: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `call_graph`.
+    /// `call_graph`, `likeness`, `address_order`.
     pub fn name(self) -> &'static str {
         match self {
             Signal::SymbolName => "symbol_name",
@@ -88,6 +106,8 @@ impl Signal {
             Signal::InstructionHash => "instruction_hash",
             Signal::Anchors => "anchors",
             Signal::CallGraph => "call_graph",
+            Signal::Likeness => "likeness",
+            Signal::Order => "address_order",
         }
     }
 }
@@ -179,15 +199,22 @@ pub fn compare(
     matcher.finish()
 }
 
-/// How alike two procedures are, in [0, 1]: the masked instructions (weight 0.55), the imports
-/// and strings (0.15), the constants (0.1), the sizes (0.1) and the callee counts (0.1).
+/// How alike two procedures are, in [0, 1]: the masked instructions (weight 0.3), their
+/// operations alone (0.25, what a new register allocation leaves alike), the imports and
+/// strings (0.15), the constants (0.1), the sizes (0.1) and the callee counts (0.1).
 pub fn similarity(a: &Fingerprint, b: &Fingerprint) -> f64 {
     let tokens = jaccard_multiset(&a.tokens, &b.tokens);
+    let mnemonics = jaccard_multiset(&a.mnemonics, &b.mnemonics);
     let anchors = (jaccard_set(&a.imports, &b.imports) + jaccard_set(&a.strings, &b.strings)) / 2.0;
     let constants = jaccard_set(&a.constants, &b.constants);
     let size = ratio(a.size, b.size);
     let callees = ratio(a.callees.len() as u64, b.callees.len() as u64);
-    let value = 0.55 * tokens + 0.15 * anchors + 0.1 * constants + 0.1 * size + 0.1 * callees;
+    let value = 0.3 * tokens
+        + 0.25 * mnemonics
+        + 0.15 * anchors
+        + 0.1 * constants
+        + 0.1 * size
+        + 0.1 * callees;
     value.clamp(0.0, 1.0)
 }
 
@@ -318,6 +345,12 @@ impl<'a> Matcher<'a> {
                     .then(|| Key::Anchors(p.imports.clone(), p.strings.clone()))
             });
             self.call_graph_round();
+            if self.queue.len() == before {
+                self.likeness_round();
+            }
+            if self.queue.len() == before {
+                self.order_round();
+            }
             if self.queue.len() == before || self.stopped {
                 return;
             }
@@ -377,6 +410,91 @@ impl<'a> Matcher<'a> {
         }
     }
 
+    /// Pairs unpaired procedures that are each other's most similar, by a margin, among all
+    /// unpaired procedures of half to twice their size (see the module documentation).
+    fn likeness_round(&mut self) {
+        let eligible =
+            |procedure: &Fingerprint| procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS;
+        let rows: Vec<u32> = (0..self.baseline.len() as u32)
+            .filter(|&i| self.forward[i as usize].is_none() && eligible(&self.baseline[i as usize]))
+            .collect();
+        let mut columns: Vec<u32> = (0..self.candidate.len() as u32)
+            .filter(|&i| {
+                self.backward[i as usize].is_none() && eligible(&self.candidate[i as usize])
+            })
+            .collect();
+        columns.sort_by_key(|&i| (self.candidate[i as usize].size, i));
+        let sizes: Vec<u64> = columns
+            .iter()
+            .map(|&i| self.candidate[i as usize].size)
+            .collect();
+        let mut row_best = vec![Best::default(); rows.len()];
+        let mut column_best = vec![Best::default(); columns.len()];
+        for (row, &b) in rows.iter().enumerate() {
+            let procedure = &self.baseline[b as usize];
+            let low = sizes.partition_point(|&size| size.saturating_mul(2) < procedure.size);
+            let high = sizes.partition_point(|&size| size <= procedure.size.saturating_mul(2));
+            if self.should_stop(high.saturating_sub(low), false) {
+                return;
+            }
+            for column in low..high {
+                let score = similarity(procedure, &self.candidate[columns[column] as usize]);
+                row_best[row].offer(score, column);
+                column_best[column].offer(score, row);
+            }
+        }
+        for (row, best) in row_best.iter().enumerate() {
+            let Some(column) = best.at else { continue };
+            if best.decisive()
+                && column_best[column].at == Some(row)
+                && column_best[column].decisive()
+            {
+                self.pair(rows[row], columns[column], Signal::Likeness);
+            }
+        }
+    }
+
+    /// Pairs the unpaired procedures between two consecutive pairs when no other pair lies
+    /// between them on either side (compilers lay procedures out in source order): position
+    /// by position when as many lie between them on each side, otherwise by mutual best
+    /// similarity among at most [`MAX_NEIGHBOURS`] per side; each at least
+    /// [`MIN_ORDER_SIMILARITY`] alike.
+    fn order_round(&mut self) {
+        let mut gaps = Vec::new();
+        let mut previous: Option<(usize, usize)> = None;
+        for b in 0..self.baseline.len() {
+            let Some(c) = self.forward[b].map(|c| c as usize) else {
+                continue;
+            };
+            if let Some((before_b, before_c)) = previous
+                && c > before_c
+                && (b - before_b > 1 || c - before_c > 1)
+                && (before_c + 1..c).all(|index| self.backward[index].is_none())
+            {
+                gaps.push((before_b + 1..b, before_c + 1..c));
+            }
+            previous = Some((b, c));
+        }
+        for (left, right) in gaps {
+            if self.should_stop(left.len().max(right.len()), false) {
+                return;
+            }
+            if left.len() == right.len() {
+                for (x, y) in left.zip(right) {
+                    if similarity(&self.baseline[x], &self.candidate[y]) >= MIN_ORDER_SIMILARITY {
+                        self.pair(x as u32, y as u32, Signal::Order);
+                    }
+                }
+            } else if left.len() <= MAX_NEIGHBOURS && right.len() <= MAX_NEIGHBOURS {
+                let (left, right): (Vec<u32>, Vec<u32>) = (
+                    left.map(|index| index as u32).collect(),
+                    right.map(|index| index as u32).collect(),
+                );
+                self.mutual_best(&left, &right, MIN_ORDER_SIMILARITY, Signal::Order);
+            }
+        }
+    }
+
     fn neighbours(&mut self, baseline: &[u32], candidate: &[u32]) {
         let b: Vec<u32> = baseline
             .iter()
@@ -423,6 +541,12 @@ impl<'a> Matcher<'a> {
             .filter(|&i| self.backward[i as usize].is_none())
             .take(MAX_NEIGHBOURS)
             .collect();
+        self.mutual_best(&b, &c, MIN_NEIGHBOUR_SIMILARITY, Signal::CallGraph);
+    }
+
+    /// Pairs each procedure of `b` with the one of `c` it is most similar to, when that is
+    /// the unique best both ways and at least `least` alike.
+    fn mutual_best(&mut self, b: &[u32], c: &[u32], least: f64, signal: Signal) {
         if b.is_empty() || c.is_empty() || self.should_stop(b.len() * c.len(), false) {
             return;
         }
@@ -446,15 +570,14 @@ impl<'a> Matcher<'a> {
         for (row_index, row) in scores.iter().enumerate() {
             let Some(column) = best_of(row) else { continue };
             let score = row[column];
-            if score < MIN_NEIGHBOUR_SIMILARITY {
+            if score < least {
                 continue;
             }
             // Unique best in its row, and the row is the column's unique best.
             let ties = row.iter().filter(|&&s| s == score).count();
-            let column_scores: Vec<f64> = scores.iter().map(|r| r[column]).collect();
-            let column_ties = column_scores.iter().filter(|&&s| s >= score).count();
+            let column_ties = scores.iter().filter(|r| r[column] >= score).count();
             if ties == 1 && column_ties == 1 {
-                self.pair(b[row_index], c[column], Signal::CallGraph);
+                self.pair(b[row_index], c[column], signal);
             }
         }
     }
@@ -538,6 +661,31 @@ impl<'a> Matcher<'a> {
     }
 }
 
+/// The best and second-best similarity one procedure has met in the likeness round.
+#[derive(Clone, Copy, Default)]
+struct Best {
+    score: f64,
+    runner_up: f64,
+    at: Option<usize>,
+}
+
+impl Best {
+    fn offer(&mut self, score: f64, at: usize) {
+        if self.at.is_none() || score > self.score {
+            self.runner_up = if self.at.is_some() { self.score } else { 0.0 };
+            self.score = score;
+            self.at = Some(at);
+        } else if score > self.runner_up {
+            self.runner_up = score;
+        }
+    }
+
+    /// Similar enough, and clearly more than to anything else.
+    fn decisive(&self) -> bool {
+        self.score >= MIN_LIKENESS && self.score - self.runner_up >= LIKENESS_MARGIN
+    }
+}
+
 /// What a unique round groups by.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {
@@ -554,6 +702,8 @@ mod tests {
     fn procedure(address: u64, shape: u64, tokens: Vec<u32>, callees: Vec<u32>) -> Fingerprint {
         let mut tokens = tokens;
         tokens.sort_unstable();
+        let mut mnemonics: Vec<u16> = tokens.iter().map(|&token| (token % 13) as u16).collect();
+        mnemonics.sort_unstable();
         Fingerprint {
             address,
             name: None,
@@ -561,6 +711,7 @@ mod tests {
             bytes: shape ^ address,
             shape,
             tokens,
+            mnemonics,
             callees,
             imports: Vec::new(),
             strings: Vec::new(),

@@ -109,7 +109,9 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         `candidate` are binary session handles (default: this call's session), \
         `baseline_document`/`candidate_document` pick documents. Procedures are paired by \
         symbol name, exact bytes, an address-independent instruction hash, imported-symbol and \
-        string anchors, and call-graph neighbours of pairs already made, until stable. Paged \
+        string anchors, call-graph neighbours of pairs already made, then the most similar \
+        of all unpaired procedures by a margin (`likeness`) and the place between two pairs \
+        (`address_order`), until stable. Paged \
         (`cursor`, `limit` up to 500): `matched` pairs (`identical`, or `changed` with a \
         `similarity` in [0, 1] and what changed: size, instructions, callees, strings, \
         constants; each with the `signal` that paired it), then `only_in_baseline`, then \
@@ -330,9 +332,9 @@ pub(super) struct MatchedPair {
     /// 1 for identical; in [0, 1) for changed: how alike the matcher judged them (an
     /// inference).
     similarity: f64,
-    /// What paired them: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors` or
-    /// `call_graph`.
-    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "call_graph"]))]
+    /// What paired them: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
+    /// `call_graph`, `likeness` or `address_order`.
+    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "call_graph", "likeness", "address_order"]))]
     signal: &'static str,
     /// What differs: `size`, `instructions`, `callees`, `strings`, `constants` (empty when
     /// identical).

@@ -281,7 +281,20 @@ fn stripped_versions_are_matched_as_their_symbols_say() {
         scored.len(),
         truth.len()
     );
-    assert!(precision >= 0.98, "precision {precision}: {matched:#?}");
+    let wrong: Vec<(Option<&String>, Option<&String>)> = scored
+        .iter()
+        .filter(|(baseline, candidate)| truth.get(baseline) != Some(candidate))
+        .map(|(baseline, candidate)| {
+            (
+                baseline_names.get(*baseline),
+                candidate_names.get(*candidate),
+            )
+        })
+        .collect();
+    assert!(
+        precision >= 0.98,
+        "precision {precision}, wrong pairs {wrong:?}: {matched:#?}"
+    );
     assert!(recall >= 0.90, "recall {recall}: {matched:#?} {truth:#?}");
 
     let name_of_baseline = |address: &str| baseline_names.get(address).map(String::as_str);

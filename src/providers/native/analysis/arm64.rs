@@ -47,12 +47,55 @@ pub(super) fn sweep(
             reference,
             flow: decoded.as_ref().map_or(Flow::End, flow),
             shape: masked_hash(&kept.to_le_bytes(), 0, u32::from(reference.is_some())),
-            constant: None,
+            mnemonic: decoded
+                .as_ref()
+                .map_or(0, |instruction| mnemonic(&instruction.opcode)),
+            constant: decoded
+                .as_ref()
+                .filter(|_| reference.is_none())
+                .and_then(constant),
         };
         if visit(step, text) == Next::Stop {
             return;
         }
     }
+}
+
+/// A number for the operation of `opcode` (its variant, whatever the condition or fields it
+/// carries): FNV-1a of the enum's discriminant, since `Opcode` has no integer conversion.
+fn mnemonic(opcode: &Opcode) -> u16 {
+    struct Fnv(u64);
+    impl std::hash::Hasher for Fnv {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for &byte in bytes {
+                self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+    }
+    let mut hasher = Fnv(0xcbf2_9ce4_8422_2325);
+    std::hash::Hash::hash(&std::mem::discriminant(opcode), &mut hasher);
+    let hash = std::hash::Hasher::finish(&hasher);
+    (hash ^ (hash >> 16) ^ (hash >> 32) ^ (hash >> 48)) as u16
+}
+
+/// The immediate operand of an instruction that refers to no address (`mov`, `movz`, `movk`,
+/// `cmp`, arithmetic and logical immediates), shifted into place.
+fn constant(instruction: &Instruction) -> Option<u64> {
+    instruction
+        .operands
+        .iter()
+        .find_map(|operand| match *operand {
+            Operand::Immediate(value) => Some(u64::from(value)),
+            Operand::Imm64(value) => Some(value),
+            Operand::Imm16(value) => Some(u64::from(value)),
+            Operand::ImmShift(value, shift) | Operand::ImmShiftMSL(value, shift) => {
+                u64::from(value).checked_shl(u32::from(shift))
+            }
+            _ => None,
+        })
 }
 
 /// The bits of an instruction that refers to an address which do not encode that address:

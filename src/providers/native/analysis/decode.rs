@@ -40,7 +40,10 @@ pub(crate) struct Step {
     /// and immediate of an instruction that has a `reference`), so the same instruction at
     /// another address, or referring to a moved target, hashes alike.
     pub(crate) shape: u32,
-    /// An immediate operand that is not an address (x86 only), for comparing constants.
+    /// Its operation without operands (the mnemonic, as a number the decoder gives it), for
+    /// a likeness of code that register allocation and moved data do not change.
+    pub(crate) mnemonic: u16,
+    /// An immediate operand that is not an address, for comparing constants.
     pub(crate) constant: Option<u64>,
 }
 

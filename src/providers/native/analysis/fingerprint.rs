@@ -75,6 +75,7 @@ impl Analysis {
             })
             .unwrap_or(&[]);
         let mut tokens = Vec::new();
+        let mut mnemonics = Vec::new();
         let mut constants = Vec::new();
         // Instructions and bytes up to the last one that is not padding.
         let (mut kept_tokens, mut kept_bytes) = (0, 0);
@@ -82,6 +83,7 @@ impl Analysis {
             let offset = usize::try_from(step.address - start).unwrap_or(0);
             let encoding = code.get(offset..offset + step.length).unwrap_or(&[]);
             tokens.push(step.shape);
+            mnemonics.push(step.mnemonic);
             if !is_padding(isa, encoding) {
                 kept_tokens = tokens.len();
                 kept_bytes = offset + step.length;
@@ -92,11 +94,13 @@ impl Analysis {
             Next::Continue
         });
         tokens.truncate(kept_tokens);
+        mnemonics.truncate(kept_tokens);
         let code = &code[..kept_bytes.min(code.len())];
         let shape = fnv64(tokens.iter().map(|&token| u64::from(token)));
         let exact = fnv64(code.iter().map(|&byte| u64::from(byte)));
         let (callees, imports, strings) = self.anchors(input, start, end, count);
         tokens.sort_unstable();
+        mnemonics.sort_unstable();
         constants.sort_unstable();
         constants.dedup();
         Fingerprint {
@@ -106,6 +110,7 @@ impl Analysis {
             bytes: exact,
             shape,
             tokens,
+            mnemonics,
             callees,
             imports,
             strings,
@@ -185,6 +190,7 @@ fn is_padding(isa: Isa, encoding: &[u8]) -> bool {
 fn cost(fingerprint: &Fingerprint) -> usize {
     FINGERPRINT_BYTES
         + fingerprint.tokens.len() * 4
+        + fingerprint.mnemonics.len() * 2
         + fingerprint.callees.len() * 4
         + fingerprint.strings.len() * 8
         + fingerprint.constants.len() * 8

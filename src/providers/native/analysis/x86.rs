@@ -53,6 +53,7 @@ pub(super) fn sweep(
             reference,
             flow: flow(&instruction),
             shape: masked_hash(encoding, masked, u32::from(reference.is_some())),
+            mnemonic: instruction.mnemonic() as u16,
             constant,
         };
         let text = formatter.as_mut().map(|formatter| {
