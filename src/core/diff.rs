@@ -14,6 +14,18 @@
 //! 5. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
 //!    sides: first by a unique instruction hash among them, then by mutual best
 //!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`].
+//! 6. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
+//!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
+//!    unpaired procedures of half to twice their size, at least [`MIN_LIKENESS`] alike and
+//!    [`LIKENESS_MARGIN`] above the runner-up on both sides.
+//! 7. [`Signal::Order`], when the likeness round paired nothing either: the unpaired
+//!    procedures between two consecutive pairs, with no other pair between them on either
+//!    side, position by position or by mutual best similarity, at least
+//!    [`MIN_ORDER_SIMILARITY`] alike (compilers lay functions out in source order).
+//!
+//! The fuzzy rounds (5 to 7) never pair two procedures that both refer to strings and share
+//! none: two wrappers printing different messages are different functions, however alike
+//! their code.
 //!
 //! A pair is [`Status::Identical`] when both have the same instructions (masked) and, through
 //! the pairs, the same callees, imports, strings and constants; otherwise it is
@@ -28,10 +40,10 @@
 use std::collections::BTreeMap;
 
 /// Least similarity a neighbour pair needs in the call-graph round.
-pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.7;
+pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.6;
 
 /// Least similarity a pair needs in the likeness round, where no neighbour vouches for it.
-pub const MIN_LIKENESS: f64 = 0.7;
+pub const MIN_LIKENESS: f64 = 0.6;
 
 /// How far above the runner-up, on both sides, a likeness-round pair must be.
 pub const LIKENESS_MARGIN: f64 = 0.05;
@@ -199,6 +211,16 @@ pub fn compare(
     matcher.finish()
 }
 
+/// [`compare`] with the likeness round comparing everything anew each time.
+#[cfg(test)]
+fn compare_forgetting(baseline: &[Fingerprint], candidate: &[Fingerprint]) -> Comparison {
+    let mut never = || false;
+    let mut matcher = Matcher::new(baseline, candidate, &mut never);
+    matcher.remember = false;
+    matcher.run();
+    matcher.finish()
+}
+
 /// How alike two procedures are, in [0, 1]: the masked instructions (weight 0.3), their
 /// operations alone (0.25, what a new register allocation leaves alike), the imports and
 /// strings (0.15), the constants (0.1), the sizes (0.1) and the callee counts (0.1).
@@ -216,6 +238,20 @@ pub fn similarity(a: &Fingerprint, b: &Fingerprint) -> f64 {
         + 0.1 * size
         + 0.1 * callees;
     value.clamp(0.0, 1.0)
+}
+
+/// [`similarity`] as the fuzzy rounds read it: 0 when both procedures refer to strings and
+/// share none of them (two wrappers that print different messages are different functions,
+/// however alike their code).
+fn kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
+    let strings_conflict = !a.strings.is_empty()
+        && !b.strings.is_empty()
+        && jaccard_set(&a.strings, &b.strings) == 0.0;
+    if strings_conflict {
+        0.0
+    } else {
+        similarity(a, b)
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -276,6 +312,13 @@ struct Matcher<'a> {
     forward: Vec<Option<u32>>,
     backward: Vec<Option<u32>>,
     signals: Vec<Option<Signal>>,
+    /// The likeness round's best and runner-up of each baseline procedure, when computed.
+    row_best: Vec<Option<Best>>,
+    /// The same for each candidate procedure.
+    column_best: Vec<Option<Best>>,
+    /// Whether the likeness round keeps its bests between rounds (off only in the test that
+    /// checks that keeping them changes nothing).
+    remember: bool,
     /// Pairs made and not yet used for the call-graph round, in the order made.
     queue: Vec<(u32, u32)>,
     stop: &'a mut dyn FnMut() -> bool,
@@ -297,6 +340,9 @@ impl<'a> Matcher<'a> {
             forward: vec![None; baseline.len()],
             backward: vec![None; candidate.len()],
             signals: vec![None; baseline.len()],
+            row_best: vec![None; baseline.len()],
+            column_best: vec![None; candidate.len()],
+            remember: true,
             queue: Vec::new(),
             stop,
             work: 0,
@@ -412,44 +458,101 @@ impl<'a> Matcher<'a> {
 
     /// Pairs unpaired procedures that are each other's most similar, by a margin, among all
     /// unpaired procedures of half to twice their size (see the module documentation).
+    ///
+    /// Each procedure's best and runner-up are kept from one round to the next: while both
+    /// are still unpaired they are still the best and the runner-up (the others can only
+    /// have been paired away), so only the procedures that lost one of them are compared
+    /// again, and the result is the same as comparing everything anew.
     fn likeness_round(&mut self) {
+        if !self.remember {
+            self.row_best.fill(None);
+            self.column_best.fill(None);
+        }
         let eligible =
             |procedure: &Fingerprint| procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS;
-        let rows: Vec<u32> = (0..self.baseline.len() as u32)
-            .filter(|&i| self.forward[i as usize].is_none() && eligible(&self.baseline[i as usize]))
+        let by_size = |side: &[Fingerprint], unpaired: &[Option<u32>]| -> Vec<u32> {
+            let mut indices: Vec<u32> = (0..side.len() as u32)
+                .filter(|&i| unpaired[i as usize].is_none() && eligible(&side[i as usize]))
+                .collect();
+            indices.sort_by_key(|&i| (side[i as usize].size, i));
+            indices
+        };
+        let rows = by_size(self.baseline, &self.forward);
+        let columns = by_size(self.candidate, &self.backward);
+        let window = |sorted: &[u32], side: &[Fingerprint], size: u64| {
+            let low = sorted.partition_point(|&i| side[i as usize].size.saturating_mul(2) < size);
+            let high = sorted.partition_point(|&i| side[i as usize].size <= size.saturating_mul(2));
+            low..high.max(low)
+        };
+        let stale_rows: Vec<u32> = rows
+            .iter()
+            .copied()
+            .filter(|&b| !self.row_best[b as usize].is_some_and(|best| best.holds(&self.backward)))
             .collect();
-        let mut columns: Vec<u32> = (0..self.candidate.len() as u32)
-            .filter(|&i| {
-                self.backward[i as usize].is_none() && eligible(&self.candidate[i as usize])
+        let stale_columns: Vec<u32> = columns
+            .iter()
+            .copied()
+            .filter(|&c| {
+                !self.column_best[c as usize].is_some_and(|best| best.holds(&self.forward))
             })
             .collect();
-        columns.sort_by_key(|&i| (self.candidate[i as usize].size, i));
-        let sizes: Vec<u64> = columns
-            .iter()
-            .map(|&i| self.candidate[i as usize].size)
-            .collect();
-        let mut row_best = vec![Best::default(); rows.len()];
-        let mut column_best = vec![Best::default(); columns.len()];
-        for (row, &b) in rows.iter().enumerate() {
+        let mut column_is_stale = vec![false; self.candidate.len()];
+        for &c in &stale_columns {
+            self.column_best[c as usize] = Some(Best::default());
+            column_is_stale[c as usize] = true;
+        }
+        let mut row_is_stale = vec![false; self.baseline.len()];
+        for &b in &stale_rows {
+            row_is_stale[b as usize] = true;
+        }
+        // Stale rows against every column; stale columns hear from these rows on the way.
+        for &b in &stale_rows {
             let procedure = &self.baseline[b as usize];
-            let low = sizes.partition_point(|&size| size.saturating_mul(2) < procedure.size);
-            let high = sizes.partition_point(|&size| size <= procedure.size.saturating_mul(2));
-            if self.should_stop(high.saturating_sub(low), false) {
+            let range = window(&columns, self.candidate, procedure.size);
+            if self.should_stop(range.len(), false) {
                 return;
             }
-            for column in low..high {
-                let score = similarity(procedure, &self.candidate[columns[column] as usize]);
-                row_best[row].offer(score, column);
-                column_best[column].offer(score, row);
+            let mut best = Best::default();
+            for &c in &columns[range] {
+                let score = kinship(procedure, &self.candidate[c as usize]);
+                best.offer(score, c);
+                if column_is_stale[c as usize]
+                    && let Some(column) = self.column_best[c as usize].as_mut()
+                {
+                    column.offer(score, b);
+                }
             }
+            self.row_best[b as usize] = Some(best);
         }
-        for (row, best) in row_best.iter().enumerate() {
-            let Some(column) = best.at else { continue };
-            if best.decisive()
-                && column_best[column].at == Some(row)
-                && column_best[column].decisive()
+        // Stale columns against the rows that were not compared above.
+        let fresh: Vec<u32> = rows
+            .iter()
+            .copied()
+            .filter(|&b| !row_is_stale[b as usize])
+            .collect();
+        for &c in &stale_columns {
+            let procedure = &self.candidate[c as usize];
+            let range = window(&fresh, self.baseline, procedure.size);
+            if self.should_stop(range.len(), false) {
+                return;
+            }
+            let mut best = self.column_best[c as usize].unwrap_or_default();
+            for &b in &fresh[range] {
+                best.offer(kinship(&self.baseline[b as usize], procedure), b);
+            }
+            self.column_best[c as usize] = Some(best);
+        }
+        for &b in &rows {
+            let Some(row) = self.row_best[b as usize] else {
+                continue;
+            };
+            let Some(c) = row.at else { continue };
+            if let Some(column) = self.column_best[c as usize]
+                && row.decisive()
+                && column.at == Some(b)
+                && column.decisive()
             {
-                self.pair(rows[row], columns[column], Signal::Likeness);
+                self.pair(b, c, Signal::Likeness);
             }
         }
     }
@@ -481,7 +584,7 @@ impl<'a> Matcher<'a> {
             }
             if left.len() == right.len() {
                 for (x, y) in left.zip(right) {
-                    if similarity(&self.baseline[x], &self.candidate[y]) >= MIN_ORDER_SIMILARITY {
+                    if kinship(&self.baseline[x], &self.candidate[y]) >= MIN_ORDER_SIMILARITY {
                         self.pair(x as u32, y as u32, Signal::Order);
                     }
                 }
@@ -554,7 +657,7 @@ impl<'a> Matcher<'a> {
             .iter()
             .map(|&i| {
                 c.iter()
-                    .map(|&j| similarity(&self.baseline[i as usize], &self.candidate[j as usize]))
+                    .map(|&j| kinship(&self.baseline[i as usize], &self.candidate[j as usize]))
                     .collect()
             })
             .collect();
@@ -661,28 +764,43 @@ impl<'a> Matcher<'a> {
     }
 }
 
-/// The best and second-best similarity one procedure has met in the likeness round.
+/// The best and second-best similarity one procedure has met in the likeness round, and with
+/// which procedures of the other side.
 #[derive(Clone, Copy, Default)]
 struct Best {
     score: f64,
+    at: Option<u32>,
     runner_up: f64,
-    at: Option<usize>,
+    runner_up_at: Option<u32>,
 }
 
 impl Best {
-    fn offer(&mut self, score: f64, at: usize) {
+    fn offer(&mut self, score: f64, at: u32) {
         if self.at.is_none() || score > self.score {
-            self.runner_up = if self.at.is_some() { self.score } else { 0.0 };
-            self.score = score;
-            self.at = Some(at);
-        } else if score > self.runner_up {
-            self.runner_up = score;
+            if self.at.is_some() {
+                (self.runner_up, self.runner_up_at) = (self.score, self.at);
+            }
+            (self.score, self.at) = (score, Some(at));
+        } else if self.runner_up_at.is_none() || score > self.runner_up {
+            (self.runner_up, self.runner_up_at) = (score, Some(at));
         }
+    }
+
+    /// Whether this is still the best and runner-up among the other side's unpaired
+    /// procedures: neither has been paired since (`partners` of the other side).
+    fn holds(&self, partners: &[Option<u32>]) -> bool {
+        let unpaired = |at: Option<u32>| at.is_none_or(|index| partners[index as usize].is_none());
+        unpaired(self.at) && unpaired(self.runner_up_at)
     }
 
     /// Similar enough, and clearly more than to anything else.
     fn decisive(&self) -> bool {
-        self.score >= MIN_LIKENESS && self.score - self.runner_up >= LIKENESS_MARGIN
+        let runner_up = if self.runner_up_at.is_some() {
+            self.runner_up
+        } else {
+            0.0
+        };
+        self.score >= MIN_LIKENESS && self.score - runner_up >= LIKENESS_MARGIN
     }
 }
 
@@ -815,6 +933,110 @@ mod tests {
         assert_eq!(result.only_in_baseline, vec![0]);
     }
 
+    /// A procedure of `length` instructions drawn from `seed`, with `strings`.
+    fn body(address: u64, seed: u32, length: u32, strings: Vec<u64>) -> Fingerprint {
+        let tokens: Vec<u32> = (0..length).map(|i| (seed * 31 + i * 7) % 97).collect();
+        let mut p = procedure(
+            address,
+            u64::from(seed) << 8 | u64::from(length),
+            tokens,
+            vec![],
+        );
+        p.strings = strings;
+        p
+    }
+
+    /// `p` with its last `changed` instructions replaced: another shape, mostly alike.
+    fn edited(p: &Fingerprint, changed: usize) -> Fingerprint {
+        let mut q = p.clone();
+        let keep = q.tokens.len() - changed;
+        q.tokens.truncate(keep);
+        q.tokens.extend((0..changed as u32).map(|i| 1_000 + i));
+        q.tokens.sort_unstable();
+        q.mnemonics = q.tokens.iter().map(|&t| (t % 13) as u16).collect();
+        q.mnemonics.sort_unstable();
+        q.shape ^= 0x5555;
+        q.bytes ^= 0x5555;
+        q
+    }
+
+    #[test]
+    fn a_changed_procedure_without_neighbours_pairs_by_likeness() {
+        let old = body(0x10, 1, 40, vec![]);
+        let other = body(0x100, 2, 12, vec![]);
+        let result = compare(
+            &[old.clone(), other.clone()],
+            &[edited(&old, 4), body(0x200, 3, 13, vec![])],
+            &mut never(),
+        );
+        let pair = result
+            .pairs
+            .iter()
+            .find(|p| p.baseline == 0)
+            .expect("paired");
+        assert_eq!((pair.candidate, pair.signal), (0, Signal::Likeness));
+        assert_eq!(pair.status, Status::Changed);
+    }
+
+    #[test]
+    fn wrappers_of_different_strings_are_not_paired_by_likeness() {
+        let removed = body(0x10, 1, 20, vec![7]);
+        let mut added = edited(&removed, 1);
+        added.strings = vec![8];
+        let result = compare(&[removed], &[added], &mut never());
+        assert!(result.pairs.is_empty(), "{result:?}");
+    }
+
+    #[test]
+    fn a_procedure_between_two_pairs_pairs_by_its_place() {
+        let first = body(0x10, 1, 10, vec![]);
+        let middle = body(0x20, 2, 10, vec![]);
+        let last = body(0x30, 3, 10, vec![]);
+        // The middle one changed too much for likeness but not for its place.
+        let mut changed = edited(&middle, 8);
+        changed.size = middle.size * 3 / 2;
+        assert!((MIN_ORDER_SIMILARITY..MIN_LIKENESS).contains(&similarity(&middle, &changed)));
+        let result = compare(
+            &[first.clone(), middle, last.clone()],
+            &[first, changed, last],
+            &mut never(),
+        );
+        let pair = result
+            .pairs
+            .iter()
+            .find(|p| p.baseline == 1)
+            .expect("paired");
+        assert_eq!((pair.candidate, pair.signal), (1, Signal::Order));
+    }
+
+    /// Sides whose procedures are long enough for the likeness round and alike in parts.
+    fn long_side() -> impl Strategy<Value = Vec<Fingerprint>> {
+        prop::collection::vec(
+            (
+                prop::collection::vec(0u32..24, 8..30),
+                prop::collection::vec(0u64..3, 0..2),
+            ),
+            0..10,
+        )
+        .prop_map(|items| {
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(index, (tokens, strings))| {
+                    let shape = tokens
+                        .iter()
+                        .fold(7u64, |h, &t| h.wrapping_mul(31).wrapping_add(u64::from(t)));
+                    let mut p = procedure(index as u64 * 64, shape, tokens, vec![]);
+                    let mut strings = strings;
+                    strings.sort_unstable();
+                    strings.dedup();
+                    p.strings = strings;
+                    p
+                })
+                .collect()
+        })
+    }
+
     fn arbitrary_side() -> impl Strategy<Value = Vec<Fingerprint>> {
         prop::collection::vec(
             (
@@ -851,6 +1073,24 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn keeping_the_likeness_bests_changes_nothing(a in long_side(), b in long_side()) {
+            prop_assert_eq!(compare(&a, &b, &mut never()), compare_forgetting(&a, &b));
+        }
+
+        #[test]
+        fn long_procedures_are_each_in_exactly_one_place(a in long_side(), b in long_side()) {
+            let result = compare(&a, &b, &mut never());
+            let mut baseline: Vec<u32> = result.pairs.iter().map(|p| p.baseline).collect();
+            baseline.extend(&result.only_in_baseline);
+            baseline.sort_unstable();
+            prop_assert_eq!(baseline, (0..a.len() as u32).collect::<Vec<_>>());
+            let mut candidate: Vec<u32> = result.pairs.iter().map(|p| p.candidate).collect();
+            candidate.extend(&result.only_in_candidate);
+            candidate.sort_unstable();
+            prop_assert_eq!(candidate, (0..b.len() as u32).collect::<Vec<_>>());
+        }
+
         #[test]
         fn every_procedure_is_in_exactly_one_place(a in arbitrary_side(), b in arbitrary_side()) {
             let result = compare(&a, &b, &mut never());
