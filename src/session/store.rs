@@ -183,7 +183,13 @@ pub struct SessionStore {
     reopen: Mutex<Option<Reopen>>,
     /// Who approves captures, in every session.
     capture_approval: CaptureApproval,
+    /// What the tools layer keeps once per store (see [`SessionStore::memo`]).
+    memo: Mutex<Option<Memo>>,
 }
+
+/// A value the tools layer keeps once per store, opaque to the sessions: the last
+/// `compare_procedures` comparison, so that its pages are cut from one computation.
+pub type Memo = Arc<dyn std::any::Any + Send + Sync>;
 
 /// Opens a kept binary again: its providers and real path, or `None` when it cannot be.
 pub type Reopen = fn(&StoredBinary, &SessionStore) -> Option<Reopened>;
@@ -224,7 +230,16 @@ impl SessionStore {
             durable,
             reopen: Mutex::new(None),
             capture_approval: config.capture_approval,
+            memo: Mutex::new(None),
         }
+    }
+
+    /// The one value the tools layer keeps in this store (see [`Memo`]); whoever sets it
+    /// replaces what was there.
+    pub fn memo(&self) -> std::sync::MutexGuard<'_, Option<Memo>> {
+        self.memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Sets how kept binaries are opened again when a session is taken over from another

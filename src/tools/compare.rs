@@ -3,10 +3,11 @@
 //! documents of one); the provider fingerprints each document's procedures within the bounds,
 //! [`crate::core::diff::compare`] pairs them, and the result is paged: matched pairs in
 //! baseline address order, then baseline-only, then candidate-only procedures. The Evidence is
-//! recorded in the baseline's session. Every page is computed anew from the same inputs, so
-//! the same call gives the same pages.
+//! recorded in the baseline's session. The last comparison is kept (one per store), so
+//! the pages of one comparison are cut from one computation: the same call gives the same
+//! pages, and reading the next page does not compare again.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -20,7 +21,7 @@ use super::spec::{Across, Handler, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::core::diff::{Comparison, Fingerprint, Status, compare};
 use crate::session::{
-    Address, Cancel, CompareLimit, FingerprintBounds, Fingerprints, Operation, Session,
+    Address, Cancel, CompareLimit, FingerprintBounds, Fingerprints, Operation, Provider, Session,
     SessionStore, Target,
 };
 
@@ -126,12 +127,63 @@ pub(super) fn tools() -> Vec<ToolSpec> {
     }]
 }
 
-/// One side: its session, target and fingerprints.
+/// One side: its document and fingerprints.
 struct Version {
-    session: Arc<Session>,
-    target: Target,
     document: String,
     fingerprints: Fingerprints,
+}
+
+/// A whole comparison, from which every page is cut.
+struct Computed {
+    baseline: Version,
+    candidate: Version,
+    comparison: Comparison,
+    cut_short_by: Option<CompareLimit>,
+}
+
+/// What a comparison was computed from: the two providers (held weakly, so the cache neither
+/// keeps a closed binary alive nor mistakes a new provider at the same address for the old
+/// one), the documents and the bounds. The page (`cursor`, `limit`) is not part of it.
+struct ComparisonKey {
+    baseline: Weak<dyn Provider>,
+    baseline_document: String,
+    candidate: Weak<dyn Provider>,
+    candidate_document: String,
+    bounds: (u64, u64, u64),
+}
+
+impl ComparisonKey {
+    fn same(&self, other: &ComparisonKey) -> bool {
+        Weak::ptr_eq(&self.baseline, &other.baseline)
+            && Weak::ptr_eq(&self.candidate, &other.candidate)
+            && self.baseline_document == other.baseline_document
+            && self.candidate_document == other.candidate_document
+            && self.bounds == other.bounds
+            && self.baseline.strong_count() > 0
+            && self.candidate.strong_count() > 0
+    }
+}
+
+/// The last comparison, kept in the store (its [`SessionStore::memo`]) so that reading its
+/// pages one by one does not compare again for each page (a large pair of binaries takes
+/// tens of seconds). One entry: its memory is within the bounds of the call that made it,
+/// and it goes with the next comparison of other inputs.
+struct Remembered {
+    key: ComparisonKey,
+    computed: Arc<Computed>,
+}
+
+fn remembered(store: &SessionStore, key: &ComparisonKey) -> Option<Arc<Computed>> {
+    let memo = store.memo();
+    let last = memo.as_ref()?.downcast_ref::<Remembered>()?;
+    last.key.same(key).then(|| Arc::clone(&last.computed))
+}
+
+fn remember(store: &SessionStore, key: ComparisonKey, computed: &Arc<Computed>) {
+    *store.memo() = Some(Arc::new(Remembered {
+        key,
+        computed: Arc::clone(computed),
+    }));
 }
 
 fn side(
@@ -164,8 +216,7 @@ fn side(
 }
 
 fn fingerprint(
-    session: Arc<Session>,
-    target: Target,
+    target: &Target,
     bounds: &FingerprintBounds,
     argument: &'static str,
 ) -> Result<Version, ToolError> {
@@ -184,8 +235,6 @@ fn fingerprint(
         .into());
     }
     Ok(Version {
-        session,
-        target,
         document,
         fingerprints,
     })
@@ -204,7 +253,7 @@ fn compare_procedures(
         arguments.baseline_document.as_deref(),
         ("baseline", "baseline_document"),
     )?;
-    let (candidate_session, candidate_handle, candidate_target) = side(
+    let (_, candidate_handle, candidate_target) = side(
         store,
         arguments.candidate.as_deref(),
         default,
@@ -219,26 +268,84 @@ fn compare_procedures(
         }
         .into());
     }
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(arguments.timeout_secs);
+    let key = ComparisonKey {
+        baseline: Arc::downgrade(baseline_target.provider()),
+        baseline_document: baseline_target.document().unwrap_or_default().to_owned(),
+        candidate: Arc::downgrade(candidate_target.provider()),
+        candidate_document: candidate_target.document().unwrap_or_default().to_owned(),
+        bounds: (
+            arguments.max_procedures,
+            arguments.timeout_secs,
+            arguments.max_memory_mib,
+        ),
+    };
+    let computed = match remembered(store, &key) {
+        Some(computed) => computed,
+        None => {
+            let computed = Arc::new(compute(
+                &baseline_target,
+                &candidate_target,
+                &arguments,
+                cancel,
+            )?);
+            remember(store, key, &computed);
+            computed
+        }
+    };
+    let result = page(
+        &computed,
+        arguments.page.cursor.as_deref(),
+        usize::try_from(arguments.limit).unwrap_or(usize::MAX),
+    )?;
+    let reply = super::spec::encode_result("compare_procedures", &result)?;
+    let mut recorded: Map<String, Value> = Map::new();
+    recorded.insert(
+        "baseline_document".into(),
+        computed.baseline.document.clone().into(),
+    );
+    recorded.insert(
+        "candidate_document".into(),
+        computed.candidate.document.clone().into(),
+    );
+    for (key, value) in [
+        ("cursor", arguments.page.cursor.map(Value::from)),
+        ("limit", Some(arguments.limit.into())),
+        ("max_procedures", Some(arguments.max_procedures.into())),
+        ("timeout_secs", Some(arguments.timeout_secs.into())),
+        ("max_memory_mib", Some(arguments.max_memory_mib.into())),
+    ] {
+        if let Some(value) = value {
+            recorded.insert(key.into(), value);
+        }
+    }
+    let observation = baseline_target.observation(
+        "compare_procedures",
+        Value::Object(recorded),
+        Value::Object(reply.clone()),
+    );
+    Ok(Across {
+        session: baseline_session,
+        observation,
+        reply,
+    })
+}
+
+/// Both sides' fingerprints and their comparison, within the call's bounds.
+fn compute(
+    baseline_target: &Target,
+    candidate_target: &Target,
+    arguments: &CompareArguments,
+    cancel: &Cancel,
+) -> Result<Computed, ToolError> {
+    let deadline = Instant::now() + Duration::from_secs(arguments.timeout_secs);
     let bounds = FingerprintBounds {
         max_procedures: usize::try_from(arguments.max_procedures).unwrap_or(usize::MAX),
         max_bytes: usize::try_from(arguments.max_memory_mib.saturating_mul(1 << 20))
             .unwrap_or(usize::MAX),
         deadline,
     };
-    let baseline = fingerprint(
-        baseline_session,
-        baseline_target,
-        &bounds,
-        "baseline_document",
-    )?;
-    let candidate = fingerprint(
-        candidate_session,
-        candidate_target,
-        &bounds,
-        "candidate_document",
-    )?;
+    let baseline = fingerprint(baseline_target, &bounds, "baseline_document")?;
+    let candidate = fingerprint(candidate_target, &bounds, "candidate_document")?;
     if baseline.fingerprints.architecture != candidate.fingerprints.architecture {
         return Err(ProcedureCompareError::Architectures {
             baseline: baseline.document.as_str().into(),
@@ -264,41 +371,11 @@ fn compare_procedures(
             .cut_short_by
             .or(candidate.fingerprints.cut_short_by)
     };
-    let result = page(
-        &baseline,
-        &candidate,
-        &comparison,
+    Ok(Computed {
+        baseline,
+        candidate,
+        comparison,
         cut_short_by,
-        arguments.page.cursor.as_deref(),
-        usize::try_from(arguments.limit).unwrap_or(usize::MAX),
-    )?;
-    let reply = super::spec::encode_result("compare_procedures", &result)?;
-    let mut recorded: Map<String, Value> = Map::new();
-    recorded.insert("baseline_document".into(), baseline.document.clone().into());
-    recorded.insert(
-        "candidate_document".into(),
-        candidate.document.clone().into(),
-    );
-    for (key, value) in [
-        ("cursor", arguments.page.cursor.map(Value::from)),
-        ("limit", Some(arguments.limit.into())),
-        ("max_procedures", Some(arguments.max_procedures.into())),
-        ("timeout_secs", Some(arguments.timeout_secs.into())),
-        ("max_memory_mib", Some(arguments.max_memory_mib.into())),
-    ] {
-        if let Some(value) = value {
-            recorded.insert(key.into(), value);
-        }
-    }
-    let observation = baseline.target.observation(
-        "compare_procedures",
-        Value::Object(recorded),
-        Value::Object(reply.clone()),
-    );
-    Ok(Across {
-        session: baseline.session,
-        observation,
-        reply,
     })
 }
 
@@ -409,13 +486,17 @@ fn unmatched(procedure: &Fingerprint) -> Unmatched {
 }
 
 fn page(
-    baseline: &Version,
-    candidate: &Version,
-    comparison: &Comparison,
-    cut_short_by: Option<CompareLimit>,
+    computed: &Computed,
     cursor: Option<&str>,
     limit: usize,
 ) -> Result<CompareResult, ToolError> {
+    let Computed {
+        baseline,
+        candidate,
+        comparison,
+        cut_short_by,
+    } = computed;
+    let cut_short_by = *cut_short_by;
     let (pairs, left, right) = (
         comparison.pairs.len(),
         comparison.only_in_baseline.len(),

@@ -504,3 +504,120 @@ fn a_cursor_from_elsewhere_is_refused() {
     );
     snapshot("tools_compare__cursor_from_elsewhere", &message, None);
 }
+
+/// A provider of two documents, `v1` and `v2`, of 250 synthetic procedures each, counting
+/// the fingerprint lists it is asked for.
+struct CountingProvider {
+    fingerprint_calls: std::sync::atomic::AtomicUsize,
+}
+
+impl rea::session::Provider for CountingProvider {
+    fn id(&self) -> &str {
+        "counting"
+    }
+
+    fn supports(&self, operation: rea::session::Operation) -> bool {
+        matches!(
+            operation,
+            rea::session::Operation::ListDocuments | rea::session::Operation::CompareProcedures
+        )
+    }
+
+    fn list_documents(
+        &self,
+    ) -> Result<Vec<rea::session::DocumentInfo>, rea::session::ProviderError> {
+        Ok(vec![
+            rea::session::DocumentInfo::named("v1"),
+            rea::session::DocumentInfo::named("v2"),
+        ])
+    }
+
+    fn list_procedures(
+        &self,
+        _document: &str,
+        _cursor: Option<&str>,
+        _limit: usize,
+    ) -> Result<rea::core::ProcedurePage, rea::session::ProviderError> {
+        Err(rea::session::ProviderError::Unsupported(
+            rea::session::Operation::ListProcedures,
+        ))
+    }
+
+    fn fingerprints(
+        &self,
+        document: &str,
+        _bounds: &rea::session::FingerprintBounds,
+    ) -> Result<rea::session::Fingerprints, rea::session::ProviderError> {
+        self.fingerprint_calls
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let shift = u64::from(document == "v2") * 0x10;
+        let procedures = (0..250u64)
+            .map(|index| rea::core::diff::Fingerprint {
+                address: 0x1000 + index * 0x40 + shift,
+                size: 0x30,
+                bytes: index,
+                shape: index,
+                tokens: vec![index as u32],
+                ..Default::default()
+            })
+            .collect();
+        Ok(rea::session::Fingerprints {
+            architecture: "x86_64".into(),
+            procedures,
+            total: 250,
+            cut_short_by: None,
+            analysis: rea::session::AnalysisStatus {
+                complete: true,
+                cut_short_by: None,
+                instructions: 250,
+                references: 0,
+            },
+        })
+    }
+}
+
+/// Reading a comparison page by page compares once: the pages are cut from the comparison
+/// the store keeps; other bounds compare again.
+#[tokio::test]
+async fn the_pages_of_one_comparison_are_cut_from_one_computation() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let provider = Arc::new(CountingProvider {
+        fingerprint_calls: AtomicUsize::new(0),
+    });
+    let session = Arc::new(rea::session::Session::new());
+    let declared: Arc<dyn rea::session::Provider> = provider.clone();
+    session.open_providers("counting", vec![declared]).unwrap();
+    let server = rea::mcp::Server::with_session(rea::mcp::ServerConfig::default(), session);
+    let mut client = crate::support::Client::start(server);
+    client.initialize("2025-11-25").await;
+    let call = |cursor: Option<String>, max_procedures: u64| {
+        let mut arguments = json!({"baseline_document": "v1", "candidate_document": "v2",
+                                   "limit": 100, "max_procedures": max_procedures});
+        if let Some(cursor) = cursor {
+            arguments["cursor"] = cursor.into();
+        }
+        json!({"name": "compare_procedures", "arguments": arguments})
+    };
+    let (mut cursor, mut matched) = (None, 0);
+    loop {
+        let answer = client.request("tools/call", call(cursor.take(), 500)).await;
+        let page = &answer["result"]["structuredContent"];
+        matched += page["matched"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{answer}"))
+            .len();
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(matched, 250);
+    // Three pages, one fingerprint list per side.
+    assert_eq!(provider.fingerprint_calls.load(Ordering::SeqCst), 2);
+    let other = client.request("tools/call", call(None, 400)).await;
+    assert_ne!(other["result"]["isError"], true, "{other}");
+    assert_eq!(provider.fingerprint_calls.load(Ordering::SeqCst), 4);
+    client.finish().await;
+}

@@ -237,3 +237,41 @@ fn instruction_text(instruction: &Instruction, pc: u64) -> Text {
         operands,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The steps of the little-endian words `words` at 0x1000.
+    fn steps(words: &[u32]) -> Vec<Step> {
+        let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
+        let mut steps = Vec::new();
+        sweep(&bytes, 0x1000, false, &mut |step, _| {
+            steps.push(step);
+            Next::Continue
+        });
+        steps
+    }
+
+    #[test]
+    fn immediates_are_constants_and_addresses_are_not() {
+        let [movz, movk, cmp, bl, movz_other] = steps(&[
+            0xd282_4680, // movz x0, #0x1234
+            0xf2aa_cf00, // movk x0, #0x5678, lsl #16
+            0x7104_8c3f, // cmp w1, #0x123
+            0x9400_0002, // bl 0x1014
+            0xd280_0021, // movz x1, #0x1
+        ])[..] else {
+            panic!("five steps");
+        };
+        assert_eq!(movz.constant, Some(0x1234));
+        assert_eq!(movk.constant, Some(0x5678 << 16));
+        assert_eq!(cmp.constant, Some(0x123));
+        assert_eq!(bl.constant, None, "an address is not a constant");
+        assert_eq!(bl.reference, Some((0x1014, ReferenceKind::Call)));
+        // The operation, whatever its registers and immediate.
+        assert_eq!(movz.mnemonic, movz_other.mnemonic);
+        assert_ne!(movz.mnemonic, movk.mnemonic);
+        assert_ne!(movz.mnemonic, cmp.mnemonic);
+    }
+}
