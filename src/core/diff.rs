@@ -1,5 +1,5 @@
 //! Procedure matching across two versions of a program (`compare_procedures`, CONTRACT
-//! section 10): pure, deterministic, bounded by a caller's stop signal.
+//! section 11): pure, deterministic, bounded by a caller's stop signal.
 //!
 //! Each side is a list of [`Fingerprint`]s in address order. [`compare`] pairs them in rounds,
 //! each round only among procedures not paired yet, and repeats the rounds until one pairs

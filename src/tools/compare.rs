@@ -1,5 +1,5 @@
 //! `compare_procedures`: two versions of a program, procedure by procedure (CONTRACT section
-//! 10). The baseline and the candidate are documents of two binary sessions (or two
+//! 11). The baseline and the candidate are documents of two binary sessions (or two
 //! documents of one); the provider fingerprints each document's procedures within the bounds,
 //! [`crate::core::diff::compare`] pairs them, and the result is paged: matched pairs in
 //! baseline address order, then baseline-only, then candidate-only procedures. The Evidence is
