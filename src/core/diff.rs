@@ -52,7 +52,7 @@ pub const LIKENESS_MARGIN: f64 = 0.05;
 pub const MIN_LIKENESS_INSTRUCTIONS: usize = 8;
 
 /// Least similarity a pair needs in the order round, where its place vouches for it.
-pub const MIN_ORDER_SIMILARITY: f64 = 0.5;
+pub const MIN_ORDER_SIMILARITY: f64 = 0.6;
 
 /// Most unpaired neighbours of a pair, per side, compared by similarity (all of them are
 /// compared by instruction hash).

@@ -621,3 +621,65 @@ async fn the_pages_of_one_comparison_are_cut_from_one_computation() {
     assert_eq!(provider.fingerprint_calls.load(Ordering::SeqCst), 4);
     client.finish().await;
 }
+
+/// A function removed and another added in its place, neither referring to a string, are
+/// reported as removed and added: their place and their likeness (both small arithmetic) do
+/// not make them one function.
+#[test]
+fn a_removed_and_an_added_function_in_one_place_stay_apart() {
+    // The changed function lies between two that stay: `main` goes to `.text.startup`.
+    const BEFORE: &str = r#"
+KEEP int alpha(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * 3 ^ x; return s; }
+"#;
+    const AFTER: &str = r#"
+KEEP int beta(const char *s) { int n = 0; while (*s) n += *s++ == 'a'; return n; }
+KEEP unsigned gamma_(unsigned v) { v ^= v >> 16; v *= 0x45d9f3b; v ^= v >> 16; return v; }
+"#;
+    const OLD: &str = r#"
+KEEP long removed_two(long a, long b) { return a > b ? a - b : b * 2; }
+"#;
+    const NEW: &str = r#"
+KEEP long added_two(long a, long b) { return a * b + (a ^ b); }
+"#;
+    const MAIN: &str = r#"
+int main(int argc, char **argv) {
+    printf("%d %ld %d %u\n", alpha(argc), TWO(argc, 3), beta(argv[0]), gamma_(argc));
+    return 0;
+}
+"#;
+    let directory = tempfile::tempdir().unwrap();
+    let (baseline, baseline_stripped) = build(
+        directory.path(),
+        "old",
+        &format!("#define TWO removed_two\n{BEFORE}{OLD}{AFTER}{MAIN}"),
+    );
+    let (candidate, candidate_stripped) = build(
+        directory.path(),
+        "new",
+        &format!("#define TWO added_two\n{BEFORE}{NEW}{AFTER}{MAIN}"),
+    );
+    let (baseline_names, candidate_names) = (symbols(&baseline), symbols(&candidate));
+    let mut server = ServerProcess::start(REA);
+    let b = open(&mut server, &baseline_stripped);
+    let c = open(&mut server, &candidate_stripped);
+    let (matched, left, right, _) =
+        all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+    let name = |names: &BTreeMap<String, String>, address: &Value| {
+        names.get(address.as_str().unwrap()).cloned()
+    };
+    for pair in &matched {
+        let (old, new) = (
+            name(&baseline_names, &pair["baseline"]),
+            name(&candidate_names, &pair["candidate"]),
+        );
+        assert_eq!(old, new, "a wrong pair: {pair}");
+    }
+    let only = |entries: &[Value], names: &BTreeMap<String, String>| -> Vec<String> {
+        entries
+            .iter()
+            .filter_map(|entry| name(names, &entry["address"]))
+            .collect()
+    };
+    assert!(only(&left, &baseline_names).contains(&"removed_two".to_owned()));
+    assert!(only(&right, &candidate_names).contains(&"added_two".to_owned()));
+}
