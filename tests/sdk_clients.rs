@@ -29,7 +29,9 @@
 //! The Python client also drives `rea serve --provider angr` over stdio on a C program compiled
 //! here (`test_angr.py`), and the TypeScript SDK v1 client runs the investigation workflow
 //! with it on the same program: from the usage string through `xrefs_to` to `main`, its
-//! pseudo-C from angr and its disassembly, each step citing its own Evidence (`angr.test.mjs`).
+//! pseudo-C from angr and its disassembly, each step citing its own Evidence (`angr.test.mjs`),
+//! and drives `decompile` as tasks (its experimental tasks API) to cancellation, to completion
+//! and across two SIGKILLs and restarts on a SQLite store (`angr-tasks.test.mjs`).
 //!
 //! The clients are installed on first use into ignored folders (`tests/clients/node/node_modules`,
 //! `tests/clients/node-v2/node_modules`, `tests/clients/inspector/node_modules`,
@@ -944,5 +946,27 @@ fn typescript_sdk_client_follows_the_usage_string_to_main_and_decompiles_it_with
             .env("REA_ANGR_DIR", &angr)
             .env("REA_ANGR_BINARY", &binary),
         "node --test angr.test.mjs (TypeScript SDK v1 client, --provider angr)",
+    );
+}
+
+/// `decompile` as 2025-11-25 tasks through the TypeScript SDK v1 client's experimental tasks
+/// API (the one official SDK client with tasks; the Python SDK has none): one cut by a
+/// SIGKILL of the server and `failed` after the restart, one cancelled, one completed and
+/// found with its result after a second SIGKILL and restart, on one SQLite store.
+#[test]
+fn typescript_sdk_client_drives_decompile_tasks_across_restarts() {
+    let folder = node_folder("node", "@modelcontextprotocol/sdk");
+    let angr = angr_adapter();
+    let scratch = tempfile::tempdir().unwrap();
+    let binary = report_program(scratch.path());
+    run(
+        Command::new("node")
+            .args(["--test", "angr-tasks.test.mjs"])
+            .current_dir(&folder)
+            .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+            .env("REA_ANGR_DIR", &angr)
+            .env("REA_ANGR_BINARY", &binary)
+            .env("REA_STORE", scratch.path().join("store.db")),
+        "node --test angr-tasks.test.mjs (TypeScript SDK v1 client, decompile tasks)",
     );
 }
