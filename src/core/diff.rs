@@ -992,21 +992,21 @@ mod tests {
         let first = body(0x10, 1, 10, vec![]);
         let middle = body(0x20, 2, 10, vec![]);
         let last = body(0x30, 3, 10, vec![]);
-        // The middle one changed too much for likeness but not for its place.
-        let mut changed = edited(&middle, 8);
-        changed.size = middle.size * 3 / 2;
-        assert!((MIN_ORDER_SIMILARITY..MIN_LIKENESS).contains(&similarity(&middle, &changed)));
+        let changed = edited(&middle, 4);
+        assert!(similarity(&middle, &changed) >= MIN_ORDER_SIMILARITY);
+        // A twin of the changed one elsewhere: as like the middle one as its true version, so
+        // the likeness round cannot choose, and only the place decides.
+        let mut twin = changed.clone();
+        twin.address = 0x40;
+        twin.bytes ^= 1;
         let result = compare(
             &[first.clone(), middle, last.clone()],
-            &[first, changed, last],
+            &[first, changed, last, twin],
             &mut never(),
         );
-        let pair = result
-            .pairs
-            .iter()
-            .find(|p| p.baseline == 1)
-            .expect("paired");
+        let pair = result.pairs.iter().find(|p| p.baseline == 1).expect("paired");
         assert_eq!((pair.candidate, pair.signal), (1, Signal::Order));
+        assert_eq!(result.only_in_candidate, vec![3]);
     }
 
     /// Sides whose procedures are long enough for the likeness round and alike in parts.
