@@ -1004,7 +1004,11 @@ mod tests {
             &[first, changed, last, twin],
             &mut never(),
         );
-        let pair = result.pairs.iter().find(|p| p.baseline == 1).expect("paired");
+        let pair = result
+            .pairs
+            .iter()
+            .find(|p| p.baseline == 1)
+            .expect("paired");
         assert_eq!((pair.candidate, pair.signal), (1, Signal::Order));
         assert_eq!(result.only_in_candidate, vec![3]);
     }
