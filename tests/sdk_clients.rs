@@ -932,20 +932,33 @@ fn python_sdk_client_decompiles_through_the_angr_adapter() {
     }
 }
 
-#[test]
-fn typescript_sdk_client_follows_the_usage_string_to_main_and_decompiles_it_with_angr() {
+/// Runs `script` of the TypeScript SDK v1 client against `rea serve --provider angr` on the
+/// report program compiled into a scratch folder; with `store_file`, REA_STORE names that
+/// SQLite file in the same folder.
+fn node_angr_test(script: &str, what: &str, store_file: Option<&str>) {
     let folder = node_folder("node", "@modelcontextprotocol/sdk");
     let angr = angr_adapter();
     let scratch = tempfile::tempdir().unwrap();
     let binary = report_program(scratch.path());
-    run(
-        Command::new("node")
-            .args(["--test", "angr.test.mjs"])
-            .current_dir(&folder)
-            .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
-            .env("REA_ANGR_DIR", &angr)
-            .env("REA_ANGR_BINARY", &binary),
-        "node --test angr.test.mjs (TypeScript SDK v1 client, --provider angr)",
+    let mut command = Command::new("node");
+    command
+        .args(["--test", script])
+        .current_dir(&folder)
+        .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+        .env("REA_ANGR_DIR", &angr)
+        .env("REA_ANGR_BINARY", &binary);
+    if let Some(file) = store_file {
+        command.env("REA_STORE", scratch.path().join(file));
+    }
+    run(&mut command, &format!("node --test {script} ({what})"));
+}
+
+#[test]
+fn typescript_sdk_client_follows_the_usage_string_to_main_and_decompiles_it_with_angr() {
+    node_angr_test(
+        "angr.test.mjs",
+        "TypeScript SDK v1 client, --provider angr",
+        None,
     );
 }
 
@@ -955,18 +968,9 @@ fn typescript_sdk_client_follows_the_usage_string_to_main_and_decompiles_it_with
 /// found with its result after a second SIGKILL and restart, on one SQLite store.
 #[test]
 fn typescript_sdk_client_drives_decompile_tasks_across_restarts() {
-    let folder = node_folder("node", "@modelcontextprotocol/sdk");
-    let angr = angr_adapter();
-    let scratch = tempfile::tempdir().unwrap();
-    let binary = report_program(scratch.path());
-    run(
-        Command::new("node")
-            .args(["--test", "angr-tasks.test.mjs"])
-            .current_dir(&folder)
-            .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
-            .env("REA_ANGR_DIR", &angr)
-            .env("REA_ANGR_BINARY", &binary)
-            .env("REA_STORE", scratch.path().join("store.db")),
-        "node --test angr-tasks.test.mjs (TypeScript SDK v1 client, decompile tasks)",
+    node_angr_test(
+        "angr-tasks.test.mjs",
+        "TypeScript SDK v1 client, decompile tasks",
+        Some("store.db"),
     );
 }
