@@ -153,6 +153,21 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+impl Outcome {
+    /// Settles how the program ended from what the transcript saw of its own process
+    /// (`program_exit`) over the tracer's status, unless a bound ended the run (then it was
+    /// killed). The tracer can die after the program: `strace -k` exits 1 when it cannot
+    /// unwind bwrap's namespace init, which `--die-with-parent` kills once the outer bwrap
+    /// has passed the program's status on and exited; the line it wrote for the program stands.
+    pub fn settle_exit(&mut self, program_exit: Option<Exit>) {
+        if self.ended.is_none()
+            && let Some(exit) = program_exit
+        {
+            self.exit = exit;
+        }
+    }
+}
+
 /// Why nothing ran, or a run could not be finished.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -597,5 +612,42 @@ fn detach(command: &mut Command) {
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
             Ok(())
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(exit: Exit, ended: Option<Ended>) -> Outcome {
+        let stream = StreamCapture {
+            bytes: 0,
+            sha256: String::new(),
+            truncated: false,
+            head: Vec::new(),
+        };
+        Outcome {
+            exit,
+            ended,
+            stdout: stream.clone(),
+            stderr: stream,
+            transcript: Vec::new(),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn the_transcript_settles_the_exit_unless_a_bound_ended_the_run() {
+        // The tracer died after the program (exit 1); the transcript saw the program's 3.
+        let mut died = outcome(Exit::Code(1), None);
+        died.settle_exit(Some(Exit::Code(3)));
+        assert_eq!(died.exit, Exit::Code(3));
+        let mut unseen = outcome(Exit::Code(1), None);
+        unseen.settle_exit(None);
+        assert_eq!(unseen.exit, Exit::Code(1));
+        let killed = Exit::Signal("SIGKILL".to_owned());
+        let mut bounded = outcome(killed.clone(), Some(Ended::WallTime));
+        bounded.settle_exit(Some(Exit::Signal("SIGSEGV".to_owned())));
+        assert_eq!(bounded.exit, killed);
     }
 }

@@ -13,6 +13,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::sandbox::Exit;
+
 /// Most events a capture keeps (the schema allows 10,000); later ones are counted in a note.
 pub const MAX_EVENTS: usize = 1_024;
 
@@ -70,6 +72,9 @@ pub struct Trace {
     pub memory_refused: bool,
     /// Whether a process start was refused (`EAGAIN` from `clone`, `fork`, `vfork`).
     pub process_refused: bool,
+    /// How the program's own process ended (`+++ exited with 3 +++` for the process that
+    /// executed the program), when the transcript says.
+    pub program_exit: Option<Exit>,
 }
 
 /// The signals whose fault address and instruction address a capture records.
@@ -97,6 +102,7 @@ pub fn parse_trace(transcript: &[u8], program: &str) -> Trace {
     let text = String::from_utf8_lossy(transcript);
     let mut trace = Trace::default();
     let mut started: Option<u64> = None;
+    let mut program_pid: Option<u64> = None;
     let mut notes = 0usize;
     let mut in_fault = false;
     // Processes of the sandbox's own set-up (seen before the program started).
@@ -131,6 +137,7 @@ pub fn parse_trace(transcript: &[u8], program: &str) -> Trace {
                 && succeeded(rest)
             {
                 started = Some(micros);
+                program_pid = Some(pid);
                 setup.retain(|&seen| seen != pid);
                 let event = event("file", 0, pid)
                     .with("path", bounded(&path))
@@ -164,11 +171,14 @@ pub fn parse_trace(transcript: &[u8], program: &str) -> Trace {
             continue;
         }
         if let Some(exit) = exit_of(rest) {
-            let exit_event = match exit {
-                Exit::Code(code) => event("exit", t_ms, pid).with("code", code),
-                Exit::Signal(name) => event("exit", t_ms, pid).with("signal", name),
+            let exit_event = match &exit {
+                Exit::Code(code) => event("exit", t_ms, pid).with("code", *code),
+                Exit::Signal(name) => event("exit", t_ms, pid).with("signal", name.clone()),
             };
             push(&mut trace, exit_event);
+            if program_pid == Some(pid) {
+                trace.program_exit = Some(exit);
+            }
             continue;
         }
         let Some((name, args)) = syscall(rest) else {
@@ -510,11 +520,6 @@ fn signal_name(name: &str) -> bool {
     })
 }
 
-enum Exit {
-    Code(i64),
-    Signal(String),
-}
-
 /// `+++ exited with N +++` or `+++ killed by SIGNAL [(core dumped)] +++`.
 fn exit_of(rest: &str) -> Option<Exit> {
     let body = rest.strip_prefix("+++ ")?.strip_suffix(" +++")?;
@@ -562,6 +567,29 @@ mod tests {
         assert_eq!(trace.events[3]["address"], "127.0.0.1:8080");
         assert_eq!(trace.events[5]["signal"], "SIGSEGV");
         assert_eq!(trace.events[5]["t_ms"], 5);
+        assert_eq!(trace.program_exit, Some(Exit::Signal("SIGSEGV".to_owned())));
+    }
+
+    /// The end of the transcript of a run whose tracer died (`strace: walk: cannot initialize
+    /// libunwind`) after the program, seen under load: the program's child exited 0, the
+    /// program 3, the outer bwrap passed 3 on, and bwrap's init was killed mid-unwind.
+    #[test]
+    fn the_programs_own_end_is_its_exit_whatever_its_children_and_the_sandbox_did() {
+        let transcript = "\
+7 1.000000 [00007f00aa1c5ad7] execve(\"/usr/bin/bwrap\", [\"bwrap\"], 0x1 /* 1 vars */) = 0
+10 1.100000 [00007f00aa1c5ad7] execve(\"/w/hog\", [\"/w/hog\"], 0x1 /* 1 vars */) = 0
+10 1.200000 [00007f00aa1c5ad7] clone(child_stack=NULL, flags=SIGCHLD) = 11
+11 1.300000 [????????????????] +++ exited with 0 +++
+10 1.400000 [????????????????] +++ exited with 3 +++
+9 1.500000 [00007f00aa1c5bd3] wait4(-1, [{WIFEXITED(s) && WEXITSTATUS(s) == 3}], 0, NULL) = 2
+7 1.600000 [00007f00aa1c6409] exit_group(3 <unfinished ...>
+9 1.700000 [????????????????] +++ killed by SIGKILL +++
+";
+        let trace = parse_trace(transcript.as_bytes(), "/w/hog");
+        assert_eq!(trace.program_exit, Some(Exit::Code(3)));
+        let without_its_end = transcript.replace("+++ exited with 3 +++", "write(1) = 1");
+        let trace = parse_trace(without_its_end.as_bytes(), "/w/hog");
+        assert_eq!(trace.program_exit, None);
     }
 
     #[test]

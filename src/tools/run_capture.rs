@@ -193,12 +193,13 @@ fn run(
         environment,
         bounds,
     };
-    let outcome = sandbox::run(&tools, &request, &|| cancel.is_cancelled())?;
+    let mut outcome = sandbox::run(&tools, &request, &|| cancel.is_cancelled())?;
     if outcome.ended == Some(Ended::Cancelled) {
         return Err(RunCaptureError::Cancelled);
     }
     let program_path = program.path.to_string_lossy().into_owned();
     let trace = trace::parse_trace(&outcome.transcript, &program_path);
+    outcome.settle_exit(trace.program_exit.clone());
     let fault = fault(session, &program, &trace);
     let ended_by = ended_by(&outcome, &trace);
     let document = capture_document(&program, &request, &approval, &outcome, &trace, ended_by);

@@ -162,6 +162,6 @@ fn an_unprivileged_server_captures_the_same_crash() {
         .stderr(std::process::Stdio::null());
     let mut server = rea_testkit::server_process::ServerProcess::with_command(command);
     let result = capture(&mut server, &binary, json!({}));
-    assert_eq!(result["capture"]["exit"]["signal"], "SIGSEGV");
+    assert_eq!(result["capture"]["exit"]["signal"], "SIGSEGV", "{result}");
     assert_eq!(result["fault"]["procedure"]["name"], "inner", "{result}");
 }
