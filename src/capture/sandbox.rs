@@ -127,14 +127,7 @@ pub struct StreamCapture {
     pub head: Vec<u8>,
 }
 
-/// How the sandboxed program ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Exit {
-    /// It exited with this code.
-    Code(i64),
-    /// This signal ended it (`SIGSEGV`).
-    Signal(String),
-}
+pub use super::trace::Exit;
 
 /// What one run produced.
 #[derive(Clone, Debug)]

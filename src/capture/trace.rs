@@ -13,8 +13,6 @@
 
 use serde_json::{Map, Value, json};
 
-use super::sandbox::Exit;
-
 /// Most events a capture keeps (the schema allows 10,000); later ones are counted in a note.
 pub const MAX_EVENTS: usize = 1_024;
 
@@ -75,6 +73,15 @@ pub struct Trace {
     /// How the program's own process ended (`+++ exited with 3 +++` for the process that
     /// executed the program), when the transcript says.
     pub program_exit: Option<Exit>,
+}
+
+/// How the sandboxed program ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this code.
+    Code(i64),
+    /// This signal ended it (`SIGSEGV`).
+    Signal(String),
 }
 
 /// The signals whose fault address and instruction address a capture records.

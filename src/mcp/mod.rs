@@ -18,6 +18,7 @@ mod params;
 pub mod prompt_file;
 pub(crate) mod protocol;
 mod roots;
+pub(crate) mod rules;
 pub mod sealed;
 mod server;
 mod state;

@@ -23,14 +23,13 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use super::era::{self, Envelope, Era, ListenFilter, ModernMethod};
+use super::era::{self, Era, ListenFilter};
 use super::error::RequestError;
 use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
-use super::handlers;
 use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
 use super::outlet::Outlet;
 use super::params::RequestParams;
-use super::protocol::ProtocolVersion;
+use super::rules::{self, Answer, BatchEntry, ModernRoute, NotificationRule, refused_batch};
 use super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
 use crate::session::Cancel;
 
@@ -172,15 +171,15 @@ impl GraceOver {
     /// cancelled and the answer says the server stopped the request.
     pub(crate) async fn run_or_stop(
         &self,
-        work: impl std::future::Future<Output = String>,
+        work: impl std::future::Future<Output = Answer>,
         id: &Value,
         cancel: &Cancel,
-    ) -> String {
+    ) -> Answer {
         tokio::select! {
             answer = work => answer,
             () = self.over() => {
                 cancel.cancel();
-                self.refusal().to_response(id).to_string()
+                Answer::refusal(&self.refusal(), id)
             }
         }
     }
@@ -433,18 +432,16 @@ impl ConnectionLoop {
                 // `initialize` settles the protocol version that later lines (batches) depend
                 // on, so it is answered before the next line is read.
                 let answer = self.initialize(request).await;
-                self.connection.outlet.send(answer).await;
+                self.connection.outlet.send(answer.line).await;
             }
             Line::Single(message) => self.handle_message(message, bytes.len()).await,
             Line::Batch(messages) => self.handle_batch(messages, bytes.len()).await,
         }
     }
 
-    async fn initialize(&self, request: Request) -> String {
+    async fn initialize(&self, request: Request) -> Answer {
         if self.connection.version().is_some() {
-            return RequestError::AlreadyInitialized
-                .to_response(&request.id)
-                .to_string();
+            return Answer::refusal(&RequestError::AlreadyInitialized, &request.id);
         }
         self.dispatcher
             .run(
@@ -467,30 +464,25 @@ impl ConnectionLoop {
     }
 
     async fn handle_notification(&mut self, notification: Notification) {
-        match notification.method.as_str() {
-            "notifications/initialized" => {
+        match rules::notification_rule(&notification) {
+            NotificationRule::Initialized => {
                 self.connection.mark_ready();
                 self.connection.ask_for_roots().await;
             }
-            "notifications/roots/list_changed" => self.connection.ask_for_roots().await,
-            "notifications/cancelled" => {
-                let key = notification
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("requestId"))
-                    .and_then(RequestKey::of);
-                match key {
-                    Some(key) if self.connection.end_listen(&key) => {
-                        tracing::debug!(?key, "ended a listen stream");
-                    }
-                    Some(key) if self.in_flight.cancel(&key) => {
-                        tracing::debug!(?key, "cancelled a request");
-                        self.drop_cancelled_waiting();
-                    }
-                    other => tracing::debug!(?other, "cancellation for no in-flight request"),
+            NotificationRule::RootsListChanged => self.connection.ask_for_roots().await,
+            NotificationRule::Cancelled(key) => {
+                if self.connection.end_listen(&key) {
+                    tracing::debug!(?key, "ended a listen stream");
+                } else if self.in_flight.cancel(&key) {
+                    tracing::debug!(?key, "cancelled a request");
+                    self.drop_cancelled_waiting();
+                } else {
+                    tracing::debug!(?key, "cancellation for no in-flight request");
                 }
             }
-            other => tracing::debug!(method = other, "ignored notification"),
+            NotificationRule::Ignored => {
+                tracing::debug!(method = notification.method, "ignored notification");
+            }
         }
     }
 
@@ -556,7 +548,7 @@ impl ConnectionLoop {
                     self.send(error.to_response(&request.id)).await;
                     return;
                 }
-                if request.method == "ping" && !self.in_flight.contains(&request.key) {
+                if !rules::needs_slot(&request.method) && !self.in_flight.contains(&request.key) {
                     // Nothing to do and nothing to wait for: answered at once, without a slot,
                     // so a client can always tell the server is alive.
                     let answer = self
@@ -566,7 +558,7 @@ impl ConnectionLoop {
                             RequestContext::new(&self.connection, Cancel::never()),
                         )
                         .await;
-                    self.connection.outlet.send(answer).await;
+                    self.connection.outlet.send(answer.line).await;
                     return;
                 }
                 let mut context = RequestContext::new(&self.connection, Cancel::new());
@@ -606,49 +598,28 @@ impl ConnectionLoop {
         }
     }
 
-    /// Checks a 2026 request's envelope and method. `server/discover`, `subscriptions/listen`
-    /// and every refusal are answered here (`None`); a method both eras share comes back with
-    /// the context it runs under (its log level, and how its result is decorated). No
-    /// `initialize` is needed first: that rule belongs to the 2025 revisions.
+    /// Routes a 2026 request ([`rules::route_modern`]). `server/discover`,
+    /// `subscriptions/listen` and every refusal are answered here (`None`); a method both eras
+    /// share comes back with the context it runs under (its log level, and how its result is
+    /// decorated).
     async fn modern_context(&mut self, request: Request) -> Option<(Request, RequestContext)> {
-        let envelope = match Envelope::check(request.params.as_ref()) {
-            Ok(envelope) => envelope,
-            Err(error) => {
-                self.send(error.to_response(&request.id)).await;
-                return None;
-            }
-        };
         let offer = self.connection.shared.offer();
-        match ModernMethod::of(&request.method, request.params.as_ref(), offer) {
-            ModernMethod::Shared { caching } => {
+        match rules::route_modern(&request, offer) {
+            Ok(ModernRoute::Shared { envelope, caching }) => {
                 let mut context = RequestContext::new(&self.connection, Cancel::new());
                 context.log_level = envelope.log_level;
                 context.modern = Some(ModernAnswer { caching });
                 Some((request, context))
             }
-            ModernMethod::Discover => {
-                let result = era::discover_result(offer, handlers::INSTRUCTIONS);
-                self.send(
-                    serde_json::json!({ "jsonrpc": "2.0", "id": request.id, "result": result }),
-                )
-                .await;
+            Ok(ModernRoute::Discover(answer)) => {
+                self.connection.outlet.send(answer.line).await;
                 None
             }
-            ModernMethod::Listen => {
+            Ok(ModernRoute::Listen) => {
                 self.listen(request, offer).await;
                 None
             }
-            ModernMethod::Removed => {
-                let error = RequestError::RemovedIn2026 {
-                    method: request.method.into(),
-                };
-                self.send(error.to_response(&request.id)).await;
-                None
-            }
-            ModernMethod::Unknown => {
-                let error = RequestError::MethodNotFound {
-                    method: request.method.into(),
-                };
+            Err(error) => {
                 self.send(error.to_response(&request.id)).await;
                 None
             }
@@ -746,12 +717,12 @@ impl ConnectionLoop {
                         // Stopped at the end of the shutdown grace: answered even so.
                         () = grace_over.over() => {
                             cancel.cancel();
-                            Some(grace_over.refusal().to_response(&id).to_string())
+                            Some(Answer::refusal(&grace_over.refusal(), &id))
                         }
                     };
                     in_flight.finish(&key, serial);
                     if let Some(answer) = answer {
-                        connection.outlet.send(answer).await;
+                        connection.outlet.send(answer.line).await;
                     }
                     drop(permit);
                 });
@@ -763,7 +734,7 @@ impl ConnectionLoop {
                     let answer = grace_over
                         .run_or_stop(run, &Value::Null, &Cancel::never())
                         .await;
-                    connection.outlet.send(answer).await;
+                    connection.outlet.send(answer.line).await;
                     drop(permit);
                 });
             }
@@ -771,16 +742,11 @@ impl ConnectionLoop {
     }
 
     async fn handle_batch(&mut self, messages: Vec<Message>, bytes: usize) {
-        let batches_allowed = self
-            .connection
-            .version()
-            .is_some_and(ProtocolVersion::accepts_batches);
-        if !batches_allowed {
-            let error = RequestError::BatchNotAccepted;
+        if let Err(error) = rules::accept_batch(self.connection.version()) {
             self.send(error.to_response(&Value::Null)).await;
             return;
         }
-        let batch = admit_batch(messages, self.config.max_batch_messages);
+        let batch = rules::admit_batch(messages, self.config.max_batch_messages);
         for notification in batch.notifications {
             self.handle_notification(notification).await;
         }
@@ -800,72 +766,6 @@ impl ConnectionLoop {
     }
 }
 
-/// One member of a batch that gets an answer: already answered (invalid) or still to run.
-pub(crate) enum BatchEntry {
-    Answered(Value),
-    Run(Request),
-}
-
-/// A batch none of whose requests runs: each is answered with `refusal`.
-fn refused_batch(entries: Vec<BatchEntry>, refusal: &RequestError) -> Value {
-    let answers = entries
-        .into_iter()
-        .map(|entry| match entry {
-            BatchEntry::Answered(answer) => answer,
-            BatchEntry::Run(request) => refusal.to_response(&request.id),
-        })
-        .collect();
-    Value::Array(answers)
-}
-
-/// A batch sorted by what each member needs, the same for stdio and HTTP: the members to
-/// answer in order, the notifications and the client's responses to act on.
-pub(crate) struct AdmittedBatch {
-    pub(crate) entries: Vec<BatchEntry>,
-    pub(crate) notifications: Vec<Notification>,
-    pub(crate) responses: Vec<Value>,
-}
-
-/// Admits a batch's members: a request at or past `limit` messages
-/// ([`ShellConfig::max_batch_messages`]) is answered with `-32600` unrun, so is an
-/// `initialize`; invalid members are answered with their error; malformed responses are
-/// logged and dropped. Both transports call this, so they refuse alike.
-pub(crate) fn admit_batch(messages: Vec<Message>, limit: usize) -> AdmittedBatch {
-    let mut batch = AdmittedBatch {
-        entries: Vec::new(),
-        notifications: Vec::new(),
-        responses: Vec::new(),
-    };
-    for (index, message) in messages.into_iter().enumerate() {
-        let entry = match message {
-            Message::Request(request) if index >= limit => {
-                let error = RequestError::BatchTooLong { limit };
-                BatchEntry::Answered(error.to_response(&request.id))
-            }
-            Message::Request(request) if request.method == "initialize" => {
-                let error = RequestError::InitializeInBatch;
-                BatchEntry::Answered(error.to_response(&request.id))
-            }
-            Message::Request(request) => BatchEntry::Run(request),
-            Message::Invalid { id, error } => BatchEntry::Answered(error.to_response(&id)),
-            Message::Notification(notification) => {
-                batch.notifications.push(notification);
-                continue;
-            }
-            Message::ClientResponse(response) => {
-                batch.responses.push(response);
-                continue;
-            }
-            Message::MalformedResponse { reason } => {
-                tracing::warn!(reason, "dropped a malformed response from the client");
-                continue;
-            }
-        };
-        batch.entries.push(entry);
-    }
-    batch
-}
-
 impl Dispatcher {
     /// The answers of a batch as one JSON array line, within the response size limit: a
     /// member whose answer would pass it (with room kept for the refusals of the members
@@ -875,7 +775,7 @@ impl Dispatcher {
         &self,
         connection: &Arc<Connection>,
         entries: Vec<BatchEntry>,
-    ) -> String {
+    ) -> Answer {
         // The most each member's line may take when it is refused: its own error, or the
         // too-large error naming its id. The room these need is kept back for the members
         // still to come.
@@ -883,7 +783,7 @@ impl Dispatcher {
             .iter()
             .map(|entry| match entry {
                 BatchEntry::Answered(reply) => reply.to_string().len() + 1,
-                BatchEntry::Run(request) => self.too_large(usize::MAX, &request.id).len() + 1,
+                BatchEntry::Run(request) => self.too_large(usize::MAX, &request.id).line.len() + 1,
             })
             .collect();
         let mut reserved: usize = fallback.iter().sum::<usize>() + 1;
@@ -895,10 +795,10 @@ impl Dispatcher {
                 BatchEntry::Run(request) => {
                     let id = request.id.clone();
                     let context = RequestContext::new(connection, Cancel::never());
-                    let answer = self.run(request, context).await;
+                    let answer = self.run(request, context).await.line;
                     let bytes = line.len() + answer.len() + 1;
                     if bytes + reserved > self.max_response_bytes {
-                        self.too_large(bytes, &id)
+                        self.too_large(bytes, &id).line
                     } else {
                         answer
                     }
@@ -910,18 +810,21 @@ impl Dispatcher {
             line.push_str(&answer);
         }
         line.push(']');
-        line
+        Answer {
+            line,
+            error_code: None,
+        }
     }
 
     /// Runs one request through the `RpcModule` and answers with the client's id, verbatim
-    /// (jsonrpsee's `Id` cannot hold negative integers). The answer is one JSON line.
-    pub(crate) async fn run(&self, request: Request, context: RequestContext) -> String {
+    /// (jsonrpsee's `Id` cannot hold negative integers). The answer is one JSON line, with
+    /// its error code when it is an error.
+    pub(crate) async fn run(&self, request: Request, context: RequestContext) -> Answer {
         let Some(callback) = self.module.method(&request.method) else {
-            return RequestError::MethodNotFound {
+            let error = RequestError::MethodNotFound {
                 method: request.method.into(),
-            }
-            .to_response(&request.id)
-            .to_string();
+            };
+            return Answer::refusal(&error, &request.id);
         };
         // The handler reads the params parsed with the message from the extensions; jsonrpsee
         // is given none, so they are never encoded and parsed again.
@@ -946,11 +849,10 @@ impl Dispatcher {
                 .await
             }
             MethodCallback::Subscription(_) | MethodCallback::Unsubscription(_) => {
-                return RequestError::Subscription
-                    .to_response(&request.id)
-                    .to_string();
+                return Answer::refusal(&RequestError::Subscription, &request.id);
             }
         };
+        let error_code = response.as_error_code();
         let raw = response.into_json();
         let kind = if task_created.load(Ordering::Acquire) {
             Some("task")
@@ -966,16 +868,18 @@ impl Dispatcher {
         if answer.len() > self.max_response_bytes {
             return self.too_large(answer.len(), &request.id);
         }
-        answer
+        Answer {
+            line: answer,
+            error_code,
+        }
     }
 
-    fn too_large(&self, bytes: usize, id: &Value) -> String {
-        RequestError::ResponseTooLarge {
+    fn too_large(&self, bytes: usize, id: &Value) -> Answer {
+        let error = RequestError::ResponseTooLarge {
             bytes,
             limit: self.max_response_bytes,
-        }
-        .to_response(id)
-        .to_string()
+        };
+        Answer::refusal(&error, id)
     }
 }
 

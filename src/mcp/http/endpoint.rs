@@ -24,13 +24,13 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use super::super::era::{self, Envelope, Era, ListenFilter, ModernMethod};
-use super::super::error::RequestError;
-use super::super::handlers::INSTRUCTIONS;
-use super::super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
+use super::super::era::{self, Era, ListenFilter};
+use super::super::error::{ErrorCode, RequestError};
+use super::super::message::{Line, Message, Notification, Request, classify_line};
 use super::super::outlet::{self, Drain};
 use super::super::protocol::{MODERN_VERSION, ProtocolVersion};
-use super::super::server::{Dispatcher, GraceOver, Shutdown, admit_batch};
+use super::super::rules::{self, Answer, ModernRoute, NotificationRule};
+use super::super::server::{Dispatcher, GraceOver, Shutdown};
 use super::super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
 use super::headers::{self, MCP_SESSION_ID, PROTOCOL_VERSION};
 use super::sessions::{Activity, McpSession, McpSessions};
@@ -265,7 +265,7 @@ impl Endpoint {
         let answer = self.dispatcher.run(request, context).await;
         if connection.version().is_none() {
             // The params were refused: no session starts.
-            return json_response(StatusCode::OK, answer);
+            return json_response(StatusCode::OK, answer.line);
         }
         let session = Arc::new(McpSession::new(session_id.clone(), connection, drain));
         match self.sessions.insert(session) {
@@ -283,7 +283,7 @@ impl Endpoint {
         if let Some(session) = self.sessions.get(&session_id) {
             self.shared.attach(&session.connection);
         }
-        let mut response = json_response(StatusCode::OK, answer);
+        let mut response = json_response(StatusCode::OK, answer.line);
         if let Ok(value) = HeaderValue::from_str(&session_id) {
             response.headers_mut().insert(MCP_SESSION_ID, value);
         }
@@ -353,13 +353,9 @@ impl Endpoint {
         if let Err(error) = headers::check_modern(headers, &request) {
             return error_response(StatusCode::BAD_REQUEST, &error, &request.id);
         }
-        let envelope = match Envelope::check(request.params.as_ref()) {
-            Ok(envelope) => envelope,
-            Err(error) => return error_response(StatusCode::BAD_REQUEST, &error, &request.id),
-        };
         let offer = self.shared.offer();
-        match ModernMethod::of(&request.method, request.params.as_ref(), offer) {
-            ModernMethod::Shared { caching } => {
+        match rules::route_modern(&request, offer) {
+            Ok(ModernRoute::Shared { envelope, caching }) => {
                 let (stream, drain) = outlet::outlet(self.stream_queue);
                 let connection = Arc::new(Connection::one_request(
                     Arc::clone(&self.shared),
@@ -377,25 +373,13 @@ impl Endpoint {
                 self.respond_on(request, context, drain, (Era::Modern, form), hooks)
                     .await
             }
-            ModernMethod::Discover => {
-                let result = era::discover_result(offer, INSTRUCTIONS);
-                let answer =
-                    serde_json::json!({ "jsonrpc": "2.0", "id": request.id, "result": result });
-                json_response(StatusCode::OK, answer.to_string())
-            }
-            ModernMethod::Listen => self.listen(request, offer),
-            ModernMethod::Removed => {
-                let error = RequestError::RemovedIn2026 {
-                    method: request.method.as_str().into(),
-                };
+            Ok(ModernRoute::Discover(answer)) => json_response(StatusCode::OK, answer.line),
+            Ok(ModernRoute::Listen) => self.listen(request, offer),
+            // A method the 2026 revision removed or never had is a 404; a bad envelope a 400.
+            Err(error) if error.code() == ErrorCode::MethodNotFound => {
                 error_response(StatusCode::NOT_FOUND, &error, &request.id)
             }
-            ModernMethod::Unknown => {
-                let error = RequestError::MethodNotFound {
-                    method: request.method.as_str().into(),
-                };
-                error_response(StatusCode::NOT_FOUND, &error, &request.id)
-            }
+            Err(error) => error_response(StatusCode::BAD_REQUEST, &error, &request.id),
         }
     }
 
@@ -434,10 +418,10 @@ impl Endpoint {
         (era, form): (Era, Form),
         hooks: Hooks,
     ) -> Response {
-        if request.method == "ping" {
+        if !rules::needs_slot(&request.method) {
             let answer = self.dispatcher.run(request, context).await;
             (hooks.finish)();
-            return json_response(answer_status(era, &answer), answer);
+            return answer_response(era, answer);
         }
         let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
             (hooks.finish)();
@@ -459,7 +443,7 @@ impl Endpoint {
                 }
             };
             guard.disarm();
-            return json_response(answer_status(era, &answer), answer);
+            return answer_response(era, answer);
         }
         tokio::select! {
             biased;
@@ -468,10 +452,10 @@ impl Endpoint {
                 let early = drain.queued();
                 if early.is_empty() {
                     guard.disarm();
-                    return json_response(answer_status(era, &answer), answer);
+                    return answer_response(era, answer);
                 }
                 let mut lines = VecDeque::from(early);
-                lines.push_back(answer);
+                lines.push_back(answer.line);
                 guard.disarm();
                 self.sse(Streaming { lines, drain, task: None, id, guard: None })
             }
@@ -488,7 +472,7 @@ impl Endpoint {
         context: RequestContext,
         slot: OwnedSemaphorePermit,
         finish: Box<dyn FnOnce() + Send>,
-    ) -> JoinHandle<String> {
+    ) -> JoinHandle<Answer> {
         let dispatcher = self.dispatcher.clone();
         let grace_over = self.grace_over.clone();
         tokio::spawn(async move {
@@ -566,44 +550,33 @@ impl Endpoint {
             Ok(session) => session,
             Err(refused) => return *refused,
         };
-        let connection = &session.connection;
-        match notification.method.as_str() {
-            // No client is asked for its roots over HTTP (`Connection::over_http`).
-            "notifications/initialized" => connection.mark_ready(),
-            "notifications/cancelled" => {
-                let key = notification
-                    .params
-                    .as_ref()
-                    .and_then(|params| params.get("requestId"))
-                    .and_then(RequestKey::of);
-                if let Some(key) = key
-                    && session.in_flight.cancel(&key)
-                {
+        match rules::notification_rule(&notification) {
+            NotificationRule::Initialized => session.connection.mark_ready(),
+            NotificationRule::Cancelled(key) => {
+                if session.in_flight.cancel(&key) {
                     tracing::debug!(?key, "cancelled an HTTP request");
                 }
             }
-            other => tracing::debug!(method = other, "ignored notification"),
+            // No client is asked for its roots over HTTP (`Connection::over_http`).
+            NotificationRule::RootsListChanged | NotificationRule::Ignored => {
+                tracing::debug!(method = notification.method, "ignored notification");
+            }
         }
         StatusCode::ACCEPTED.into_response()
     }
 
     /// A batch: only in an MCP session that negotiated 2025-03-26; admitted as on stdio
-    /// ([`admit_batch`]: at most [`Dispatcher::max_batch_messages`] run), its requests run
+    /// ([`rules::admit_batch`]: at most [`Dispatcher::max_batch_messages`] run), its requests run
     /// one after another in one slot and are answered together within the response limit.
     async fn batch(self: &Arc<Self>, headers: &HeaderMap, messages: Vec<Message>) -> Response {
         let session = match self.session_of(headers, &Value::Null) {
             Ok(session) => session,
             Err(refused) => return *refused,
         };
-        if !session
-            .connection
-            .version()
-            .is_some_and(ProtocolVersion::accepts_batches)
-        {
-            let error = RequestError::BatchNotAccepted;
+        if let Err(error) = rules::accept_batch(session.connection.version()) {
             return error_response(StatusCode::BAD_REQUEST, &error, &Value::Null);
         }
-        let batch = admit_batch(messages, self.dispatcher.max_batch_messages);
+        let batch = rules::admit_batch(messages, self.dispatcher.max_batch_messages);
         for notification in batch.notifications {
             let _ = self.notification(headers, notification).await;
         }
@@ -624,7 +597,7 @@ impl Endpoint {
             .grace_over
             .run_or_stop(run, &Value::Null, &Cancel::never())
             .await;
-        json_response(StatusCode::OK, answer)
+        json_response(StatusCode::OK, answer.line)
     }
 
     /// Ends every MCP session (at shutdown).
@@ -674,33 +647,22 @@ fn busy(error: &RequestError, id: &Value) -> Response {
 }
 
 /// The answer a request task gave, or an internal error when it panicked.
-fn answered(joined: Result<String, tokio::task::JoinError>, id: &Value) -> String {
-    joined.unwrap_or_else(|_| RequestError::NoWorker.to_response(id).to_string())
+fn answered(joined: Result<Answer, tokio::task::JoinError>, id: &Value) -> Answer {
+    joined.unwrap_or_else(|_| Answer::refusal(&RequestError::NoWorker, id))
 }
 
-/// The HTTP status of a JSON answer: a 2026 request for a method that does not exist is a
+/// A JSON answer with its HTTP status: a 2026 request for a method that does not exist is a
 /// 404, one that needs a client capability it did not declare a 400; every other answer,
 /// error or not, is a 200.
-fn answer_status(era: Era, answer: &str) -> StatusCode {
-    match (era, error_code(answer)) {
-        (Era::Modern, Some(-32601)) => StatusCode::NOT_FOUND,
+fn answer_response(era: Era, answer: Answer) -> Response {
+    let is = |code: ErrorCode| answer.error_code == Some(code.code());
+    let status = match era {
+        Era::Modern if is(ErrorCode::MethodNotFound) => StatusCode::NOT_FOUND,
         // A missing client capability is a 400 over HTTP.
-        (Era::Modern, Some(-32021)) => StatusCode::BAD_REQUEST,
+        Era::Modern if is(ErrorCode::MissingClientCapability) => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
-    }
-}
-
-/// The error code of a JSON-RPC answer, if it is an error.
-fn error_code(answer: &str) -> Option<i64> {
-    // Results are long and errors are short: only a text that may be an error is parsed.
-    if answer.len() > 64 * 1024 || !answer.contains("\"error\"") {
-        return None;
-    }
-    let value: Value = serde_json::from_str(answer).ok()?;
-    if value.get("result").is_some() {
-        return None;
-    }
-    value.get("error")?.get("code")?.as_i64()
+    };
+    json_response(status, answer.line)
 }
 
 /// An SSE response: `X-Accel-Buffering: no` so proxies pass events at once, and a comment
@@ -756,7 +718,7 @@ impl Drop for CancelOnDrop {
 struct Streaming {
     lines: VecDeque<String>,
     drain: Drain,
-    task: Option<JoinHandle<String>>,
+    task: Option<JoinHandle<Answer>>,
     id: Value,
     guard: Option<CancelOnDrop>,
 }
@@ -788,10 +750,10 @@ impl Streaming {
         }
     }
 
-    fn finish(&mut self, answer: String) {
+    fn finish(&mut self, answer: Answer) {
         self.task = None;
         self.lines.extend(self.drain.queued());
-        self.lines.push_back(answer);
+        self.lines.push_back(answer.line);
         if let Some(guard) = self.guard.take() {
             guard.disarm();
         }
