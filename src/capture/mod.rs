@@ -31,6 +31,7 @@
 //! ([`is_capture_candidate`]).
 
 pub mod sandbox;
+pub mod seccomp;
 pub mod trace;
 
 use serde_json::{Number, Value};

@@ -3,9 +3,13 @@
 //! The sandbox is `bubblewrap` (`bwrap --unshare-all --unshare-user --die-with-parent
 //! --new-session --cap-drop ALL`): fresh user, PID, network (loopback only, unconnected to the
 //! host), IPC, UTS and cgroup namespaces; `bwrap` sets `no_new_privs`, so a setuid binary gains
-//! nothing. The file system view is read-only: `/usr`, `/etc`, `/lib*`, `/bin`, `/sbin`, the
-//! program's own directory, a private `/dev` and `/proc`, an empty `/tmp`, and one empty writable
-//! directory (`/tmp/capture`, the working directory), a fresh host directory removed afterwards.
+//! nothing; `--disable-userns` leaves the program no user namespace of its own to make, and
+//! `--seccomp` installs the system-call filter of [`super::seccomp`] just before it starts. No
+//! cgroup: where this was built there is cgroup v1 and no delegated subtree, so rlimits hold
+//! memory and processes. The file system view is read-only: `/usr`, `/etc`, `/lib*`, `/bin`,
+//! `/sbin`, the program's own directory, a private `/dev` and `/proc`, an empty `/tmp`, and one
+//! empty writable directory (`/tmp/capture`, the working directory), a fresh host directory
+//! removed afterwards.
 //! `strace` (a real ptrace tracer) runs `bwrap` and everything it starts
 //! (`-f -q -i -ttt -k --seccomp-bpf`), writing its transcript into a FIFO outside the view.
 //!
@@ -21,6 +25,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -187,10 +192,13 @@ pub struct Tools {
     bwrap: PathBuf,
     strace: PathBuf,
     prlimit: PathBuf,
+    /// The system-call filter ([`super::seccomp`]), compiled once.
+    filter: Arc<[u8]>,
 }
 
-/// Finds `bwrap`, `strace` and `prlimit` and checks that the kernel gives the namespaces (runs
-/// `bwrap ... /bin/true`, nothing of the caller's).
+/// Finds `bwrap`, `strace` and `prlimit`, compiles the system-call filter, and checks that
+/// the kernel gives the namespaces and takes the filter (runs `bwrap ... /bin/true`, nothing
+/// of the caller's).
 pub fn probe() -> Result<Tools, SandboxError> {
     let find = |name: &str| {
         ["/usr/bin", "/bin", "/usr/local/bin"]
@@ -201,28 +209,38 @@ pub fn probe() -> Result<Tools, SandboxError> {
                 reason: format!("`{name}` is not installed"),
             })
     };
+    let filter = super::seccomp::filter_bytes().map_err(|error| SandboxError::Unavailable {
+        reason: error.to_string(),
+    })?;
     let tools = Tools {
         bwrap: find("bwrap")?,
         strace: find("strace")?,
         prlimit: find("prlimit")?,
+        filter: filter.into(),
     };
-    let output = Command::new(&tools.bwrap)
+    let started = |error: std::io::Error| SandboxError::Unavailable {
+        reason: format!("bwrap could not be started ({error})"),
+    };
+    // The filter comes in on standard input, which `true` does not read.
+    let mut probe = Command::new(&tools.bwrap)
         .args(NAMESPACES)
-        .args(["--ro-bind", "/", "/", "--", "true"])
+        .args(["--seccomp", "0", "--ro-bind", "/", "/", "--", "true"])
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .output()
-        .map_err(|error| SandboxError::Unavailable {
-            reason: format!("bwrap could not be started ({error})"),
-        })?;
+        .spawn()
+        .map_err(started)?;
+    if let Some(mut stdin) = probe.stdin.take() {
+        let _ = stdin.write_all(&tools.filter);
+    }
+    let output = probe.wait_with_output().map_err(started)?;
     if !output.status.success() {
         let said = String::from_utf8_lossy(&output.stderr);
         return Err(SandboxError::Unavailable {
             reason: format!(
-                "bwrap refused the namespaces ({})",
+                "bwrap refused the namespaces or the system-call filter ({})",
                 said.trim().chars().take(200).collect::<String>()
             ),
         });
@@ -233,6 +251,8 @@ pub fn probe() -> Result<Tools, SandboxError> {
 const NAMESPACES: &[&str] = &[
     "--unshare-all",
     "--unshare-user",
+    // No user namespace inside: the program cannot build one of its own.
+    "--disable-userns",
     "--die-with-parent",
     "--new-session",
     "--cap-drop",
@@ -277,6 +297,7 @@ pub fn run(
 ) -> Result<Outcome, SandboxError> {
     let dir = temp_dir()?;
     let fifo = dir.0.join("trace");
+    let filter = filter_fd(&dir, &tools.filter)?;
     let mut command = Command::new(&tools.strace);
     command
         .args(["-f", "-q", "-i", "-ttt", "-k", "--seccomp-bpf", "-s", "256"])
@@ -289,6 +310,8 @@ pub fn run(
         .arg("--")
         .arg(&tools.bwrap)
         .args(NAMESPACES)
+        .arg("--seccomp")
+        .arg(filter.as_raw_fd().to_string())
         .args(["--ro-bind", "/usr", "/usr"])
         .args(["--ro-bind-try", "/etc", "/etc"]);
     for dir in ["/lib", "/lib64", "/lib32", "/bin", "/sbin"] {
@@ -320,10 +343,11 @@ pub fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    detach(&mut command);
+    detach(&mut command, filter.as_raw_fd());
     let started = Instant::now();
     let ended = Arc::new(AtomicU8::new(0));
     let mut child = command.spawn().map_err(SandboxError::Tracer)?;
+    drop(filter);
     let outcome = std::thread::scope(|scope| {
         let stdin = child.stdin.take();
         let input = &run.stdin;
@@ -592,17 +616,35 @@ fn release<T>(fifo: &Path, reader: &std::thread::ScopedJoinHandle<'_, T>) {
 /// How often [`release`] tries to let the transcript's reader go (5 ms apart: 10 s).
 const RELEASE_TRIES: usize = 2_000;
 
-/// Puts the tracer in its own session and asks the kernel to kill it when this process
-/// dies, between `fork` and `exec`.
+/// The lowest descriptor the filter is given: above the standard streams, which the child's
+/// set-up replaces, whatever this process has open.
+const FILTER_FD_FLOOR: i32 = 10;
+
+/// The system-call filter in a file of the run's directory, open on a descriptor of at least
+/// [`FILTER_FD_FLOOR`], closed on exec here (the tracer alone inherits it: [`detach`]).
+fn filter_fd(dir: &TempDir, filter: &[u8]) -> Result<OwnedFd, SandboxError> {
+    let path = dir.0.join("seccomp");
+    std::fs::write(&path, filter).map_err(SandboxError::WorkDir)?;
+    let file = std::fs::File::open(&path).map_err(SandboxError::WorkDir)?;
+    rustix::io::fcntl_dupfd_cloexec(&file, FILTER_FD_FLOOR)
+        .map_err(|error| SandboxError::WorkDir(error.into()))
+}
+
+/// Puts the tracer in its own session, asks the kernel to kill it when this process dies,
+/// and lets it inherit the filter's descriptor `filter` (for bwrap's `--seccomp`), between
+/// `fork` and `exec`.
 #[allow(unsafe_code)]
-fn detach(command: &mut Command) {
-    // SAFETY: the closure runs in the child between fork and exec and only makes two system
-    // calls through rustix (setsid, prctl), which allocate nothing and take no lock, so it is
-    // async-signal-safe.
+fn detach(command: &mut Command, filter: RawFd) {
+    // SAFETY: the closure runs in the child between fork and exec and only makes three system
+    // calls through rustix (setsid, prctl, fcntl), which allocate nothing and take no lock, so
+    // it is async-signal-safe. `filter` is open in the child: the parent keeps it open until
+    // `spawn` returns, and the child's set-up only replaces descriptors 0 to 2.
     unsafe {
         command.pre_exec(move || {
             rustix::process::setsid()?;
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            let filter = BorrowedFd::borrow_raw(filter);
+            rustix::io::fcntl_setfd(filter, rustix::io::FdFlags::empty())?;
             Ok(())
         });
     }

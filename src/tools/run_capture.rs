@@ -226,8 +226,10 @@ struct Approval {
 /// records them in `approval.scope`).
 fn sandbox_words(program: &Path) -> String {
     format!(
-        "bubblewrap: no network; a read-only view of /usr, /etc, /lib and {}; an empty \
-         writable {WORK_DIR}, removed afterwards; traced by strace",
+        "bubblewrap: no network; no user namespaces; {} system calls refused (seccomp); a \
+         read-only view of /usr, /etc, /lib and {}; an empty writable {WORK_DIR}, removed \
+         afterwards; traced by strace",
+        crate::capture::seccomp::REFUSED.len(),
         program
             .parent()
             .map_or_else(String::new, |parent| parent.to_string_lossy().into_owned()),

@@ -339,3 +339,53 @@ fn without_approval_nothing_runs_and_nothing_is_recorded() {
         "{listed}"
     );
 }
+
+/// Every call of the system-call filter (`rea::capture::seccomp::REFUSED`) is refused with
+/// `EPERM` inside the sandbox. Four of them succeed outside it and would succeed inside
+/// without the filter (nothing else in the sandbox refuses them), so they show that the
+/// filter is what refuses: `unshare(0)`, `kcmp` of the process with itself, `process_vm_readv`
+/// of its own memory, and `keyctl` naming the user keyring. Every other call is made with each
+/// argument 1 (a bad pointer, stdout, or no valid flag), which nothing anywhere accepts.
+#[test]
+fn the_system_call_filter_refuses_each_of_its_calls() {
+    use rea::capture::seccomp::REFUSED;
+    let dir = program_dir();
+    let binary = compile(
+        dir.path(),
+        "refused_calls",
+        "#define _GNU_SOURCE\n#include <errno.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <sys/syscall.h>\n#include <sys/uio.h>\n#include <unistd.h>\n\
+         static void probe(const char *name, long r) { printf(\"%s %d\\n\", name, r == -1 ? errno : 0); }\n\
+         int main(int argc, char **argv) {\n\
+           char here[8] = \"abc\", there[8] = {0};\n\
+           struct iovec local = {there, 4}, remote = {here, 4};\n\
+           pid_t self = getpid();\n\
+           probe(\"unshare\", syscall(SYS_unshare, 0));\n\
+           probe(\"kcmp\", syscall(SYS_kcmp, self, self, 1, 0, 0));\n\
+           probe(\"process_vm_readv\", syscall(SYS_process_vm_readv, self, &local, 1, &remote, 1, 0));\n\
+           probe(\"keyctl\", syscall(SYS_keyctl, 0, -4, 0));\n\
+           for (int i = 1; i < argc && i < 200; i++) { long n = strtol(argv[i], 0, 10); long r = syscall(n, 1, 1, 1, 1, 1, 1); printf(\"%ld %d\\n\", n, r == -1 ? errno : 0); }\n\
+           return 0;\n\
+         }\n",
+    );
+    let probes = ["unshare", "kcmp", "process_vm_readv", "keyctl"];
+    let outside = std::process::Command::new(&binary).output().unwrap();
+    let outside = String::from_utf8_lossy(&outside.stdout).into_owned();
+    let expected_outside: String = probes.iter().map(|name| format!("{name} 0\n")).collect();
+    assert_eq!(outside, expected_outside, "the probes succeed outside");
+    let numbers: Vec<String> = REFUSED
+        .iter()
+        .map(|(_, number)| number.to_string())
+        .collect();
+    let mut server = approving_server(dir.path());
+    let (result, _) = capture_pinging(&mut server, &binary, json!({"arguments": numbers}));
+    assert_eq!(result["capture"]["exit"]["code"], 0, "{result}");
+    let eperm = 1;
+    let mut expected: String = probes
+        .iter()
+        .map(|name| format!("{name} {eperm}\n"))
+        .collect();
+    for (_, number) in REFUSED {
+        expected.push_str(&format!("{number} {eperm}\n"));
+    }
+    assert_eq!(result["stdout_head"], expected, "{result}");
+}
