@@ -106,8 +106,8 @@
 //! - **Prompts**: deterministic text; the text outside the data block depends only on which
 //!   arguments are present; no argument or suggestion grants permission.
 //! - **Quoting**: an error message (a tool error, a JSON-RPC error, a prompt error) quotes at
-//!   most [`text::QUOTED_CHARS`] (64) characters of anything a client sent, then `...`: the
-//!   error fields that hold caller text are [`text::Quoted`], which only exists cut.
+//!   most [`QUOTED_CHARS`] (64) characters of anything a client sent, then `...`: the
+//!   error fields that hold caller text are [`Quoted`], which only exists cut.
 //! - **Unicode data**: see [the matching key](core#unicode-data) for the Unicode version of each backend crate; an
 //!   exhaustive test compares them to ICU4X over every scalar value.
 //!
@@ -186,11 +186,12 @@
 //!
 //! Each layer imports only its own layer and the layers below it, lowest first:
 //!
-//! 1. [`core`] and the [`text`] helpers (quoting caller text). The core is pure: it names no
+//! 1. [`core`] and the `text` helpers (quoting caller text: [`Quoted`]). The core is pure: it names no
 //!    `std::io`, `std::fs`, `std::time`, `std::thread`, `std::net`, `std::process`, `std::env`,
 //!    `tokio`, `serde_json` or `jsonrpsee`.
-//! 2. [`base`]: helpers with I/O and no policy (checked file opening, [`base::Cancel`],
-//!    per-request notices, the fixed thread pools).
+//! 2. `base`: helpers with I/O and no policy (checked file opening, [`files`], [`Cancel`],
+//!    per-request [`notices`], the fixed thread pools). It is private; the crate root
+//!    re-exports its public parts.
 //! 3. [`prompts`]: guided prompts and their registry.
 //! 4. The domains beside the session, each with its invariants in its module doc:
 //!    [`schemas`] (the published JSON Schemas), [`capture`] (process captures), [`inventory`]
@@ -221,7 +222,7 @@
 #![warn(missing_docs)]
 
 pub mod annotations;
-pub mod base;
+mod base;
 pub mod capture;
 pub mod claims;
 pub mod core;
@@ -237,4 +238,12 @@ pub mod session;
 pub mod tools;
 pub mod unknowns;
 
-pub mod text;
+mod text;
+
+// The crate root re-exports what an integrator reaches for first; the modules hold the rest.
+pub use base::{Cancel, Cancelled, files, notices};
+pub use mcp::{Server, ServerConfig};
+pub use prompts::PromptRegistry;
+pub use session::{Session, SessionStore, StoreConfig};
+pub use text::{QUOTED_CHARS, Quoted};
+pub use tools::ToolBox;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use rea::base::files::{Confinement, FileError};
+use rea::files::{Confinement, FileError};
 use rea::mcp::http::{BearerToken, Guard, HttpConfig, HttpError, TokenError};
 use rea::mcp::prompt_file::{PromptFileLoadError, PromptFileState, PromptFileWatch};
 use rea::mcp::{RequestError, Server, ServerConfig, ShellConfig};

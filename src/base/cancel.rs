@@ -7,7 +7,7 @@
 //! answered) or never commits (and is not answered).
 //!
 //! ```
-//! use rea::base::Cancel;
+//! use rea::Cancel;
 //!
 //! let cancel = Cancel::new();
 //! assert!(cancel.check().is_ok());

@@ -31,7 +31,7 @@
 //! | a zip archive inventoried | [`MAX_ARCHIVE_BYTES`] | 8 GiB (read in chunks, never whole) |
 //!
 //! ```
-//! use rea::base::files::{CheckedFile, Confinement, FileError, FileLimit};
+//! use rea::files::{CheckedFile, Confinement, FileError, FileLimit};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! std::fs::write(dir.path().join("app"), b"\x7fELF").unwrap();

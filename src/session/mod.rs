@@ -18,7 +18,7 @@
 //!   ([`crate::capture`]) and reconstruction claims ([`crate::claims`]).
 //! - [`Durable`]: the store investigations outlive the process in ([`SqliteStore`], the
 //!   default of `rea serve`, and [`MemoryStore`]); see [`durable`].
-//! - [`Cancel`]: the cancellation signal of one request (from [`crate::base`]).
+//! - [`Cancel`]: the cancellation signal of one request (from the crate's bottom layer, `base`).
 
 mod address;
 pub(crate) mod bounded;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rea::base::files::Confinement;
+use rea::files::Confinement;
 use rea::inventory::{Inventory, InventoryError, InventoryLimits, RejectReason};
 use rea::session::Cancel;
 use rea::tools::ToolBox;

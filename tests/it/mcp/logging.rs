@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rea::base::files::Confinement;
+use rea::files::Confinement;
 use rea::mcp::{Server, ServerConfig};
 use rea::session::{Provider, Session, SourceConfig};
 use serde_json::{Value, json};
@@ -208,8 +208,8 @@ async fn a_result_cut_short_and_a_provider_time_out_are_told() {
 fn a_completion_past_its_request_deadline_calls_no_provider_and_says_so() {
     use std::collections::BTreeMap;
 
-    use rea::base::notices::{Notice, collect};
     use rea::core::{Family, Prefix};
+    use rea::notices::{Notice, collect};
     use rea::session::{complete_argument, within_request_deadline};
 
     let session = Session::new();

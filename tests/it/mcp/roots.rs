@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rea::base::files::Confinement;
+use rea::files::Confinement;
 use rea::mcp::{Server, ServerConfig};
 use rea::session::Session;
 use serde_json::{Value, json};

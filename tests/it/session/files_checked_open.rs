@@ -6,7 +6,7 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use rea::base::files::{
+use rea::files::{
     CheckedFile, Confinement, FileError, FileKind, FileLimit, MAX_BINARY_BYTES,
     MAX_CATALOG_FILE_BYTES,
 };

@@ -4,7 +4,7 @@
 use std::os::unix::fs::symlink;
 use std::process::{Command, Stdio};
 
-use rea::base::files::Confinement;
+use rea::files::Confinement;
 use serde_json::json;
 
 use crate::support::fixtures::{Format, Spec, build};
@@ -149,7 +149,7 @@ proptest::proptest! {
 
 #[test]
 fn messages_that_need_a_broken_system_to_happen() {
-    use rea::base::files::FileError;
+    use rea::files::FileError;
     use rea::inventory::InventoryError;
     use rea::tools::ToolError;
     let missing_root = Confinement::to_roots(["/nonexistent/rea-root"]).unwrap_err();
@@ -180,7 +180,7 @@ fn messages_that_need_a_broken_system_to_happen() {
 
 #[test]
 fn a_refusal_lists_at_most_eight_roots_each_cut_like_caller_text() {
-    use rea::base::files::FileError;
+    use rea::files::FileError;
     // A client declares its roots: long ones, and many.
     let root = |index: usize| std::path::PathBuf::from(format!("/{}{index}", "r".repeat(300)));
     let error = FileError::OutsideRoots {

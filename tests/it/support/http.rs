@@ -26,7 +26,7 @@ pub async fn confined_server() -> (tempfile::TempDir, HttpServer) {
     let allowed = tempfile::tempdir().unwrap();
     let config = rea::mcp::ServerConfig::default();
     let store = Arc::new(rea::session::SessionStore::new(config.sessions.clone()));
-    let roots = rea::base::files::Confinement::to_roots(&[allowed.path().to_owned()]).unwrap();
+    let roots = rea::files::Confinement::to_roots(&[allowed.path().to_owned()]).unwrap();
     store.set_confinement(roots);
     let server = Server::with_store(config, store, None);
     (
