@@ -24,7 +24,7 @@ use crate::core::{Completion, Family, Prefix};
 use crate::prompts::DEFAULT_PAGE_SIZE;
 use crate::resources;
 use crate::session::{
-    Cancel, ClientSessions, ClientView, SESSION_ARGUMENT, SessionView, complete_argument,
+    Cancel, ClientHandles, ClientView, SESSION_ARGUMENT, SessionView, complete_argument,
     complete_argument_at_hand,
 };
 use crate::tools::ToolOutcome;
@@ -760,7 +760,7 @@ impl CompletionRequest {
     /// The answer when every candidate is at hand (the session's own stores, or tables a
     /// provider holds in memory), computed where the request arrived, without a hop to the
     /// completion pool; `None` when a provider must be called.
-    fn answer_at_hand(&self, shared: &Shared, client: &ClientSessions) -> Option<CompletionResult> {
+    fn answer_at_hand(&self, shared: &Shared, client: &ClientHandles) -> Option<CompletionResult> {
         let completion = match self.family {
             Some(family) => self.in_view(shared, client, |view| {
                 complete_argument_at_hand(view, family, &self.prefix, &self.context)
@@ -771,7 +771,7 @@ impl CompletionRequest {
     }
 
     /// The completion result of the live session.
-    pub(crate) fn answer(&self, shared: &Shared, client: &ClientSessions) -> CompletionResult {
+    pub(crate) fn answer(&self, shared: &Shared, client: &ClientHandles) -> CompletionResult {
         let completion = match self.family {
             Some(family) => self
                 .in_view(shared, client, |view| {
@@ -794,7 +794,7 @@ impl CompletionRequest {
     fn in_view(
         &self,
         shared: &Shared,
-        client: &ClientSessions,
+        client: &ClientHandles,
         complete: impl FnOnce(&dyn SessionView) -> Option<Completion>,
     ) -> Option<Completion> {
         let named = self

@@ -45,7 +45,7 @@ pub use state::extension::{
 
 use crate::prompts::{DefinitionError, PromptDefinition, RegistryChange};
 use crate::session::{
-    ClientSessions, Session, SessionHandle, SessionStore, SourceConfig, StoreConfig,
+    ClientHandles, Session, SessionHandle, SessionStore, SourceConfig, StoreConfig,
 };
 
 /// Configuration of a [`Server`].
@@ -198,7 +198,7 @@ impl Server {
         match params {
             serde_json::Value::Object(params) => {
                 // As a client whose own session is the one connections start with.
-                let client = ClientSessions::new();
+                let client = ClientHandles::new();
                 if let Some(initial) = &self.shared.initial {
                     client.name(initial);
                 }

@@ -36,7 +36,7 @@ pub use uri::{
 use crate::core::Family;
 use crate::providers::catalog::CATALOG_SCHEMA;
 use crate::schemas::{ARTIFACT_INVENTORY_V1, PROCESS_CAPTURE_V4};
-use crate::session::ClientSessions;
+use crate::session::ClientHandles;
 use crate::text::Quoted;
 use crate::tools::{MAX_RESULT_BYTES, ToolBox};
 
@@ -419,7 +419,7 @@ fn dossier(
     procedure: &str,
 ) -> Result<Value, ResourceError> {
     // A client of its own, so reading never changes which session the reader's calls use.
-    let reader = ClientSessions::new();
+    let reader = ClientHandles::new();
     let call = |tool: &str, limit: Option<u64>| -> Result<Map<String, Value>, PartFailed> {
         let mut arguments = Map::new();
         arguments.insert("session".into(), session.into());

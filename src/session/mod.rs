@@ -1,7 +1,7 @@
 //! The binary session: providers, documents, the Evidence ledger and the completion sources.
 //!
 //! - [`SessionStore`]: several binary sessions at once, each named by a [`SessionHandle`],
-//!   with one Evidence budget for all; [`ClientSessions`]: the sessions one client knows and
+//!   with one Evidence budget for all; [`ClientHandles`]: the sessions one client knows and
 //!   which is its own.
 //! - [`Session`]: the state of one binary session (`Send + Sync`, methods take `&self`).
 //!   Open a binary with [`Session::open_providers`], pick a provider and document with
@@ -71,7 +71,7 @@ pub use state::{
     Provenance, ProviderSummary, Reopened, Session, SessionSummary,
 };
 pub use store::{
-    ClientSessions, DEFAULT_MAX_SESSIONS, SessionHandle, SessionStore, StoreConfig, StoreError,
+    ClientHandles, DEFAULT_MAX_SESSIONS, SessionHandle, SessionStore, StoreConfig, StoreError,
     random_token,
 };
 pub use target::Target;

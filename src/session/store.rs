@@ -6,7 +6,7 @@
 //! - [`SessionStore`]: the open sessions of one server, at most [`SessionStore::max_sessions`],
 //!   with one Evidence budget ([`LedgerBudget`]) for all their ledgers together and one
 //!   [`Confinement`] (the server's roots narrowed by the client's).
-//! - [`ClientSessions`]: what one client (a stdio connection, a library caller) knows: the
+//! - [`ClientHandles`]: what one client (a stdio connection, a library caller) knows: the
 //!   handles it opened or named, and which one is *its session*, used by requests that name
 //!   none.
 
@@ -669,10 +669,11 @@ impl SessionStore {
     }
 }
 
-/// The sessions one client knows: those it opened or named, in that order, and *its session*
-/// (the one it opened or named last), which a request naming no session uses.
+/// The handles of the binary sessions one client knows: those it opened or named, in that
+/// order, and *its session* (the one it opened or named last), which a request naming no
+/// session uses.
 #[derive(Debug, Default)]
-pub struct ClientSessions {
+pub struct ClientHandles {
     state: Mutex<ClientState>,
     /// Whether completion may offer the handles (stdio: one client per process); over HTTP a
     /// handle is a bearer token and is never listed.
@@ -685,18 +686,18 @@ struct ClientState {
     known: Vec<SessionHandle>,
 }
 
-impl ClientSessions {
+impl ClientHandles {
     /// A client that knows no session yet.
-    pub fn new() -> ClientSessions {
-        ClientSessions::default()
+    pub fn new() -> ClientHandles {
+        ClientHandles::default()
     }
 
     /// A client whose handles completion never offers (a client over HTTP, where a handle is
     /// a bearer token).
-    pub fn unlisted() -> ClientSessions {
-        ClientSessions {
+    pub fn unlisted() -> ClientHandles {
+        ClientHandles {
             unlisted: true,
-            ..ClientSessions::default()
+            ..ClientHandles::default()
         }
     }
 

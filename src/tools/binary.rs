@@ -13,8 +13,8 @@ use super::spec::{CLOSE_BINARY, Handler, OPEN_BINARY, ToolSpec};
 use crate::core::MAX_VALUE_CHARS;
 use crate::providers::open_path_unless;
 use crate::session::{
-    Cancel, ClientSessions, ClosedBinary, DocumentInfo, Opened, Operation, ProviderSummary,
-    Session, SessionStore, Target,
+    Cancel, ClientHandles, ClosedBinary, DocumentInfo, Opened, Operation, ProviderSummary, Session,
+    SessionStore, Target,
 };
 
 /// Opening adds a binary session (or fills one that has no binary) and never discards
@@ -208,7 +208,7 @@ pub(super) fn resumed(session: &Session) -> Result<OpenBinaryResult, ToolError> 
 
 fn list_sessions(
     store: &SessionStore,
-    client: &ClientSessions,
+    client: &ClientHandles,
     _: NoArguments,
 ) -> Result<ListSessionsResult, ToolError> {
     if client.is_unlisted() {

@@ -17,7 +17,7 @@ use super::arguments::{InputSchema, SESSION, session_schema};
 use super::definition::{DefinitionParts, ToolAnnotations, ToolDefinition, ToolKind};
 use super::outcome::{EVIDENCE_ID_FIELD, ToolError};
 use super::schema::{output_schema, single_types, string, with_optional_property, with_property};
-use crate::session::{Cancel, ClientSessions, Operation, Session, SessionStore, Target};
+use crate::session::{Cancel, ClientHandles, Operation, Session, SessionStore, Target};
 
 /// A tool's result: serialized as the `structuredContent` object, and described by the output
 /// schema generated from its `JsonSchema` (see [`output_schema`]; without `evidence_id`, which
@@ -57,7 +57,7 @@ type Changer = Box<
 type Reader =
     Box<dyn Fn(&'static str, &Session, Checked) -> Result<ResultObject, ToolError> + Send + Sync>;
 type Lister = Box<
-    dyn Fn(&'static str, &SessionStore, &ClientSessions, Checked) -> Result<ResultObject, ToolError>
+    dyn Fn(&'static str, &SessionStore, &ClientHandles, Checked) -> Result<ResultObject, ToolError>
         + Send
         + Sync,
 >;
@@ -181,7 +181,7 @@ impl Handler {
     /// A tool whose `handler` retains a document as an unbound observation.
     /// A tool over the sessions of the store, on behalf of a client; it reads no session.
     pub(crate) fn sessions<A: ToolArguments, R: ToolResult>(
-        handler: fn(&SessionStore, &ClientSessions, A) -> Result<R, ToolError>,
+        handler: fn(&SessionStore, &ClientHandles, A) -> Result<R, ToolError>,
     ) -> Handler {
         Handler {
             input: InputSchema::of::<A>,

@@ -16,7 +16,7 @@ use super::{
 use crate::prompts::{BinarySession, ToolAvailability};
 use crate::providers::identify;
 use crate::session::{
-    Cancel, ClientSessions, Observation, Operation, Session, SessionError, SessionHandle,
+    Cancel, ClientHandles, Observation, Operation, Session, SessionError, SessionHandle,
     SessionStore, StoreConfig, StoreError, fits_one_record,
 };
 
@@ -81,7 +81,7 @@ fn native_operations() -> Vec<Operation> {
 /// documentation](super) for the catalog).
 ///
 /// Every tool takes an optional `session` argument naming the binary session it works in; a
-/// call that names none works in its client's session ([`ClientSessions`]): the one the client
+/// call that names none works in its client's session ([`ClientHandles`]): the one the client
 /// opened or named last. [`ToolBox::call`] is a client of its own, so a library caller that
 /// never names a session works as with one session.
 ///
@@ -90,7 +90,7 @@ fn native_operations() -> Vec<Operation> {
 pub struct ToolBox {
     store: Arc<SessionStore>,
     /// The client of [`ToolBox::call`] and [`ToolBox::call_cancellable`].
-    own_client: ClientSessions,
+    own_client: ClientHandles,
     specs: &'static [Tool],
     definitions: Vec<ToolDefinition>,
 }
@@ -153,7 +153,7 @@ impl ToolBox {
         let definitions = specs.iter().map(|tool| tool.definition.clone()).collect();
         ToolBox {
             store,
-            own_client: ClientSessions::new(),
+            own_client: ClientHandles::new(),
             specs,
             definitions,
         }
@@ -175,7 +175,7 @@ impl ToolBox {
     }
 
     /// The open session `client` uses when a call names none.
-    pub fn client_session(&self, client: &ClientSessions) -> Option<Arc<Session>> {
+    pub fn client_session(&self, client: &ClientHandles) -> Option<Arc<Session>> {
         let handle = client.current()?;
         self.store.get(handle.as_str()).ok()
     }
@@ -220,7 +220,7 @@ impl ToolBox {
     /// in `client`'s session, and the session a call opens or names becomes `client`'s.
     pub fn call_as(
         &self,
-        client: &ClientSessions,
+        client: &ClientHandles,
         name: &str,
         arguments: &Map<String, Value>,
         cancel: &Cancel,
@@ -240,7 +240,7 @@ impl ToolBox {
     /// Picks the session, runs the tool in it, and then updates the store and the client.
     fn run_in_session(
         &self,
-        client: &ClientSessions,
+        client: &ClientHandles,
         tool: &Tool,
         arguments: &Map<String, Value>,
         cancel: &Cancel,
@@ -336,7 +336,7 @@ impl ToolBox {
     /// until the call succeeds (`handle: None`), so a failed call leaves the store as it was.
     fn choose(
         &self,
-        client: &ClientSessions,
+        client: &ClientHandles,
         named: Option<&str>,
         usage: SessionUse,
         run: &Run,
@@ -405,7 +405,7 @@ impl ToolBox {
             // Answered before a session is chosen (`run_in_session`); here on behalf of no
             // known client, which lists nothing.
             Run::Sessions(run) => {
-                let result = run(spec.name, &self.store, &ClientSessions::unlisted(), checked)?;
+                let result = run(spec.name, &self.store, &ClientHandles::unlisted(), checked)?;
                 check_size(spec.name, &result)?;
                 Ok(result)
             }

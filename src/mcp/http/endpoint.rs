@@ -33,7 +33,7 @@ use super::super::rules::{self, Answer, ModernRoute, NotificationRule};
 use super::super::server::{Dispatcher, GraceOver, Shutdown};
 use super::super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
 use super::headers::{self, MCP_SESSION_ID, PROTOCOL_VERSION};
-use super::sessions::{Activity, McpSession, McpSessions};
+use super::sessions::{Activity, ProtocolSession, ProtocolSessions};
 use crate::session::{Cancel, random_token};
 
 /// What the endpoint serves with: the server's state and method table, the MCP sessions of
@@ -42,7 +42,7 @@ use crate::session::{Cancel, random_token};
 pub(crate) struct Endpoint {
     pub(crate) shared: Arc<Shared>,
     pub(crate) dispatcher: Dispatcher,
-    pub(crate) sessions: McpSessions,
+    pub(crate) sessions: ProtocolSessions,
     /// Slots for requests in flight, for the whole process; none free: 503.
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) max_in_flight: usize,
@@ -230,7 +230,7 @@ impl Endpoint {
         &self,
         headers: &HeaderMap,
         id: &Value,
-    ) -> Result<Arc<McpSession>, Box<Response>> {
+    ) -> Result<Arc<ProtocolSession>, Box<Response>> {
         let Some(session_id) = headers::text(headers, MCP_SESSION_ID) else {
             let error = RequestError::McpSessionRequired {
                 method: "this request".into(),
@@ -267,7 +267,7 @@ impl Endpoint {
             // The params were refused: no session starts.
             return json_response(StatusCode::OK, answer.line);
         }
-        let session = Arc::new(McpSession::new(session_id.clone(), connection, drain));
+        let session = Arc::new(ProtocolSession::new(session_id.clone(), connection, drain));
         match self.sessions.insert(session) {
             Ok(None) => {}
             Ok(Some(evicted)) => {
@@ -609,7 +609,7 @@ impl Endpoint {
 
     /// Ends an MCP session: its requests are cancelled, its GET stream closes, and the binary
     /// sessions it opened or named end unless another live MCP session named them too.
-    pub(crate) async fn end_session(&self, session: &McpSession) {
+    pub(crate) async fn end_session(&self, session: &ProtocolSession) {
         session.in_flight.cancel_all();
         self.shared.detach(&session.connection);
         session
@@ -837,7 +837,7 @@ struct OpenStream {
     drain: Option<Drain>,
     /// The session is not idle while its GET stream is open.
     _active: Activity,
-    session: Arc<McpSession>,
+    session: Arc<ProtocolSession>,
     lines: VecDeque<String>,
 }
 

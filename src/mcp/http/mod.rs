@@ -36,7 +36,7 @@ use tokio::sync::Semaphore;
 pub use guard::{BearerToken, Guard, MIN_TOKEN_CHARS, Refusal, TokenError};
 
 use self::endpoint::Endpoint;
-use self::sessions::McpSessions;
+use self::sessions::ProtocolSessions;
 use super::Server;
 use super::server::{Dispatcher, GraceOver};
 use crate::base::pool::ClientId;
@@ -286,7 +286,7 @@ impl Server {
                 max_response_bytes: self.shell.max_response_bytes,
                 max_batch_messages: self.shell.max_batch_messages,
             },
-            sessions: McpSessions::new(config.max_mcp_sessions),
+            sessions: ProtocolSessions::new(config.max_mcp_sessions),
             slots: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             get_streams: Arc::new(Semaphore::new(get_stream_share(config.max_connections))),
             max_in_flight: config.max_in_flight.max(1),

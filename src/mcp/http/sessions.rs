@@ -11,9 +11,11 @@ use super::super::outlet::Drain;
 use super::super::server::InFlight;
 use super::super::state::Connection;
 
-/// One 2025 client's MCP session.
+/// One 2025 client's MCP session (the protocol's session, named by `Mcp-Session-Id`; not a
+/// binary [`crate::session::Session`], some of which it names through its connection's
+/// [`crate::session::ClientHandles`]).
 #[derive(Debug)]
-pub(crate) struct McpSession {
+pub(crate) struct ProtocolSession {
     /// Its id (`Mcp-Session-Id`).
     pub(crate) id: String,
     pub(crate) connection: Arc<Connection>,
@@ -34,7 +36,7 @@ pub(crate) struct McpSession {
 /// session is not idle, and its end counts as the session's last use.
 #[derive(Debug)]
 pub(crate) struct Activity {
-    session: Arc<McpSession>,
+    session: Arc<ProtocolSession>,
 }
 
 impl Drop for Activity {
@@ -44,9 +46,9 @@ impl Drop for Activity {
     }
 }
 
-impl McpSession {
-    pub(crate) fn new(id: String, connection: Arc<Connection>, stream: Drain) -> McpSession {
-        McpSession {
+impl ProtocolSession {
+    pub(crate) fn new(id: String, connection: Arc<Connection>, stream: Drain) -> ProtocolSession {
+        ProtocolSession {
             id,
             connection,
             in_flight: InFlight::default(),
@@ -104,14 +106,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The live MCP sessions, at most `max` at once.
 #[derive(Debug)]
-pub(crate) struct McpSessions {
-    sessions: Mutex<HashMap<String, Arc<McpSession>>>,
+pub(crate) struct ProtocolSessions {
+    sessions: Mutex<HashMap<String, Arc<ProtocolSession>>>,
     max: usize,
 }
 
-impl McpSessions {
-    pub(crate) fn new(max: usize) -> McpSessions {
-        McpSessions {
+impl ProtocolSessions {
+    pub(crate) fn new(max: usize) -> ProtocolSessions {
+        ProtocolSessions {
             sessions: Mutex::new(HashMap::new()),
             max: max.max(1),
         }
@@ -127,8 +129,8 @@ impl McpSessions {
     /// unused, `session` is given back.
     pub(crate) fn insert(
         &self,
-        session: Arc<McpSession>,
-    ) -> Result<Option<Arc<McpSession>>, Arc<McpSession>> {
+        session: Arc<ProtocolSession>,
+    ) -> Result<Option<Arc<ProtocolSession>>, Arc<ProtocolSession>> {
         let mut sessions = lock(&self.sessions);
         let mut evicted = None;
         if sessions.len() >= self.max {
@@ -148,14 +150,14 @@ impl McpSessions {
     }
 
     /// The live session `id` (which counts as using it).
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<McpSession>> {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<ProtocolSession>> {
         let session = lock(&self.sessions).get(id).cloned()?;
         session.touch();
         Some(session)
     }
 
     /// Ends session `id`; returns it when it was live.
-    pub(crate) fn remove(&self, id: &str) -> Option<Arc<McpSession>> {
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<ProtocolSession>> {
         lock(&self.sessions).remove(id)
     }
 
@@ -167,7 +169,7 @@ impl McpSessions {
         &self,
         idle: Duration,
         unused_idle: Duration,
-    ) -> Vec<Arc<McpSession>> {
+    ) -> Vec<Arc<ProtocolSession>> {
         let now = Instant::now();
         let mut sessions = lock(&self.sessions);
         let expired: Vec<String> = sessions
@@ -185,7 +187,7 @@ impl McpSessions {
     }
 
     /// Ends every session and returns them.
-    pub(crate) fn remove_all(&self) -> Vec<Arc<McpSession>> {
+    pub(crate) fn remove_all(&self) -> Vec<Arc<ProtocolSession>> {
         lock(&self.sessions)
             .drain()
             .map(|(_, session)| session)

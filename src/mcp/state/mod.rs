@@ -21,7 +21,7 @@ use crate::base::files::Confinement;
 use crate::base::notices::{Notice, Severity};
 use crate::base::pool::ClientId;
 use crate::prompts::{PromptRegistry, ToolAvailability};
-use crate::session::{Cancel, ClientSessions, Session, SessionHandle, SessionStore, SourceConfig};
+use crate::session::{Cancel, ClientHandles, Session, SessionHandle, SessionStore, SourceConfig};
 use crate::tools::ToolBox;
 
 /// The id prefix of the requests extension handlers send to the client.
@@ -142,7 +142,7 @@ impl Shared {
     /// handle is not open or the client has no session.
     pub(crate) fn session_named(
         &self,
-        client: &ClientSessions,
+        client: &ClientHandles,
         named: Option<&str>,
     ) -> Option<Arc<Session>> {
         match named {
@@ -189,7 +189,7 @@ pub(crate) struct Connection {
     told: Mutex<HashSet<String>>,
     pub(crate) outlet: Outlet,
     /// The binary sessions this client opened or named, and its own.
-    pub(crate) sessions: ClientSessions,
+    pub(crate) sessions: ClientHandles,
     /// The threshold `logging/setLevel` set (2025 era); none: no `notifications/message`.
     log_threshold: Mutex<Option<LogLevel>>,
     /// The open `subscriptions/listen` streams of this connection (2026 era).
@@ -221,7 +221,7 @@ pub(crate) struct Listen {
 impl Connection {
     /// A new, uninitialized connection of `shared` answering through `outlet`.
     pub(crate) fn new(shared: Arc<Shared>, outlet: Outlet) -> Connection {
-        let sessions = ClientSessions::new();
+        let sessions = ClientHandles::new();
         if let Some(initial) = &shared.initial {
             sessions.name(initial);
         }
@@ -232,7 +232,7 @@ impl Connection {
     /// offers its handles (over HTTP a handle is a bearer token) and its roots are never asked
     /// for (they would confine the other clients too).
     pub(crate) fn over_http(shared: Arc<Shared>, outlet: Outlet) -> Connection {
-        let sessions = ClientSessions::unlisted();
+        let sessions = ClientHandles::unlisted();
         if let Some(initial) = &shared.initial {
             sessions.name(initial);
         }
@@ -243,7 +243,7 @@ impl Connection {
     /// request names.
     pub(crate) fn one_request(shared: Arc<Shared>, outlet: Outlet) -> Connection {
         let mut connection =
-            Connection::with_sessions(shared, outlet, ClientSessions::unlisted(), false);
+            Connection::with_sessions(shared, outlet, ClientHandles::unlisted(), false);
         connection.client = ClientId::of_this_connection();
         connection
     }
@@ -251,7 +251,7 @@ impl Connection {
     fn with_sessions(
         shared: Arc<Shared>,
         outlet: Outlet,
-        sessions: ClientSessions,
+        sessions: ClientHandles,
         asks_roots: bool,
     ) -> Connection {
         Connection {
