@@ -14,7 +14,7 @@ use super::approval::{self, Asked};
 use super::error::RequestError;
 use super::params::{self, RequestParams};
 use super::protocol::{ProtocolVersion, initialize_result};
-use super::state::extension::{self, Target};
+use super::state::extension::{self, Requested};
 use super::state::{Connection, RequestContext, Shared};
 use super::tasks;
 use crate::base::notices;
@@ -129,11 +129,11 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 let arguments = params::optional_object(object, "params", "arguments")?
                     .cloned()
                     .unwrap_or_default();
-                let target = Target::Prompt {
+                let requested = Requested::Prompt {
                     name,
                     arguments: &arguments,
                 };
-                if let Some(answer) = extension::answer(&s, object, target, context).await {
+                if let Some(answer) = extension::answer(&s, object, requested, context).await {
                     return answer;
                 }
                 get_prompt(&params, &context.connection)
@@ -196,8 +196,8 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 let object = params.object("resources/read")?;
                 let uri = params::required_str(object, "params", "uri")?;
                 context.connection.settled_roots().await;
-                let target = Target::Resource { uri };
-                if let Some(answer) = extension::answer(&s, object, target, context).await {
+                let requested = Requested::Resource { uri };
+                if let Some(answer) = extension::answer(&s, object, requested, context).await {
                     return answer;
                 }
                 let modern = context.modern.is_some();
@@ -243,8 +243,8 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     let object = params.object("tools/call")?;
                     let (name, arguments) = tool_and_arguments(object)?;
                     context.connection.settled_roots().await;
-                    let target = Target::Tool { name, arguments };
-                    if let Some(answer) = extension::answer(&s, object, target, &context).await {
+                    let requested = Requested::Tool { name, arguments };
+                    if let Some(answer) = extension::answer(&s, object, requested, &context).await {
                         return answer;
                     }
                     let modern = context.modern.is_some();

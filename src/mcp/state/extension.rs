@@ -354,7 +354,7 @@ impl ExtensionContext {
 }
 
 /// Which request an extension is asked to answer.
-pub(crate) enum Target<'a> {
+pub(crate) enum Requested<'a> {
     Tool {
         name: &'a str,
         arguments: &'a Map<String, Value>,
@@ -368,29 +368,29 @@ pub(crate) enum Target<'a> {
     },
 }
 
-impl Target<'_> {
+impl Requested<'_> {
     fn method(&self) -> &'static str {
         match self {
-            Target::Tool { .. } => "tools/call",
-            Target::Prompt { .. } => "prompts/get",
-            Target::Resource { .. } => "resources/read",
+            Requested::Tool { .. } => "tools/call",
+            Requested::Prompt { .. } => "prompts/get",
+            Requested::Resource { .. } => "resources/read",
         }
     }
 
     fn name(&self) -> &str {
         match self {
-            Target::Tool { name, .. } | Target::Prompt { name, .. } => name,
-            Target::Resource { uri } => uri,
+            Requested::Tool { name, .. } | Requested::Prompt { name, .. } => name,
+            Requested::Resource { uri } => uri,
         }
     }
 }
 
-/// Offers `target` of a request with `params` to the server's extension: `None` when there
+/// Offers what a request with `params` asks for (`requested`) to the server's extension: `None` when there
 /// is none or it does not answer that name (the built-in catalog answers then).
 pub(crate) async fn answer(
     shared: &Shared,
     params: &Map<String, Value>,
-    target: Target<'_>,
+    requested: Requested<'_>,
     request: &RequestContext,
 ) -> Option<Result<Value, RequestError>> {
     let extension = shared.extension()?;
@@ -408,14 +408,14 @@ pub(crate) async fn answer(
         Era::Legacy => request.connection.client_capabilities(),
     };
     let (input_responses, state) = match era {
-        Era::Modern => match retry_members(params, &target) {
+        Era::Modern => match retry_members(params, &requested) {
             Ok(members) => members,
             Err(error) => return Some(Err(error)),
         },
         Era::Legacy => (None, None),
     };
     let progress_token = meta.and_then(|meta| meta.get("progressToken")).cloned();
-    if let Target::Tool { name, arguments } = &target
+    if let Requested::Tool { name, arguments } = &requested
         && let Some(support) = task_support(extension.as_ref(), name)
     {
         let supported = match era {
@@ -441,7 +441,7 @@ pub(crate) async fn answer(
                 task: None,
             };
             return as_task(
-                shared, extension, name, arguments, context, ttl_ms, &target, request,
+                shared, extension, name, arguments, context, ttl_ms, &requested, request,
             )
             .await;
         }
@@ -455,15 +455,17 @@ pub(crate) async fn answer(
         state,
         task: None,
     };
-    let replied = match target {
-        Target::Tool { name, arguments } => extension.call_tool(name, arguments, &context).await,
-        Target::Prompt { name, arguments } => extension.get_prompt(name, arguments, &context).await,
-        Target::Resource { uri } => extension.read_resource(uri, &context).await,
+    let replied = match requested {
+        Requested::Tool { name, arguments } => extension.call_tool(name, arguments, &context).await,
+        Requested::Prompt { name, arguments } => {
+            extension.get_prompt(name, arguments, &context).await
+        }
+        Requested::Resource { uri } => extension.read_resource(uri, &context).await,
     }?;
     Some(match replied {
         Ok(Reply::Complete(result)) => Ok(result),
         Ok(Reply::InputRequired { requests, state }) => {
-            input_required(&target, request, era, requests, state.as_ref())
+            input_required(&requested, request, era, requests, state.as_ref())
         }
         Err(error) => Err(RequestError::Extension(error)),
     })
@@ -493,7 +495,7 @@ async fn as_task(
     arguments: &Map<String, Value>,
     mut context: ExtensionContext,
     ttl_ms: Option<u64>,
-    target: &Target<'_>,
+    requested: &Requested<'_>,
     request: &RequestContext,
 ) -> Option<Result<Value, RequestError>> {
     let modern = context.era == Era::Modern;
@@ -578,7 +580,7 @@ async fn as_task(
             Some(match reply? {
                 Ok(Reply::Complete(result)) => Ok(result),
                 Ok(Reply::InputRequired { requests, state }) => {
-                    input_required(target, request, era, requests, state.as_ref())
+                    input_required(requested, request, era, requests, state.as_ref())
                 }
                 Err(error) => Err(RequestError::Extension(error)),
             })
@@ -592,7 +594,7 @@ type RetryMembers = (Option<Map<String, Value>>, Option<Value>);
 /// The `inputResponses` and the opened `requestState` of a 2026 retry.
 fn retry_members(
     params: &Map<String, Value>,
-    target: &Target<'_>,
+    requested: &Requested<'_>,
 ) -> Result<RetryMembers, RequestError> {
     let input_responses = match params.get("inputResponses") {
         None | Some(Value::Null) => None,
@@ -607,7 +609,7 @@ fn retry_members(
     let state = match params.get("requestState") {
         None | Some(Value::Null) => None,
         Some(Value::String(sealed)) => Some(
-            sealed::open(sealed, target.method(), target.name())
+            sealed::open(sealed, requested.method(), requested.name())
                 .map_err(|reason| RequestError::RequestState { reason })?,
         ),
         Some(_) => {
@@ -621,7 +623,7 @@ fn retry_members(
 
 /// The `input_required` result of a 2026 request (its `resultType` is set by the shell).
 fn input_required(
-    target: &Target<'_>,
+    requested: &Requested<'_>,
     request: &RequestContext,
     era: Era,
     requests: Map<String, Value>,
@@ -630,14 +632,14 @@ fn input_required(
     if era == Era::Legacy {
         return Err(RequestError::Extension(ExtensionError::Failed(format!(
             "{} {} answered input_required, which only 2026 requests can receive",
-            target.method(),
-            crate::text::cut(target.name())
+            requested.method(),
+            crate::text::cut(requested.name())
         ))));
     }
     let mut result = json!({ "inputRequests": requests });
     if let Some(state) = state {
-        let sealed =
-            sealed::seal(target.method(), target.name(), state).ok_or(RequestError::NoRandom)?;
+        let sealed = sealed::seal(requested.method(), requested.name(), state)
+            .ok_or(RequestError::NoRandom)?;
         result["requestState"] = json!(sealed);
     }
     request.input_required.store(true, Ordering::Release);
