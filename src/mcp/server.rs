@@ -200,15 +200,19 @@ pub(crate) struct InFlight {
 }
 
 impl InFlight {
-    /// Registers `key`; `None` when a request with that id is already in flight.
-    pub(crate) fn insert(&self, key: RequestKey, cancel: Cancel) -> Option<u64> {
+    /// Admits `request` as in flight under `cancel`, and gives its serial (for
+    /// [`InFlight::finish`]); a request whose id is already in flight is refused
+    /// ([`RequestError::DuplicateId`]), over either transport.
+    pub(crate) fn admit(&self, request: &Request, cancel: Cancel) -> Result<u64, RequestError> {
         let mut requests = self.lock();
-        if requests.contains_key(&key) {
-            return None;
+        if requests.contains_key(&request.key) {
+            return Err(RequestError::DuplicateId {
+                id: request.id.clone(),
+            });
         }
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
-        requests.insert(key, (serial, cancel));
-        Some(serial)
+        requests.insert(request.key.clone(), (serial, cancel));
+        Ok(serial)
     }
 
     fn contains(&self, key: &RequestKey) -> bool {
@@ -574,15 +578,12 @@ impl ConnectionLoop {
             self.send(error.to_response(&request.id)).await;
             return;
         }
-        let Some(serial) = self
-            .in_flight
-            .insert(request.key.clone(), context.cancel.clone())
-        else {
-            let error = RequestError::DuplicateId {
-                id: request.id.clone(),
-            };
-            self.send(error.to_response(&request.id)).await;
-            return;
+        let serial = match self.in_flight.admit(&request, context.cancel.clone()) {
+            Ok(serial) => serial,
+            Err(error) => {
+                self.send(error.to_response(&request.id)).await;
+                return;
+            }
         };
         let work = Work::Request {
             request: Box::new(request),

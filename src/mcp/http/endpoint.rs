@@ -310,14 +310,9 @@ impl Endpoint {
             return error_response(StatusCode::BAD_REQUEST, &error, &request.id);
         }
         let cancel = Cancel::new();
-        let Some(serial) = session
-            .in_flight
-            .insert(request.key.clone(), cancel.clone())
-        else {
-            let error = RequestError::DuplicateId {
-                id: request.id.clone(),
-            };
-            return error_response(StatusCode::OK, &error, &request.id);
+        let serial = match session.in_flight.admit(&request, cancel.clone()) {
+            Ok(serial) => serial,
+            Err(error) => return error_response(StatusCode::OK, &error, &request.id),
         };
         let mut context = RequestContext::new(&session.connection, cancel);
         context.log_level = session.connection.log_threshold();
