@@ -218,11 +218,9 @@ const ROWS: &[(&str, Held)] = &[
     ),
     (
         "answers waiting for the client",
-        // FIXME: HTTP's own queue of 16 messages per response stream (section 15) has no test
-        // of a client that stops reading an SSE stream; only stdio's is held here.
-        Held::StdioOnly {
+        Held::Transports {
             stdio: &["a_client_that_stops_reading_cannot_grow_the_server"],
-            over_http: "own queue of 16 messages: a client that stops reading holds only its own request",
+            http: &["a_client_that_stops_reading_an_sse_answer_holds_only_its_own_request"],
         },
     ),
     (
@@ -356,4 +354,124 @@ fn every_row_of_section_9_says_how_each_transport_is_held() {
             );
         }
     }
+}
+
+/// Bytes of each message the flood tool logs.
+const FLOOD_BYTES: usize = 256 * 1024;
+
+/// Messages the flood tool logs before it answers (100 MiB, were nothing to hold it back).
+const FLOOD_MESSAGES: usize = 400;
+
+/// An integrator's tool that logs [`FLOOD_MESSAGES`] messages of [`FLOOD_BYTES`] on its
+/// request's stream before answering, counting those sent, and stops when cancelled.
+#[derive(Debug, Default)]
+struct Flood {
+    sent: std::sync::atomic::AtomicUsize,
+}
+
+impl rea::mcp::Extension for Flood {
+    fn tools(&self) -> Vec<Value> {
+        vec![
+            json!({"name": "flood", "description": "Logs a flood", "inputSchema": {"type": "object"}}),
+        ]
+    }
+
+    fn call_tool<'a>(
+        &'a self,
+        name: &'a str,
+        _arguments: &'a serde_json::Map<String, Value>,
+        context: &'a rea::mcp::ExtensionContext,
+    ) -> rea::mcp::Handled<'a> {
+        Box::pin(async move {
+            if name != "flood" {
+                return None;
+            }
+            let chunk = json!("x".repeat(FLOOD_BYTES));
+            for _ in 0..FLOOD_MESSAGES {
+                if context.is_cancelled() {
+                    break;
+                }
+                context.log(rea::mcp::LogLevel::Info, chunk.clone()).await;
+                self.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            Some(Ok(rea::mcp::Reply::Complete(json!({"content": []}))))
+        })
+    }
+}
+
+/// The count of `flood` once it has stopped moving for 300 ms (at most 20 s).
+async fn settled(flood: &Flood) -> usize {
+    use std::sync::atomic::Ordering::SeqCst;
+    let mut last = flood.sent.load(SeqCst);
+    for _ in 0..66 {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let now = flood.sent.load(SeqCst);
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
+/// HTTP's bound on the answers waiting for a client: a 2026 request whose messages come on an
+/// SSE stream the client stops reading fills its own queue of `output_queue` (16) lines and
+/// the socket's buffers, then waits there; the server keeps serving other requests, and
+/// closing the stream cancels it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_an_sse_answer_holds_only_its_own_request() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let flood = Arc::new(Flood::default());
+    let server = Server::new(ServerConfig::default()).with_extension(flood.clone());
+    let http = HttpServer::start(server, HttpConfig::default()).await;
+    let mut params = json!({"name": "flood", "arguments": {}});
+    params["_meta"] = crate::support::http::envelope();
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let raw = crate::support::http::raw_request(
+        "POST",
+        &http.host(),
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "flood"),
+        ],
+        body.to_string().as_bytes(),
+    );
+    let mut stalled_client = tokio::net::TcpStream::connect(http.addr).await.unwrap();
+    stalled_client.write_all(&raw).await.unwrap();
+    let mut head = [0u8; 12];
+    stalled_client.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    // From here on the client reads nothing more.
+    let stalled = settled(&flood).await;
+    // Its queue (16 lines), the line in hand, and what loopback's socket buffers took (at most
+    // 16 MiB here) hold the rest back.
+    let most = 16 + 2 + (16 << 20) / FLOOD_BYTES;
+    assert!(
+        stalled <= most,
+        "{stalled} messages of {FLOOD_BYTES} bytes went out to a client that reads nothing (at most {most})"
+    );
+    for id in 2..6 {
+        let listed = http.modern(id, "tools/list", json!({})).await;
+        assert_eq!(listed.status, 200);
+        assert!(
+            listed.answer()["result"]["tools"].is_array(),
+            "{:?}",
+            listed.text()
+        );
+    }
+    assert_eq!(
+        settled(&flood).await,
+        stalled,
+        "still held while others were served"
+    );
+    drop(stalled_client);
+    let after = settled(&flood).await;
+    assert!(
+        after < FLOOD_MESSAGES,
+        "closing the stream cancels the request ({after} of {FLOOD_MESSAGES} sent)"
+    );
 }
