@@ -12,9 +12,9 @@
 //! - [`Envelope::check`]: the envelope of a modern request: the version must be
 //!   [`MODERN_VERSION`] (else `-32022` with `data: {supported, requested}`), the client
 //!   capabilities an object, a log level one of the eight [`LogLevel`]s (else `-32602`).
-//! - [`ModernMethod::of`]: what a modern request asks for; `ping`, `logging/setLevel`,
-//!   `resources/subscribe`, `resources/unsubscribe` and `initialize` are gone in 2026
-//!   (`-32601`).
+//! - [`ModernMethod`]: what a modern request asks for (the table is the method type's, in
+//!   `method.rs`: [`ModernMethod::of`]); `ping`, `logging/setLevel`, `resources/subscribe`,
+//!   `resources/unsubscribe` and `initialize` are gone in 2026 (`-32601`).
 //! - [`result_members`] and [`discover_result`]: `resultType`, serverInfo in `_meta`, and
 //!   `ttlMs`/`cacheScope` on the cacheable results ([`Caching`]: `public` for what is the
 //!   same for every client, `private` for a read of a session's resource).
@@ -292,35 +292,6 @@ pub enum ModernMethod {
     Removed,
     /// No such method (`-32601`).
     Unknown,
-}
-
-impl ModernMethod {
-    /// What `method` (with `params`) is under 2026-07-28 for a server that offers `offer`.
-    pub fn of(method: &str, params: Option<&Value>, offer: Offer) -> ModernMethod {
-        let cached = |caching| ModernMethod::Shared {
-            caching: Some(caching),
-        };
-        match method {
-            "server/discover" => ModernMethod::Discover,
-            "subscriptions/listen" => ModernMethod::Listen,
-            "prompts/list" => cached(Caching::public(PROMPTS_TTL_MS)),
-            "tools/list" if offer.tools => cached(Caching::public(STABLE_TTL_MS)),
-            "prompts/get" | "completion/complete" => ModernMethod::Shared { caching: None },
-            "tools/call" if offer.tools => ModernMethod::Shared { caching: None },
-            "tasks/get" | "tasks/update" | "tasks/cancel" if offer.tools => {
-                ModernMethod::Shared { caching: None }
-            }
-            "resources/list" | "resources/templates/list" => cached(Caching::public(STABLE_TTL_MS)),
-            // A session's resources change as the session does, and are that client's own.
-            "resources/read" => cached(Caching::of_read(params)),
-            "initialize"
-            | "ping"
-            | "logging/setLevel"
-            | "resources/subscribe"
-            | "resources/unsubscribe" => ModernMethod::Removed,
-            _ => ModernMethod::Unknown,
-        }
-    }
 }
 
 /// The members every 2026 result carries (`resultType` and serverInfo in `_meta`), and

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::approval::{self, Asked};
 use super::error::RequestError;
+use super::method::Method;
 use super::params::{self, RequestParams};
 use super::protocol::{ProtocolVersion, initialize_result};
 use super::state::extension::{self, Requested};
@@ -107,20 +108,22 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     let mut module = RpcModule::new(shared);
     let registered = [
         module
-            .register_method("initialize", |_, _, e| {
+            .register_method(Method::Initialize.name(), |_, _, e| {
                 initialize(&RequestParams::of(e), &context(e)?.connection)
             })
             .is_ok(),
         module
-            .register_method("ping", |_, _, _| -> MethodResult { Ok(json!({})) })
+            .register_method(Method::Ping.name(), |_, _, _| -> MethodResult {
+                Ok(json!({}))
+            })
             .is_ok(),
         module
-            .register_method("prompts/list", |_, s, e| {
+            .register_method(Method::PromptsList.name(), |_, s, e| {
                 list_prompts(&RequestParams::of(e), s)
             })
             .is_ok(),
         module
-            .register_async_method("prompts/get", |_, s, extensions| async move {
+            .register_async_method(Method::PromptsGet.name(), |_, s, extensions| async move {
                 let context = context(&extensions)?;
                 context.connection.settled_roots().await;
                 let params = RequestParams::of(&extensions);
@@ -143,45 +146,49 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
         // providers (bounded by the source timeout) it runs on its own small pool, never on
         // the async workers and never behind tool calls.
         module
-            .register_async_method("completion/complete", |_, s, extensions| async move {
-                let context = context(&extensions)?.clone();
-                let params = RequestParams::of(&extensions);
-                if let Some(answer) = extension_completion(&params, &s)? {
-                    return Ok(answer);
-                }
-                // The provider bound holds for the request end to end, from here.
-                let deadline = std::time::Instant::now() + s.sources.provider_timeout;
-                let request = CompletionRequest::parse(&params, &s)?;
-                context.connection.settled_roots().await;
-                let client = &context.connection.sessions;
-                let (at_hand, noticed) = notices::collect(|| request.answer_at_hand(&s, client));
-                if let Some(answer) = at_hand {
+            .register_async_method(
+                Method::CompletionComplete.name(),
+                |_, s, extensions| async move {
+                    let context = context(&extensions)?.clone();
+                    let params = RequestParams::of(&extensions);
+                    if let Some(answer) = extension_completion(&params, &s)? {
+                        return Ok(answer);
+                    }
+                    // The provider bound holds for the request end to end, from here.
+                    let deadline = std::time::Instant::now() + s.sources.provider_timeout;
+                    let request = CompletionRequest::parse(&params, &s)?;
+                    context.connection.settled_roots().await;
+                    let client = &context.connection.sessions;
+                    let (at_hand, noticed) =
+                        notices::collect(|| request.answer_at_hand(&s, client));
+                    if let Some(answer) = at_hand {
+                        context.send_notices(&noticed).await;
+                        return Ok(answer);
+                    }
+                    let connection = Arc::clone(&context.connection);
+                    let client = connection.client;
+                    let (answer, noticed) = run_on(completion_pool(), client, move || {
+                        Ok(notices::collect(|| {
+                            crate::session::within_request_deadline(deadline, || {
+                                request.answer(&connection.shared, &connection.sessions)
+                            })
+                        }))
+                    })
+                    .await?;
                     context.send_notices(&noticed).await;
-                    return Ok(answer);
-                }
-                let connection = Arc::clone(&context.connection);
-                let client = connection.client;
-                let (answer, noticed) = run_on(completion_pool(), client, move || {
-                    Ok(notices::collect(|| {
-                        crate::session::within_request_deadline(deadline, || {
-                            request.answer(&connection.shared, &connection.sessions)
-                        })
-                    }))
-                })
-                .await?;
-                context.send_notices(&noticed).await;
-                Ok::<_, RequestError>(answer)
-            })
+                    Ok::<_, RequestError>(answer)
+                },
+            )
             .is_ok(),
         module
-            .register_method("resources/list", |_, s, e| {
+            .register_method(Method::ResourcesList.name(), |_, s, e| {
                 let mut page = resources::list();
                 append(&mut page, "resources", s.extension().map(|e| e.resources()));
                 list_only(&RequestParams::of(e), "resources/list", page)
             })
             .is_ok(),
         module
-            .register_method("resources/templates/list", |_, s, e| {
+            .register_method(Method::ResourcesTemplatesList.name(), |_, s, e| {
                 let mut page = resources::templates_list();
                 let templates = s.extension().map(|e| e.resource_templates());
                 append(&mut page, "resourceTemplates", templates);
@@ -190,26 +197,29 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
             .is_ok(),
         // The dossier runs tools: reads go to the tool pool like tool calls.
         module
-            .register_async_method("resources/read", |_, s, extensions| async move {
-                let context = context(&extensions)?;
-                let params = RequestParams::of(&extensions);
-                let object = params.object("resources/read")?;
-                let uri = params::required_str(object, "params", "uri")?;
-                context.connection.settled_roots().await;
-                let requested = Requested::Resource { uri };
-                if let Some(answer) = extension::answer(&s, object, requested, context).await {
-                    return answer;
-                }
-                let modern = context.modern.is_some();
-                let client = context.connection.client;
-                run_on(tool_pool(), client, move || {
-                    read_resource(&params, &s, modern)
-                })
-                .await
-            })
+            .register_async_method(
+                Method::ResourcesRead.name(),
+                |_, s, extensions| async move {
+                    let context = context(&extensions)?;
+                    let params = RequestParams::of(&extensions);
+                    let object = params.object("resources/read")?;
+                    let uri = params::required_str(object, "params", "uri")?;
+                    context.connection.settled_roots().await;
+                    let requested = Requested::Resource { uri };
+                    if let Some(answer) = extension::answer(&s, object, requested, context).await {
+                        return answer;
+                    }
+                    let modern = context.modern.is_some();
+                    let client = context.connection.client;
+                    run_on(tool_pool(), client, move || {
+                        read_resource(&params, &s, modern)
+                    })
+                    .await
+                },
+            )
             .is_ok(),
         module
-            .register_method("logging/setLevel", |_, _, e| {
+            .register_method(Method::LoggingSetLevel.name(), |_, _, e| {
                 set_level(&RequestParams::of(e), &context(e)?.connection)
             })
             .is_ok(),
@@ -217,12 +227,12 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     let subscribe_registered = !offer.subscribe
         || [
             module
-                .register_method("resources/subscribe", |_, _, e| {
+                .register_method(Method::ResourcesSubscribe.name(), |_, _, e| {
                     subscription(&RequestParams::of(e), &context(e)?.connection, true)
                 })
                 .is_ok(),
             module
-                .register_method("resources/unsubscribe", |_, _, e| {
+                .register_method(Method::ResourcesUnsubscribe.name(), |_, _, e| {
                     subscription(&RequestParams::of(e), &context(e)?.connection, false)
                 })
                 .is_ok(),
@@ -233,11 +243,13 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     let tools_registered = !has_tools
         || [
             module
-                .register_method("tools/list", |_, s, e| list_tools(&RequestParams::of(e), s))
+                .register_method(Method::ToolsList.name(), |_, s, e| {
+                    list_tools(&RequestParams::of(e), s)
+                })
                 .is_ok(),
             // Tools read files and call providers: they run on the tool pool.
             module
-                .register_async_method("tools/call", |_, s, extensions| async move {
+                .register_async_method(Method::ToolsCall.name(), |_, s, extensions| async move {
                     let context = context(&extensions)?.clone();
                     let params = RequestParams::of(&extensions);
                     let object = params.object("tools/call")?;
@@ -290,7 +302,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
     let tasks_registered = !has_tools
         || [
             module
-                .register_method("tasks/get", |_, s, e| {
+                .register_method(Method::TasksGet.name(), |_, s, e| {
                     let context = context(e)?;
                     let params = RequestParams::of(e);
                     tasks::get(
@@ -301,7 +313,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 })
                 .is_ok(),
             module
-                .register_method("tasks/update", |_, s, e| {
+                .register_method(Method::TasksUpdate.name(), |_, s, e| {
                     let context = context(e)?;
                     let params = RequestParams::of(e);
                     let object = params.object("tasks/update")?;
@@ -309,7 +321,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 })
                 .is_ok(),
             module
-                .register_method("tasks/cancel", |_, s, e| {
+                .register_method(Method::TasksCancel.name(), |_, s, e| {
                     let context = context(e)?;
                     let params = RequestParams::of(e);
                     let object = params.object("tasks/cancel")?;
@@ -317,14 +329,14 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 })
                 .is_ok(),
             module
-                .register_method("tasks/list", |_, s, e| {
+                .register_method(Method::TasksList.name(), |_, s, e| {
                     let context = context(e)?;
                     let owner = context.connection.task_owner();
                     tasks::list(&s.tasks, owner, context.modern.is_some())
                 })
                 .is_ok(),
             module
-                .register_async_method("tasks/result", |_, s, extensions| async move {
+                .register_async_method(Method::TasksResult.name(), |_, s, extensions| async move {
                     let context = context(&extensions)?.clone();
                     let params = RequestParams::of(&extensions);
                     let object = params.object("tasks/result")?;

@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::error::RequestError;
+use super::method::Method;
 
 /// A request id as a map key (for cancellation); the raw JSON is echoed on the wire.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +45,8 @@ pub struct Request {
     pub method: String,
     /// The params, if present.
     pub params: Option<Value>,
+    /// The method, when rea knows it: parsed once, here.
+    pub(crate) known: Option<Method>,
 }
 
 /// A valid notification.
@@ -265,6 +268,7 @@ pub fn classify_message(value: Value) -> Message {
             Some(key) => Message::Request(Request {
                 id,
                 key,
+                known: Method::parse(&method),
                 method,
                 params,
             }),

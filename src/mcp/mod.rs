@@ -13,6 +13,7 @@ mod handler_error;
 mod handlers;
 pub mod http;
 pub(crate) mod message;
+mod method;
 mod outlet;
 mod params;
 pub mod prompt_file;

@@ -10,6 +10,7 @@ use super::era::{self, Caching, Envelope, ModernMethod};
 use super::error::RequestError;
 use super::handlers::INSTRUCTIONS;
 use super::message::{Message, Notification, Request, RequestKey};
+use super::method::Method;
 use super::protocol::{Offer, ProtocolVersion};
 
 /// One answer as a transport writes it: its JSON line and, when it is an error, its code, so
@@ -62,7 +63,10 @@ pub(crate) enum ModernRoute {
 /// No `initialize` is needed first: that rule belongs to the 2025 revisions.
 pub(crate) fn route_modern(request: &Request, offer: Offer) -> Result<ModernRoute, RequestError> {
     let envelope = Envelope::check(request.params.as_ref())?;
-    match ModernMethod::of(&request.method, request.params.as_ref(), offer) {
+    let method = request.known.map_or(ModernMethod::Unknown, |method| {
+        method.modern(request.params.as_ref(), offer)
+    });
+    match method {
         ModernMethod::Shared { caching } => Ok(ModernRoute::Shared { envelope, caching }),
         ModernMethod::Discover => {
             let result = era::discover_result(offer, INSTRUCTIONS);
@@ -78,10 +82,10 @@ pub(crate) fn route_modern(request: &Request, offer: Offer) -> Result<ModernRout
     }
 }
 
-/// Whether `method` needs a running slot: `ping` never waits for one, so a client can always
-/// tell the server is alive.
-pub(crate) fn needs_slot(method: &str) -> bool {
-    method != "ping"
+/// Whether `request` needs a running slot ([`Method::needs_slot`]; a method rea does not know
+/// is answered `-32601` in one, like any other request).
+pub(crate) fn needs_slot(request: &Request) -> bool {
+    request.known.is_none_or(Method::needs_slot)
 }
 
 /// What a 2025 notification asks of its connection.
@@ -152,7 +156,7 @@ pub(crate) fn admit_batch(messages: Vec<Message>, limit: usize) -> AdmittedBatch
                 let error = RequestError::BatchTooLong { limit };
                 BatchEntry::Answered(error.to_response(&request.id))
             }
-            Message::Request(request) if request.method == "initialize" => {
+            Message::Request(request) if request.known == Some(Method::Initialize) => {
                 let error = RequestError::InitializeInBatch;
                 BatchEntry::Answered(error.to_response(&request.id))
             }

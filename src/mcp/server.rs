@@ -27,6 +27,7 @@ use super::era::{self, Era, ListenFilter};
 use super::error::RequestError;
 use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
+use super::method::Method;
 use super::outlet::Outlet;
 use super::params::RequestParams;
 use super::rules::{self, Answer, BatchEntry, ModernRoute, NotificationRule, refused_batch};
@@ -430,7 +431,7 @@ impl ConnectionLoop {
         match classify_line(bytes) {
             Line::Unparsable { id, error } => self.send(error.to_response(&id)).await,
             Line::Single(Message::Request(request))
-                if request.method == "initialize"
+                if request.known == Some(Method::Initialize)
                     && era::classify(request.params.as_ref()) == Era::Legacy =>
             {
                 // `initialize` settles the protocol version that later lines (batches) depend
@@ -552,7 +553,7 @@ impl ConnectionLoop {
                     self.send(error.to_response(&request.id)).await;
                     return;
                 }
-                if !rules::needs_slot(&request.method) && !self.in_flight.contains(&request.key) {
+                if !rules::needs_slot(&request) && !self.in_flight.contains(&request.key) {
                     // Nothing to do and nothing to wait for: answered at once, without a slot,
                     // so a client can always tell the server is alive.
                     let answer = self

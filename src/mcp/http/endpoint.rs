@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 use super::super::era::{self, Era, ListenFilter};
 use super::super::error::{ErrorCode, RequestError};
 use super::super::message::{Line, Message, Notification, Request, classify_line};
+use super::super::method::Method;
 use super::super::outlet::{self, Drain};
 use super::super::protocol::{MODERN_VERSION, ProtocolVersion};
 use super::super::rules::{self, Answer, ModernRoute, NotificationRule};
@@ -202,7 +203,7 @@ impl Endpoint {
             Message::Request(request) => {
                 if http_era(headers, &request) == Era::Modern {
                     self.modern(headers, request, form).await
-                } else if request.method == "initialize" {
+                } else if request.known == Some(Method::Initialize) {
                     self.initialize(request).await
                 } else {
                     self.legacy(headers, request, form).await
@@ -413,7 +414,7 @@ impl Endpoint {
         (era, form): (Era, Form),
         hooks: Hooks,
     ) -> Response {
-        if !rules::needs_slot(&request.method) {
+        if !rules::needs_slot(&request) {
             let answer = self.dispatcher.run(request, context).await;
             (hooks.finish)();
             return answer_response(era, answer);

@@ -169,6 +169,7 @@ mod tests {
             key: RequestKey::Integer(1),
             method: method.into(),
             params: Some(params),
+            known: crate::mcp::method::Method::parse(method),
         }
     }
 
