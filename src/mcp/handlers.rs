@@ -633,7 +633,7 @@ fn call_tool(
 }
 
 fn initialize(params: &RequestParams, connection: &Connection) -> MethodResult {
-    let params = params.object("initialize")?;
+    let params = params.object(Method::Initialize.name())?;
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let version = ProtocolVersion::negotiate(requested);
     if !connection.settle_version(version) {

@@ -545,8 +545,9 @@ impl ConnectionLoop {
             Era::Legacy => {
                 // Before `initialize` only `ping` runs; a method that does not exist is still
                 // `-32601` (clients probe with `server/discover` and fall back on it).
-                let known = self.dispatcher.module.method(&request.method).is_some();
-                if self.connection.version().is_none() && known && request.method != "ping" {
+                let registered = self.dispatcher.module.method(&request.method).is_some();
+                let before_initialize = self.connection.version().is_none();
+                if before_initialize && registered && request.known != Some(Method::Ping) {
                     let error = RequestError::NotInitialized {
                         method: request.method.into(),
                     };
