@@ -399,12 +399,12 @@ impl rea::mcp::Extension for Flood {
     }
 }
 
-/// The count of `flood` once it has stopped moving for 300 ms (at most 20 s).
+/// The count of `flood` once it has stopped moving for 500 ms (at most 20 s).
 async fn settled(flood: &Flood) -> usize {
     use std::sync::atomic::Ordering::SeqCst;
     let mut last = flood.sent.load(SeqCst);
-    for _ in 0..66 {
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for _ in 0..40 {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         let now = flood.sent.load(SeqCst);
         if now == last {
             return now;
