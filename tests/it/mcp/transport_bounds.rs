@@ -463,10 +463,10 @@ async fn a_client_that_stops_reading_an_sse_answer_holds_only_its_own_request() 
             listed.text()
         );
     }
-    assert_eq!(
-        settled(&flood).await,
-        stalled,
-        "still held while others were served"
+    let held = settled(&flood).await;
+    assert!(
+        held <= most,
+        "still held while others were served ({held} sent, at most {most})"
     );
     drop(stalled_client);
     let after = settled(&flood).await;
