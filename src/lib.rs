@@ -186,9 +186,9 @@
 //!
 //! Each layer imports only its own layer and the layers below it, lowest first:
 //!
-//! 1. [`core`] and the `text` helpers (quoting caller text: [`Quoted`]). The core is pure: it names no
-//!    `std::io`, `std::fs`, `std::time`, `std::thread`, `std::net`, `std::process`, `std::env`,
-//!    `tokio`, `serde_json` or `jsonrpsee`.
+//! 1. [`core`] and the `text` helpers (quoting caller text: [`Quoted`]). The core is pure: it
+//!    names no `std::io`, `std::fs`, `std::time`, `std::thread`, `std::net`, `std::process`,
+//!    `std::env`, `tokio`, `serde_json` or `jsonrpsee`.
 //! 2. `base`: helpers with I/O and no policy (checked file opening, [`files`], [`Cancel`],
 //!    per-request [`notices`], the fixed thread pools). It is private; the crate root
 //!    re-exports its public parts.

@@ -24,7 +24,10 @@
 //! The Python client also answers the person's approval of `run_process_capture` (MCP
 //! elicitation: `elicitation/create` in 2025-11-25, `input_required` in 2026-07-28) and follows
 //! `trace_crash` from five crashing C programs compiled here to the faulting procedure and its
-//! callers, over stdio and HTTP (`test_trace_crash.py`).
+//! callers, over stdio and HTTP (`test_trace_crash.py`). The TypeScript SDK v2 client answers
+//! the same approval in both eras (`legacy`: `elicitation/create`; `auto`: the SDK's
+//! `input_required` rounds), once accepting (the crash comes back traced to `inner`) and once
+//! declining (nothing runs or is recorded; `approval.test.mjs`).
 //!
 //! The Python client also drives `rea serve --provider angr` over stdio on a C program compiled
 //! here (`test_angr.py`), and the TypeScript SDK v1 client runs the investigation workflow
@@ -362,6 +365,20 @@ fn python_sdk_client_approves_captures_and_traces_crashes_to_code_in_both_eras()
             &format!("python test_trace_crash.py {mode} URL (over HTTP)"),
         );
     }
+}
+
+#[test]
+fn typescript_sdk_v2_client_approves_and_declines_captures_in_both_eras() {
+    let folder = node_folder("node-v2", "@modelcontextprotocol/client");
+    let programs = crashing_programs();
+    run(
+        Command::new("node")
+            .args(["--test", "approval.test.mjs"])
+            .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+            .env("REA_CRASH_DIR", programs.path())
+            .current_dir(&folder),
+        "node --test approval.test.mjs (TypeScript SDK v2 client answers elicitation)",
+    );
 }
 
 /// The official MCP Inspector (`@modelcontextprotocol/inspector`, pinned in
