@@ -127,7 +127,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 let context = context(&extensions)?;
                 context.connection.settled_roots().await;
                 let params = RequestParams::of(&extensions);
-                let object = params.object("prompts/get")?;
+                let object = params.object(Method::PromptsGet.name())?;
                 let name = params::required_str(object, "params", "name")?;
                 let arguments = params::optional_object(object, "params", "arguments")?
                     .cloned()
@@ -202,7 +202,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 |_, s, extensions| async move {
                     let context = context(&extensions)?;
                     let params = RequestParams::of(&extensions);
-                    let object = params.object("resources/read")?;
+                    let object = params.object(Method::ResourcesRead.name())?;
                     let uri = params::required_str(object, "params", "uri")?;
                     context.connection.settled_roots().await;
                     let requested = Requested::Resource { uri };
@@ -252,7 +252,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 .register_async_method(Method::ToolsCall.name(), |_, s, extensions| async move {
                     let context = context(&extensions)?.clone();
                     let params = RequestParams::of(&extensions);
-                    let object = params.object("tools/call")?;
+                    let object = params.object(Method::ToolsCall.name())?;
                     let (name, arguments) = tool_and_arguments(object)?;
                     context.connection.settled_roots().await;
                     let requested = Requested::Tool { name, arguments };
@@ -307,7 +307,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                     let params = RequestParams::of(e);
                     tasks::get(
                         &s.tasks,
-                        params.object("tasks/get")?,
+                        params.object(Method::TasksGet.name())?,
                         context.modern.is_some(),
                     )
                 })
@@ -316,7 +316,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 .register_method(Method::TasksUpdate.name(), |_, s, e| {
                     let context = context(e)?;
                     let params = RequestParams::of(e);
-                    let object = params.object("tasks/update")?;
+                    let object = params.object(Method::TasksUpdate.name())?;
                     tasks::update(&s.tasks, object, context.modern.is_some())
                 })
                 .is_ok(),
@@ -324,7 +324,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 .register_method(Method::TasksCancel.name(), |_, s, e| {
                     let context = context(e)?;
                     let params = RequestParams::of(e);
-                    let object = params.object("tasks/cancel")?;
+                    let object = params.object(Method::TasksCancel.name())?;
                     tasks::cancel(&s.tasks, object, context.modern.is_some())
                 })
                 .is_ok(),
@@ -339,7 +339,7 @@ pub(crate) fn module(shared: Arc<Shared>) -> RpcModule<Arc<Shared>> {
                 .register_async_method(Method::TasksResult.name(), |_, s, extensions| async move {
                     let context = context(&extensions)?.clone();
                     let params = RequestParams::of(&extensions);
-                    let object = params.object("tasks/result")?;
+                    let object = params.object(Method::TasksResult.name())?;
                     tasks::result(&s.tasks, object, context.modern.is_some(), &context.cancel).await
                 })
                 .is_ok(),
@@ -570,7 +570,7 @@ fn list_only(params: &RequestParams, method: &'static str, page: Value) -> Metho
 /// `resources/read`; a URI that does not resolve is `-32002` for a 2025 client and `-32602`
 /// for a 2026 request (`modern`).
 fn read_resource(params: &RequestParams, shared: &Shared, modern: bool) -> MethodResult {
-    let params = params.object("resources/read")?;
+    let params = params.object(Method::ResourcesRead.name())?;
     let uri = params::required_str(params, "params", "uri")?;
     resources::read(&shared.tools, uri).map_err(|error| {
         let uri = uri.into();
@@ -618,7 +618,7 @@ fn call_tool(
     cancel: &Cancel,
     modern: bool,
 ) -> MethodResult {
-    let (name, arguments) = tool_and_arguments(params.object("tools/call")?)?;
+    let (name, arguments) = tool_and_arguments(params.object(Method::ToolsCall.name())?)?;
     let tools = &connection.shared.tools;
     match tools.call_as(&connection.sessions, name, arguments, cancel) {
         Ok(outcome) => {
@@ -682,7 +682,7 @@ fn list_prompts(params: &RequestParams, shared: &Shared) -> MethodResult {
 }
 
 fn get_prompt(params: &RequestParams, connection: &Connection) -> MethodResult {
-    let params = params.object("prompts/get")?;
+    let params = params.object(Method::PromptsGet.name())?;
     let name = params::required_str(params, "params", "name")?;
     let arguments = params::string_map(params, "params", "arguments")?;
     let named = arguments

@@ -130,6 +130,29 @@ impl Method {
         }
     }
 
+    /// The `params` member a 2026 request of it names in the `Mcp-Name` header, if it has one.
+    pub(crate) fn named_member(self) -> Option<&'static str> {
+        match self {
+            Method::ToolsCall | Method::PromptsGet => Some("name"),
+            Method::ResourcesRead => Some("uri"),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Some("taskId"),
+            Method::Initialize
+            | Method::Ping
+            | Method::PromptsList
+            | Method::CompletionComplete
+            | Method::ResourcesList
+            | Method::ResourcesTemplatesList
+            | Method::ResourcesSubscribe
+            | Method::ResourcesUnsubscribe
+            | Method::LoggingSetLevel
+            | Method::ToolsList
+            | Method::TasksList
+            | Method::TasksResult
+            | Method::ServerDiscover
+            | Method::SubscriptionsListen => None,
+        }
+    }
+
     /// Whether a request for it waits for a running slot: `ping` never does, so a client can
     /// always tell the server is alive.
     pub(crate) fn needs_slot(self) -> bool {

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::super::era::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use super::super::error::RequestError;
 use super::super::message::Request;
+use super::super::method::Method;
 
 /// The MCP session of a 2025 client over HTTP.
 pub(crate) const MCP_SESSION_ID: &str = "mcp-session-id";
@@ -51,16 +52,6 @@ pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
         })
 }
 
-/// The `params` member a method names in `Mcp-Name`, if it has one.
-fn named_member(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
-        _ => None,
-    }
-}
-
 /// Checks a 2026 request's headers against its body: `MCP-Protocol-Version` present and
 /// equal to `_meta`'s version, `Mcp-Method` equal to the method, `Mcp-Name` equal to the
 /// name or URI where the method has one. A request whose `_meta` lacks a required key passes
@@ -99,7 +90,7 @@ pub(crate) fn check_modern(headers: &HeaderMap, request: &Request) -> Result<(),
     if method != Some(request.method.as_str()) {
         return Err(mismatch("Mcp-Method", &request.method, method));
     }
-    if let Some(member) = named_member(&request.method) {
+    if let Some(member) = request.known.and_then(Method::named_member) {
         let expected = request
             .params
             .as_ref()
