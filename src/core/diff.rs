@@ -11,19 +11,24 @@
 //!    masked (call and branch displacements, PC-relative operands), unique on each side.
 //! 4. [`Signal::Anchors`]: the same set of imported symbols called and strings referenced (at
 //!    least two anchors, or one string), unique on each side.
-//! 5. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
+//! 5. [`Signal::PointerTable`]: two tables of procedure pointers in data (dispatch tables,
+//!    callbacks) of the same length, vouched for by the pairs among the procedures they hold
+//!    at the same places and among those that refer to them, at least three times as many
+//!    as the slots holding two paired procedures apart, each the other's only such table:
+//!    the unpaired procedures in the same slot, at least [`MIN_SLOT_SIMILARITY`] alike.
+//! 6. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
 //!    sides: first by a unique instruction hash among them, then by mutual best
 //!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`].
-//! 6. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
+//! 7. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
 //!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
 //!    unpaired procedures of half to twice their size, at least [`MIN_LIKENESS`] alike and
 //!    [`LIKENESS_MARGIN`] above the runner-up on both sides.
-//! 7. [`Signal::Order`], when the likeness round paired nothing either: the unpaired
+//! 8. [`Signal::Order`], when the likeness round paired nothing either: the unpaired
 //!    procedures between two consecutive pairs, with no other pair between them on either
 //!    side, position by position or by mutual best similarity, at least
 //!    [`MIN_ORDER_SIMILARITY`] alike (compilers lay functions out in source order).
 //!
-//! The fuzzy rounds (5 to 7) never pair two procedures that both refer to strings and share
+//! The fuzzy rounds (5 to 8) never pair two procedures that both refer to strings and share
 //! none: two wrappers printing different messages are different functions, however alike
 //! their code.
 //!
@@ -54,9 +59,17 @@ pub const MIN_LIKENESS_INSTRUCTIONS: usize = 8;
 /// Least similarity a pair needs in the order round, where its place vouches for it.
 pub const MIN_ORDER_SIMILARITY: f64 = 0.6;
 
+/// Least similarity a pair needs in the pointer-table round, where its slot in a table that
+/// other pairs already align vouches for it (rewritten code in the same slot stays paired).
+pub const MIN_SLOT_SIMILARITY: f64 = 0.25;
+
 /// Most unpaired neighbours of a pair, per side, compared by similarity (all of them are
 /// compared by instruction hash).
 pub const MAX_NEIGHBOURS: usize = 64;
+
+/// Most slots of one table of procedure pointers; a longer run of pointers is cut into tables
+/// of this many.
+pub const MAX_TABLE_SLOTS: u32 = 4_096;
 
 /// Units of work (similarities computed, procedures visited) between two looks at the stop
 /// signal.
@@ -87,6 +100,21 @@ pub struct Fingerprint {
     pub strings: Vec<u64>,
     /// Immediate operands that are not addresses: sorted, distinct.
     pub constants: Vec<u64>,
+    /// The slots of tables of procedure pointers that hold it: sorted, distinct.
+    pub slots: Vec<Slot>,
+    /// The tables of procedure pointers whose start its code refers to (as numbered in
+    /// [`Slot::table`]): sorted, distinct.
+    pub tables: Vec<u32>,
+}
+
+/// One slot of a table of procedure pointers in data: the table (numbered on its side in
+/// address order) and the place in it, from 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Slot {
+    /// The table, numbered on its side in address order.
+    pub table: u32,
+    /// The place in the table, from 0.
+    pub index: u32,
 }
 
 /// Which signal made a pair.
@@ -100,6 +128,8 @@ pub enum Signal {
     InstructionHash,
     /// The same imports called and strings referenced.
     Anchors,
+    /// The same slot of two tables of procedure pointers that other pairs align.
+    PointerTable,
     /// A neighbour (callee or caller) of a pair already made.
     CallGraph,
     /// The most similar of all unpaired procedures, on both sides, by a margin.
@@ -110,13 +140,14 @@ pub enum Signal {
 
 impl Signal {
     /// The name used in results: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `call_graph`, `likeness`, `address_order`.
+    /// `pointer_table`, `call_graph`, `likeness`, `address_order`.
     pub fn name(self) -> &'static str {
         match self {
             Signal::SymbolName => "symbol_name",
             Signal::ExactBytes => "exact_bytes",
             Signal::InstructionHash => "instruction_hash",
             Signal::Anchors => "anchors",
+            Signal::PointerTable => "pointer_table",
             Signal::CallGraph => "call_graph",
             Signal::Likeness => "likeness",
             Signal::Order => "address_order",
@@ -286,6 +317,38 @@ fn jaccard_set<T: Ord>(a: &[T], b: &[T]) -> f64 {
     jaccard_multiset(a, b)
 }
 
+/// The tables of procedure pointers of one side: each a list of slots holding a procedure's
+/// index or nothing (a slot no procedure names).
+fn tables_of(side: &[Fingerprint]) -> BTreeMap<u32, Vec<Option<u32>>> {
+    let mut tables: BTreeMap<u32, Vec<Option<u32>>> = BTreeMap::new();
+    for (procedure, fingerprint) in side.iter().enumerate() {
+        for slot in fingerprint
+            .slots
+            .iter()
+            .filter(|s| s.index < MAX_TABLE_SLOTS)
+        {
+            let table = tables.entry(slot.table).or_default();
+            let index = slot.index as usize;
+            if table.len() <= index {
+                table.resize(index + 1, None);
+            }
+            table[index] = Some(procedure as u32);
+        }
+    }
+    tables
+}
+
+/// The procedures of one side whose code names each table.
+fn referrers_of(side: &[Fingerprint]) -> BTreeMap<u32, Vec<u32>> {
+    let mut referrers: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (procedure, fingerprint) in side.iter().enumerate() {
+        for &table in &fingerprint.tables {
+            referrers.entry(table).or_default().push(procedure as u32);
+        }
+    }
+    referrers
+}
+
 /// Callers of each procedure of one side: sorted, distinct.
 fn callers_of(side: &[Fingerprint]) -> Vec<Vec<u32>> {
     let mut callers = vec![Vec::new(); side.len()];
@@ -308,6 +371,11 @@ struct Matcher<'a> {
     candidate: &'a [Fingerprint],
     baseline_callers: Vec<Vec<u32>>,
     candidate_callers: Vec<Vec<u32>>,
+    /// The tables of procedure pointers of each side ([`tables_of`]).
+    baseline_tables: BTreeMap<u32, Vec<Option<u32>>>,
+    candidate_tables: BTreeMap<u32, Vec<Option<u32>>>,
+    /// The baseline procedures whose code names each baseline table.
+    table_referrers: BTreeMap<u32, Vec<u32>>,
     /// Baseline index to candidate index.
     forward: Vec<Option<u32>>,
     backward: Vec<Option<u32>>,
@@ -337,6 +405,9 @@ impl<'a> Matcher<'a> {
             candidate,
             baseline_callers: callers_of(baseline),
             candidate_callers: callers_of(candidate),
+            baseline_tables: tables_of(baseline),
+            candidate_tables: tables_of(candidate),
+            table_referrers: referrers_of(baseline),
             forward: vec![None; baseline.len()],
             backward: vec![None; candidate.len()],
             signals: vec![None; baseline.len()],
@@ -390,6 +461,7 @@ impl<'a> Matcher<'a> {
                 (anchors >= 2 || !p.strings.is_empty())
                     .then(|| Key::Anchors(p.imports.clone(), p.strings.clone()))
             });
+            self.table_round();
             self.call_graph_round();
             if self.queue.len() == before {
                 self.likeness_round();
@@ -431,6 +503,104 @@ impl<'a> Matcher<'a> {
         for (b, c) in made {
             self.pair(b, c, signal);
         }
+    }
+
+    /// Pairs the unpaired procedures in the same slot of two tables of procedure pointers
+    /// that the pairs made so far align (see the module documentation).
+    fn table_round(&mut self) {
+        let sizes = (self.baseline_tables.len(), self.candidate_tables.len());
+        if sizes.0 == 0 || sizes.1 == 0 || self.should_stop(sizes.0 + sizes.1, false) {
+            return;
+        }
+        let (baseline, candidate) = (&self.baseline_tables, &self.candidate_tables);
+        // Each baseline table's counterpart: the candidate table of its length whose slots
+        // hold the partners of most of its paired procedures, at least three times as many as
+        // hold something else paired (an earlier round can be wrong), and the only such.
+        let mut chosen: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        let mut counterpart: Vec<(u32, u32)> = Vec::new();
+        for (&table, slots) in baseline {
+            let open = |procedure: &Option<u32>| {
+                procedure.is_some_and(|p| self.forward[p as usize].is_none())
+            };
+            if !slots.iter().any(open) {
+                continue;
+            }
+            let mut votes: BTreeMap<u32, usize> = BTreeMap::new();
+            for (index, procedure) in slots.iter().enumerate() {
+                let Some(partner) = procedure.and_then(|p| self.forward[p as usize]) else {
+                    continue;
+                };
+                for slot in &self.candidate[partner as usize].slots {
+                    if slot.index as usize == index
+                        && candidate.get(&slot.table).map(Vec::len) == Some(slots.len())
+                    {
+                        *votes.entry(slot.table).or_default() += 1;
+                    }
+                }
+            }
+            // The code that names both tables, paired, vouches for them as one slot would.
+            for &referrer in self.table_referrers.get(&table).into_iter().flatten() {
+                let Some(partner) = self.forward[referrer as usize] else {
+                    continue;
+                };
+                for other in &self.candidate[partner as usize].tables {
+                    if candidate.get(other).map(Vec::len) == Some(slots.len()) {
+                        *votes.entry(*other).or_default() += 1;
+                    }
+                }
+            }
+            let mut best: Option<(usize, u32)> = None;
+            let mut tied = false;
+            for (other, agree) in votes {
+                let against = self.slots_against(slots, &candidate[&other]);
+                if agree < 3 * against {
+                    continue;
+                }
+                match best {
+                    Some((most, _)) if agree < most => {}
+                    Some((most, _)) if agree == most => tied = true,
+                    _ => (best, tied) = (Some((agree, other)), false),
+                }
+            }
+            if let (Some((_, other)), false) = (best, tied) {
+                chosen.entry(other).or_default().push(table);
+                counterpart.push((table, other));
+            }
+        }
+        let mut facing: Vec<(u32, u32)> = Vec::new();
+        for (table, other) in counterpart {
+            if chosen[&other].len() != 1 {
+                continue;
+            }
+            for (left, right) in baseline[&table].iter().zip(&candidate[&other]) {
+                if let (Some(b), Some(c)) = (*left, *right) {
+                    facing.push((b, c));
+                }
+            }
+        }
+        for (b, c) in facing {
+            if self.forward[b as usize].is_none()
+                && self.backward[c as usize].is_none()
+                && kinship(&self.baseline[b as usize], &self.candidate[c as usize])
+                    >= MIN_SLOT_SIMILARITY
+            {
+                self.pair(b, c, Signal::PointerTable);
+            }
+        }
+    }
+
+    /// How many slots of two tables of one length hold a paired procedure facing another
+    /// paired procedure than its partner.
+    fn slots_against(&self, baseline: &[Option<u32>], candidate: &[Option<u32>]) -> usize {
+        baseline
+            .iter()
+            .zip(candidate)
+            .filter(|(left, right)| {
+                let partner = left.and_then(|b| self.forward[b as usize]);
+                let taken = right.filter(|&c| self.backward[c as usize].is_some());
+                matches!((partner, taken), (Some(partner), Some(c)) if partner != c)
+            })
+            .count()
     }
 
     /// Pairs the unpaired neighbours of the pairs made so far (see the module documentation).
@@ -834,6 +1004,8 @@ mod tests {
             imports: Vec::new(),
             strings: Vec::new(),
             constants: Vec::new(),
+            slots: Vec::new(),
+            tables: Vec::new(),
         }
     }
 
@@ -1013,6 +1185,68 @@ mod tests {
         assert_eq!(result.only_in_candidate, vec![3]);
     }
 
+    #[test]
+    fn procedures_in_the_same_slot_of_aligned_tables_pair_by_it() {
+        // A table of an anchor (unique code) and two near twins, rewritten in the new version
+        // and laid out in the other order, so neither likeness nor place can tell them apart.
+        let anchor = body(0x10, 1, 12, vec![]);
+        let first = body(0x20, 2, 30, vec![]);
+        let mut second = edited(&first, 2);
+        second.address = 0x30;
+        let slot = |index| Slot { table: 0, index };
+        let mut baseline = vec![anchor.clone(), first.clone(), second.clone()];
+        for (index, procedure) in baseline.iter_mut().enumerate() {
+            procedure.slots = vec![slot(index as u32)];
+        }
+        let (mut new_first, mut new_second) = (edited(&first, 3), edited(&second, 3));
+        // Four distinct codes: no hash pairs any two of them.
+        for (procedure, code) in [(&mut new_first, 0x71), (&mut new_second, 0x72)] {
+            (procedure.bytes, procedure.shape) = (code, code);
+        }
+        new_first.slots = vec![slot(1)];
+        new_second.slots = vec![slot(2)];
+        let mut new_anchor = anchor;
+        new_anchor.slots = vec![slot(0)];
+        let candidate = vec![new_anchor, new_second, new_first];
+        let result = compare(&baseline, &candidate, &mut never());
+        let partner = |b: u32| result.pairs.iter().find(|p| p.baseline == b).copied();
+        assert_eq!(partner(0).map(|p| p.candidate), Some(0));
+        for (b, c) in [(1, 2), (2, 1)] {
+            let pair = partner(b).expect("paired");
+            assert_eq!((pair.candidate, pair.signal), (c, Signal::PointerTable));
+            assert_eq!(pair.status, Status::Changed);
+        }
+    }
+
+    #[test]
+    fn a_table_whose_pairs_sit_in_other_slots_vouches_for_nothing() {
+        // Two anchors paired by their code, in swapped slots: the tables disagree as often as
+        // they agree, so the unpaired slot stays unpaired.
+        let slot = |index| Slot { table: 0, index };
+        let mut a = body(0x10, 1, 12, vec![]);
+        let mut b = body(0x20, 2, 12, vec![]);
+        let mut c = body(0x30, 3, 12, vec![]);
+        let mut d = body(0x40, 4, 12, vec![]);
+        let target = body(0x50, 5, 30, vec![]);
+        let mut old = target.clone();
+        old.slots = vec![slot(4)];
+        let mut new = edited(&target, 20);
+        new.slots = vec![slot(4)];
+        (a.slots, b.slots, c.slots, d.slots) =
+            (vec![slot(0)], vec![slot(1)], vec![slot(2)], vec![slot(3)]);
+        let baseline = vec![a.clone(), b.clone(), c.clone(), d.clone(), old];
+        (a.slots, b.slots) = (vec![slot(1)], vec![slot(0)]);
+        let candidate = vec![a, b, c, d, new];
+        let result = compare(&baseline, &candidate, &mut never());
+        assert!(
+            result
+                .pairs
+                .iter()
+                .all(|p| p.signal != Signal::PointerTable),
+            "{result:?}"
+        );
+    }
+
     /// Sides whose procedures are long enough for the likeness round and alike in parts.
     fn long_side() -> impl Strategy<Value = Vec<Fingerprint>> {
         prop::collection::vec(
@@ -1048,6 +1282,7 @@ mod tests {
                 prop::collection::vec(0u32..12, 0..3),
                 prop::option::of("[ab]{1,2}"),
                 prop::collection::vec(0u64..4, 0..2),
+                prop::collection::vec((0u32..3, 0u32..4), 0..3),
             ),
             0..12,
         )
@@ -1056,7 +1291,7 @@ mod tests {
             items
                 .into_iter()
                 .enumerate()
-                .map(|(index, (shape, callees, name, strings))| {
+                .map(|(index, (shape, callees, name, strings, slots))| {
                     // Equal shapes have equal instructions, as in a real binary.
                     let tokens: Vec<u32> = (0..shape as u32).collect();
                     let mut callees: Vec<u32> =
@@ -1070,6 +1305,16 @@ mod tests {
                     p.bytes = shape;
                     p.name = name;
                     p.strings = strings;
+                    // Tables it sits in and, from the same draw, tables its code names.
+                    p.slots = slots
+                        .iter()
+                        .map(|&(table, index)| Slot { table, index })
+                        .collect();
+                    p.slots.sort_unstable();
+                    p.slots.dedup();
+                    p.tables = slots.iter().map(|&(table, _)| table).collect();
+                    p.tables.sort_unstable();
+                    p.tables.dedup();
                     p
                 })
                 .collect()

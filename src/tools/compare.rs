@@ -110,7 +110,8 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         `candidate` are binary session handles (default: this call's session), \
         `baseline_document`/`candidate_document` pick documents. Procedures are paired by \
         symbol name, exact bytes, an address-independent instruction hash, imported-symbol and \
-        string anchors, call-graph neighbours of pairs already made, then the most similar \
+        string anchors, the same slot of two tables of procedure pointers that other pairs \
+        align (`pointer_table`), call-graph neighbours of pairs already made, then the most similar \
         of all unpaired procedures by a margin (`likeness`) and the place between two pairs \
         (`address_order`), until stable. Paged \
         (`cursor`, `limit` up to 500): `matched` pairs (`identical`, or `changed` with a \
@@ -410,8 +411,8 @@ pub(super) struct MatchedPair {
     /// inference).
     similarity: f64,
     /// What paired them: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `call_graph`, `likeness` or `address_order`.
-    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "call_graph", "likeness", "address_order"]))]
+    /// `pointer_table`, `call_graph`, `likeness` or `address_order`.
+    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order"]))]
     signal: &'static str,
     /// What differs: `size`, `instructions`, `callees`, `strings`, `constants` (empty when
     /// identical).

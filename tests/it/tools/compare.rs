@@ -683,3 +683,72 @@ int main(int argc, char **argv) {
     assert!(only(&left, &baseline_names).contains(&"removed_two".to_owned()));
     assert!(only(&right, &candidate_names).contains(&"added_two".to_owned()));
 }
+
+/// Handlers reached only through a table of function pointers (a dispatch table), alike to
+/// each other and each rewritten in the new version, pair by their slot in the table: the
+/// one unchanged handler and the code that names the table vouch for it.
+#[test]
+fn handlers_rewritten_in_a_dispatch_table_pair_by_their_slot() {
+    const HANDLERS: &str = r#"
+#define HANDLER(name, k, EXTRA) KEEP long name(long *v, int n) { \
+    long s = k; \
+    for (int i = 0; i < n; i++) s = s * (k + 3) + v[i] % (k + 11); \
+    EXTRA \
+    return s ^ (k * 7); }
+#define SAME_HANDLER KEEP long keeps(long *v, int n) { \
+    long s = 0; for (int i = 0; i < n; i++) s += v[i] * v[i]; \
+    return s + (long)strlen("the handler that stays"); }
+"#;
+    const TABLE: &str = r#"
+SAME_HANDLER
+HANDLER(on_open, 3, EXTRA)
+HANDLER(on_read, 4, EXTRA)
+HANDLER(on_write, 5, EXTRA)
+HANDLER(on_seek, 6, EXTRA)
+HANDLER(on_close, 7, EXTRA)
+static long (*const handlers[])(long *, int) = {keeps, on_open, on_read, on_write, on_seek, on_close};
+
+int main(int argc, char **argv) {
+    long values[4] = {argc, 2, 3, 4};
+    printf("dispatching %ld\n", handlers[argc % 6](values, 4));
+    return 0;
+}
+"#;
+    let directory = tempfile::tempdir().unwrap();
+    let (baseline, baseline_stripped) = build(
+        directory.path(),
+        "table1",
+        &format!("{HANDLERS}#define EXTRA\n{TABLE}"),
+    );
+    let (candidate, candidate_stripped) = build(
+        directory.path(),
+        "table2",
+        &format!("{HANDLERS}#define EXTRA if (s < 0) s = -s - n; s += s >> 9;\n{TABLE}"),
+    );
+    let (baseline_names, candidate_names) = (symbols(&baseline), symbols(&candidate));
+    let mut server = ServerProcess::start(REA);
+    let b = open(&mut server, &baseline_stripped);
+    let c = open(&mut server, &candidate_stripped);
+    let (matched, ..) = all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+    let named = |names: &BTreeMap<String, String>, address: &Value| {
+        names.get(address.as_str().unwrap()).cloned()
+    };
+    let mut by_slot = 0;
+    for pair in &matched {
+        let old = named(&baseline_names, &pair["baseline"]);
+        let new = named(&candidate_names, &pair["candidate"]);
+        assert_eq!(old, new, "a wrong pair: {pair}");
+        if old.as_deref().is_some_and(|name| name.starts_with("on_")) {
+            assert_eq!(pair["status"], "changed", "{pair}");
+            by_slot += usize::from(pair["signal"] == "pointer_table");
+        }
+    }
+    let handlers: BTreeSet<String> = matched
+        .iter()
+        .filter_map(|pair| named(&baseline_names, &pair["baseline"]))
+        .filter(|name| name.starts_with("on_"))
+        .collect();
+    assert_eq!(handlers.len(), 5, "every handler is paired: {matched:#?}");
+    assert!(by_slot >= 1, "some handler pairs by its slot: {matched:#?}");
+    server.finish();
+}

@@ -1,6 +1,7 @@
 //! Fingerprints of a document's procedures, for `compare_procedures`: each procedure decoded
 //! again (trailing padding dropped), its masked instruction hashes, its exact bytes, and from
-//! the finished analysis its callees, imports called and strings referred to.
+//! the finished analysis its callees, imports called and strings referred to, and the slots
+//! of the tables of procedure pointers in data that hold it.
 
 use std::time::Instant;
 
@@ -8,7 +9,7 @@ use super::decode::{Isa, Next};
 use super::strings::starts_string;
 use super::sweep::sweep;
 use super::{Analysis, Input};
-use crate::core::diff::Fingerprint;
+use crate::core::diff::{Fingerprint, MAX_TABLE_SLOTS, Slot};
 use crate::session::{CompareLimit, FingerprintBounds, Fingerprints, ProviderError, ReferenceKind};
 
 /// Smallest immediate kept as a constant: smaller ones (counts, offsets, flags) say little.
@@ -16,6 +17,13 @@ const MIN_CONSTANT: u64 = 0x100;
 
 /// Procedures fingerprinted between two looks at the clock.
 const CLOCK_EVERY: usize = 64;
+
+/// Longest run of empty words inside one table of procedure pointers (the null entries of a
+/// dispatch table).
+const MAX_EMPTY_SLOTS: u64 = 8;
+
+/// Most table slots kept for one procedure.
+const MAX_SLOTS_PER_PROCEDURE: usize = 16;
 
 /// Fixed bytes of one fingerprint, besides its lists.
 const FINGERPRINT_BYTES: usize = std::mem::size_of::<Fingerprint>();
@@ -33,13 +41,16 @@ impl Analysis {
         let mut cut_short_by = (total > bounds.max_procedures).then_some(CompareLimit::Procedures);
         let count = total.min(bounds.max_procedures);
         let mut procedures = Vec::with_capacity(count);
+        let (mut slots, mut tables) = self.table_slots(input, isa, count);
         let mut bytes_used = 0usize;
         for index in 0..count {
             if index % CLOCK_EVERY == 0 && Instant::now() > bounds.deadline {
                 cut_short_by = Some(CompareLimit::Time);
                 break;
             }
-            let fingerprint = self.fingerprint(input, isa, index, count);
+            let mut fingerprint = self.fingerprint(input, isa, index, count);
+            fingerprint.slots = std::mem::take(&mut slots[index]);
+            fingerprint.tables = std::mem::take(&mut tables[index]);
             bytes_used = bytes_used.saturating_add(cost(&fingerprint));
             if bytes_used > bounds.max_bytes {
                 cut_short_by = Some(CompareLimit::Memory);
@@ -115,7 +126,114 @@ impl Analysis {
             imports,
             strings,
             constants,
+            slots: Vec::new(),
+            tables: Vec::new(),
         }
+    }
+
+    /// The table slots of each of the first `count` procedures: runs of pointer-sized data
+    /// words that each point to a procedure start, or are empty (zero, no relocation) for at
+    /// most [`MAX_EMPTY_SLOTS`] in a row, with at least two procedures; a word that something
+    /// refers to begins a new table; numbered in address order, cut every [`MAX_TABLE_SLOTS`]
+    /// slots. Also the tables whose first word each procedure's code refers to.
+    fn table_slots(
+        &self,
+        input: &Input<'_>,
+        isa: Isa,
+        count: usize,
+    ) -> (Vec<Vec<Slot>>, Vec<Vec<u32>>) {
+        let width: u64 = if isa == Isa::X86 { 4 } else { 8 };
+        let mut words: Vec<(u64, u32)> = self
+            .references
+            .iter()
+            .filter(|reference| reference.kind == ReferenceKind::Data)
+            .filter_map(|reference| {
+                let procedure = self
+                    .procedures
+                    .binary_search_by_key(&reference.to, |p| p.start)
+                    .ok()
+                    .filter(|&index| index < count)?;
+                let (_, region) = input.bytes_at(reference.from)?;
+                (!region.code).then_some((reference.from, procedure as u32))
+            })
+            .collect();
+        words.sort_unstable();
+        words.dedup_by_key(|(at, _)| *at);
+        let empty = |at: u64| {
+            input.bytes_at(at).is_some_and(|(bytes, _)| {
+                bytes.len() >= width as usize && bytes[..width as usize].iter().all(|&b| b == 0)
+            })
+        };
+        // Code names a table by its start: a word something refers to begins a table, so two
+        // arrays laid out one after the other stay apart.
+        let referenced = |at: u64| {
+            let first = self
+                .references
+                .partition_point(|reference| reference.to < at);
+            self.references
+                .get(first)
+                .is_some_and(|reference| reference.to == at)
+        };
+        let mut slots = vec![Vec::new(); count];
+        let mut referrers: Vec<Vec<u32>> = vec![Vec::new(); count];
+        let mut run: Vec<(u64, u32)> = Vec::new();
+        let mut table = 0u32;
+        let mut close = |run: &mut Vec<(u64, u32)>, slots: &mut Vec<Vec<Slot>>| {
+            if run.len() >= 2 {
+                let start = run[0].0;
+                let first = self.references.partition_point(|r| r.to < start);
+                for reference in self.references[first..]
+                    .iter()
+                    .take_while(|reference| reference.to == start)
+                {
+                    if let Some(procedure) = self.procedure_containing(reference.from)
+                        && let Ok(index) = self
+                            .procedures
+                            .binary_search_by_key(&procedure.start, |p| p.start)
+                        && index < count
+                        && referrers[index].len() < MAX_SLOTS_PER_PROCEDURE
+                    {
+                        referrers[index].push(table);
+                    }
+                }
+                for &(at, procedure) in run.iter() {
+                    let index = ((at - start) / width) as u32;
+                    let held = &mut slots[procedure as usize];
+                    if held.len() < MAX_SLOTS_PER_PROCEDURE {
+                        held.push(Slot { table, index });
+                    }
+                }
+                table += 1;
+            }
+            run.clear();
+        };
+        for (at, procedure) in words {
+            let continues = run.last().is_some_and(|&(last, _)| {
+                let gap = at - last;
+                let start = run[0].0;
+                gap % width == 0
+                    && gap / width <= MAX_EMPTY_SLOTS + 1
+                    && (at - start) / width < u64::from(MAX_TABLE_SLOTS)
+                    && (1..gap / width).all(|step| {
+                        let between = last + step * width;
+                        empty(between) && !referenced(between)
+                    })
+                    && !referenced(at)
+            });
+            if !continues {
+                close(&mut run, &mut slots);
+            }
+            run.push((at, procedure));
+        }
+        close(&mut run, &mut slots);
+        for held in &mut slots {
+            held.sort_unstable();
+        }
+        for named in &mut referrers {
+            named.sort_unstable();
+            named.dedup();
+        }
+        (slots, referrers)
     }
 
     /// The callees (indices below `count`), imports called and string hashes of the
@@ -194,6 +312,8 @@ fn cost(fingerprint: &Fingerprint) -> usize {
         + fingerprint.callees.len() * 4
         + fingerprint.strings.len() * 8
         + fingerprint.constants.len() * 8
+        + fingerprint.slots.len() * 8
+        + fingerprint.tables.len() * 4
         + fingerprint
             .imports
             .iter()
