@@ -88,7 +88,7 @@ fn no_modules_import_each_other() {
 
 /// The crate's own `src/`, read.
 fn src() -> Crate {
-    Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path())
+    Crate::read(crate::root().join("src").as_path())
 }
 
 /// Fails with `what` and every offence, one a line, unless there is none.
@@ -154,7 +154,7 @@ fn the_module_check_finds_a_circle_through_files_below_the_modules() {
 /// Sections of the contract are cited as `docs/CONTRACT.md` section N.
 #[test]
 fn sources_cite_only_documents_in_the_repository() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::root();
     let mut files = Vec::new();
     for dir in ["src", "tests", "benches", "fuzz", "docs"] {
         collect_text(root, &root.join(dir), &mut files);
@@ -240,7 +240,7 @@ fn outside_citations(text: &str) -> Vec<(usize, String)> {
 /// includes another by `#[path]`.
 #[test]
 fn no_file_is_included_by_path() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::root();
     let mut files = Vec::new();
     for dir in ["src", "tests", "benches", "examples", "fuzz", "testkit"] {
         collect_text(root, &root.join(dir), &mut files);
@@ -313,7 +313,7 @@ fn collect_text(root: &Path, path: &Path, out: &mut Vec<(String, String)>) {
 /// snapshots a run reads.
 #[test]
 fn snapshot_files_follow_the_naming_rule_and_are_used() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::root();
     let mut suite = Vec::new();
     collect_text(root, &root.join("tests/it"), &mut suite);
     suite.retain(|(path, _)| !path.ends_with("architecture.rs"));
@@ -425,7 +425,7 @@ fn snapshot_named_in(parts: &[String], suite: &[(String, String)], prompts: &[St
 /// never `name.rs` beside a `name/` folder.
 #[test]
 fn every_module_with_children_is_a_mod_rs() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = crate::root().join("src");
     let mut files = Vec::new();
     collect(&src, &src, &mut files);
     let offences: Vec<&String> = files

@@ -2,6 +2,11 @@
 //! feature, and one `support` module they all share (the in-process MCP client, one
 //! schema-validator cache, the binary generators, the insta settings).
 //!
+//! It is the `rea-suite` package (`tests/it/Cargo.toml`), so that this code builds at
+//! opt-level 0 while the library it tests stays at 1. It starts the server as
+//! `rea-under-test`: `src/main.rs` built by this package, so that cargo builds it fresh for
+//! the suite. Files of the repository are found from [`root`].
+//!
 //! Two suites stay separate binaries: `tests/unicode_exhaustive.rs` walks every Unicode scalar
 //! value and is slow, and `tests/sdk_clients.rs` needs the built `rea` executable and external
 //! SDK installations.
@@ -13,6 +18,18 @@
 //! `snapshots/` must appear there.
 
 mod support;
+
+/// The repository's root (this suite is the package in `tests/it`), without `..` in it, so
+/// that paths the server prints read as they do from the root.
+fn root() -> &'static std::path::Path {
+    static ROOT: std::sync::LazyLock<std::path::PathBuf> = std::sync::LazyLock::new(|| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .canonicalize()
+            .expect("the repository root exists")
+    });
+    &ROOT
+}
 
 /// Tidy checks of the crate's shape: layers, the pure core, no import cycles.
 mod architecture;

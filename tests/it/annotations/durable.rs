@@ -8,7 +8,7 @@ use crate::support::fixtures::{Format, Spec, build};
 use crate::support::server_process::ServerProcess;
 use serde_json::{Value, json};
 
-const REA: &str = env!("CARGO_BIN_EXE_rea");
+const REA: &str = env!("CARGO_BIN_EXE_rea-under-test");
 
 fn serve(store: &Path, binary: &Path) -> ServerProcess {
     ServerProcess::start_with(

@@ -154,7 +154,8 @@ fn completion_offers_a_label_that_names_one_address_and_forgets_it_when_undone()
     let program = code::x86_64();
     let binary = dir.path().join("app");
     std::fs::write(&binary, &program.bytes).unwrap();
-    let mut server = rea_testkit::server_process::ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
+    let mut server =
+        rea_testkit::server_process::ServerProcess::start(env!("CARGO_BIN_EXE_rea-under-test"));
     let opened = server.tool("open_binary", json!({"path": binary}));
     assert_eq!(opened["isError"], false, "{opened}");
     let evidence =

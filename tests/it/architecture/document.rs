@@ -99,7 +99,7 @@ const SKIPPED: &[&str] = &[
 
 #[test]
 fn the_architecture_document_names_what_exists_and_maps_every_source_file() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::root();
     let tree = Tree::read(root);
     assert!(tree.sources().count() > 100, "the walk finds the sources");
     let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();

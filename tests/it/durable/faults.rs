@@ -13,7 +13,7 @@ use crate::support::server_process::ServerProcess;
 use rea::session::{SessionStore, SqliteStore, StoreConfig, StoreOptions};
 use serde_json::json;
 
-const REA: &str = env!("CARGO_BIN_EXE_rea");
+const REA: &str = env!("CARGO_BIN_EXE_rea-under-test");
 
 /// The stderr of `rea serve --store STORE` that must fail at start-up, with `dir` shown as
 /// `[DIR]`.

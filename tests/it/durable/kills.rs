@@ -57,7 +57,7 @@ struct Run {
 
 impl Run {
     fn start(store: &Path, binary: &Path) -> Run {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
             .args(["serve", "--store"])
             .arg(store)
             .arg("--open")

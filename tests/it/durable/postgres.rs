@@ -16,7 +16,7 @@ use rea_testkit::team::{
 };
 use serde_json::{Value, json};
 
-const REA: &str = env!("CARGO_BIN_EXE_rea");
+const REA: &str = env!("CARGO_BIN_EXE_rea-under-test");
 
 /// The cluster the tests of this binary share (each in a database of its own).
 fn cluster() -> &'static Cluster {

@@ -1,14 +1,14 @@
 //! Replays the saved inputs of the `capture_parser` fuzz target through the same invariant
 //! checks the target runs.
 
-use std::path::PathBuf;
-
 use rea::capture::{CaptureValidity, classify_capture};
 use serde_json::Value;
 
 #[test]
 fn capture_parser_regressions_hold_their_invariants() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/capture_parser");
+    let dir = crate::root()
+        .to_path_buf()
+        .join("fuzz/regressions/capture_parser");
     let mut names = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

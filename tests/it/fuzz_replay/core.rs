@@ -21,7 +21,7 @@ const TARGETS: [(&str, Check); 4] = [
 ];
 
 fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz")
+    crate::root().join("fuzz")
 }
 
 fn files_in(dir: &Path) -> Vec<PathBuf> {

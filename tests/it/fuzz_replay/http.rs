@@ -1,10 +1,8 @@
 //! Replays every saved input of the `http_request` fuzz target through its invariant check.
 
-use std::path::Path;
-
 #[test]
 fn saved_http_request_inputs_keep_their_invariants() {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/http_request");
+    let folder = crate::root().join("fuzz/regressions/http_request");
     let mut replayed = 0;
     for entry in std::fs::read_dir(&folder).expect("regression folder exists") {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();

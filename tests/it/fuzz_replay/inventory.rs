@@ -2,12 +2,12 @@
 //! same invariant checks the targets run.
 
 use std::io::Cursor;
-use std::path::PathBuf;
 
 use rea::inventory::{Inventory, InventoryLimits, RejectReason, parse_page};
 
 fn regressions(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let dir = crate::root()
+        .to_path_buf()
         .join("fuzz/regressions")
         .join(target);
     let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)

@@ -1,10 +1,8 @@
 //! Replays every saved input of the `jsonrpc_line` fuzz target through its invariant checks.
 
-use std::path::Path;
-
 #[test]
 fn saved_jsonrpc_line_inputs_keep_their_invariants() {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/jsonrpc_line");
+    let folder = crate::root().join("fuzz/regressions/jsonrpc_line");
     let mut replayed = 0;
     for entry in std::fs::read_dir(&folder).expect("regression folder exists") {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
@@ -22,17 +20,15 @@ fn saved_jsonrpc_line_inputs_keep_their_invariants() {
 /// counts batch members.
 #[test]
 fn a_batch_member_reusing_an_answered_id_is_not_a_lost_request() {
-    let bytes = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fuzz/regressions/jsonrpc_line/batch-id-reuse.jsonl"),
-    )
-    .unwrap();
+    let bytes =
+        std::fs::read(crate::root().join("fuzz/regressions/jsonrpc_line/batch-id-reuse.jsonl"))
+            .unwrap();
     rea::fuzzing::mcp::check_server(&bytes);
 }
 
 #[test]
 fn saved_server_session_inputs_keep_their_invariants() {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/server_session");
+    let folder = crate::root().join("fuzz/regressions/server_session");
     let mut replayed = 0;
     for entry in std::fs::read_dir(&folder).expect("regression folder exists") {
         rea::fuzzing::mcp::check_session(&std::fs::read(entry.unwrap().path()).unwrap());

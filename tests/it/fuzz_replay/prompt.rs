@@ -4,11 +4,10 @@
 use rea::fuzzing::prompts::contract as prompt_contract;
 
 use std::fs;
-use std::path::Path;
 
 #[test]
 fn saved_prompt_render_inputs_meet_the_contract() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/prompt_render");
+    let dir = crate::root().join("fuzz/regressions/prompt_render");
     let mut replayed = 0;
     for entry in fs::read_dir(&dir).expect("regression folder exists") {
         let path = entry.expect("readable folder").path();

@@ -1,12 +1,11 @@
 //! Replays the saved inputs of the `annotation_prototype` fuzz target through the same
 //! invariant checks the target runs, and checks which of them the prototype check accepts.
 
-use std::path::PathBuf;
-
 #[test]
 fn annotation_prototype_regressions_hold_their_invariants() {
-    let dir =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/annotation_prototype");
+    let dir = crate::root()
+        .to_path_buf()
+        .join("fuzz/regressions/annotation_prototype");
     let mut accepted = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

@@ -1,16 +1,12 @@
 //! Replays the saved inputs of the `native_provider`, `catalog_parser` and `adapter_reply` fuzz
 //! targets through their invariant checks, and runs the same checks on freshly generated binaries and catalogs.
 
-use std::path::Path;
-
 use crate::support::fixtures::{Format, Spec, build, macho};
 use rea::fuzzing::providers::{check_catalog, check_native};
 
 /// Every saved input of `target`, with its file name.
 fn saved_inputs(target: &str) -> Vec<(String, Vec<u8>)> {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions")
-        .join(target);
+    let folder = crate::root().join("fuzz/regressions").join(target);
     let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&folder)
         .expect("regression folder exists")
         .map(|entry| {

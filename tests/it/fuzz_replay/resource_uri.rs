@@ -1,13 +1,13 @@
 //! Replays the saved inputs of the `resource_uri` fuzz target through its invariant check, and
 //! states the percent-encoding round trip as a property.
 
-use std::path::PathBuf;
-
 use rea::resources::{SessionItem, TEMPLATES, decode, encode, expand, parse_session};
 
 #[test]
 fn resource_uri_regressions_hold_their_invariants() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/resource_uri");
+    let dir = crate::root()
+        .to_path_buf()
+        .join("fuzz/regressions/resource_uri");
     let mut count = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         rea::fuzzing::resources::check_resource_uri(&std::fs::read(entry.unwrap().path()).unwrap());

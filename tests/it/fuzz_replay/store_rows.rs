@@ -1,13 +1,13 @@
 //! Replays the saved inputs of the `store_rows` fuzz target through the same invariant checks
 //! the target runs, and checks which of them decode.
 
-use std::path::PathBuf;
-
 use rea::session::durable::rows::{RecordRow, decode_annotation, decode_record};
 
 #[test]
 fn store_rows_regressions_hold_their_invariants() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/store_rows");
+    let dir = crate::root()
+        .to_path_buf()
+        .join("fuzz/regressions/store_rows");
     let mut decoded = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

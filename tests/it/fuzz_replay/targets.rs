@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    crate::root()
 }
 
 fn declared_targets() -> Vec<String> {

@@ -1,12 +1,12 @@
 //! Replays the saved inputs of the `strace_transcript` fuzz target through the same invariant
 //! checks the target runs, and pins what the real transcript of a crash under bubblewrap says.
 
-use std::path::PathBuf;
-
 use rea::capture::trace::parse_trace;
 
 fn inputs() -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/strace_transcript");
+    let dir = crate::root()
+        .to_path_buf()
+        .join("fuzz/regressions/strace_transcript");
     let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| {

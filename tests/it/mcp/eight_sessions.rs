@@ -30,7 +30,7 @@ fn eight_sessions_and_both_eras_stay_inside_the_caps() {
     if binaries.is_empty() {
         binaries.push(this_executable());
     }
-    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
+    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea-under-test"));
     let mut handles = Vec::new();
     for index in 0..8 {
         let path = &binaries[index % binaries.len()];

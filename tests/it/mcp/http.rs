@@ -748,7 +748,7 @@ async fn the_real_server_serves_sixty_four_clients_inside_its_caps() {
     const MAX_THREADS: u64 = 16;
     const MAX_FDS: usize = 64;
     const MAX_PEAK_KB: u64 = 512 * 1024;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rea"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
         .args([
             "serve",
             "--store",

@@ -25,7 +25,7 @@ fn status_field(pid: u32, field: &str) -> u64 {
 
 #[test]
 fn a_client_that_stops_reading_cannot_grow_the_server() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
         .args(["serve", "--store", "memory"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -82,7 +82,7 @@ fn a_client_that_stops_reading_cannot_grow_the_server() {
 
 #[test]
 fn a_closed_output_stops_the_server_reading_at_once() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
         .args(["serve", "--store", "memory"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -286,7 +286,7 @@ async fn a_request_sent_before_the_roots_answer_waits_for_it() {
 #[test]
 fn rea_serve_open_with_a_client_that_names_no_roots() {
     let binary = Path::new("/bin/ls");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
         .arg("serve")
         .arg("--open")
         .arg(binary)

@@ -2,15 +2,13 @@
 //! prompts and completion name a session with `session` (completion through
 //! `context.arguments.session`), and closing one leaves the other answering.
 
-use std::path::Path;
-
 use crate::support::Client;
 use crate::support::tools::this_executable;
 use rea::mcp::{Server, ServerConfig};
 use serde_json::{Value, json};
 
 pub(super) fn catalog() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    crate::root()
         .join("tests/clients/fixtures/notes-catalog.json")
         .display()
         .to_string()

@@ -77,7 +77,7 @@ fn stdio_round(
     requests: u64,
 ) -> (Vec<Value>, Option<i32>) {
     let (_dir, catalog) = slow_catalog();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
         .args(["serve", "--store", "memory"])
         .args(grace_args(grace_secs))
         .stdin(Stdio::piped())
@@ -150,7 +150,7 @@ fn past_the_grace_sigint_answers_what_still_runs_and_exits_0() {
 /// `rea serve --http`: the answers to `requests` slow 2026 opens sent before SIGTERM.
 async fn http_round(grace_secs: Option<u64>, requests: u64) -> (Vec<Value>, Option<i32>) {
     let (_dir, catalog) = slow_catalog();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
         .args(["serve", "--store", "memory", "--http", "127.0.0.1:0"])
         .args(["--max-sessions", "32"])
         .args(grace_args(grace_secs))

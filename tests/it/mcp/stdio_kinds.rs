@@ -46,7 +46,7 @@ fn assert_answers(output: &str, ids: &[i64]) {
 }
 
 fn rea_serve() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_rea"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rea-under-test"));
     command
         .args(["serve", "--store", "memory"])
         .stderr(Stdio::null());

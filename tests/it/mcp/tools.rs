@@ -1,13 +1,11 @@
 //! `tools/list` and `tools/call` through the stdio loop, and the tools they make live.
 
-use std::path::Path;
-
 use crate::support::Client;
 use rea::mcp::{Server, ServerConfig};
 use serde_json::{Value, json};
 
 fn catalog() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    crate::root()
         .join("tests/clients/fixtures/notes-catalog.json")
         .display()
         .to_string()

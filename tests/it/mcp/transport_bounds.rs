@@ -298,7 +298,7 @@ fn section_9_rows() -> Vec<String> {
 
 /// The test functions of the suite, by name.
 fn suite_functions() -> std::collections::BTreeSet<String> {
-    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    let suite = crate::root().join("tests/it");
     let mut files = Vec::new();
     crate::architecture::collect(&suite, &suite, &mut files);
     files

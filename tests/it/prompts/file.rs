@@ -1,8 +1,6 @@
 //! Prompt files (`rea serve --prompt-file`): parsing, errors naming the field, and the replay
 //! of the `prompt_file` fuzz target's saved inputs.
 
-use std::path::Path;
-
 use rea::core::Family;
 use rea::prompts::parse_prompt_file;
 
@@ -15,10 +13,9 @@ fn snapshot_error(name: &str, text: &str) {
 
 #[test]
 fn a_valid_file_gives_definitions_in_file_order() {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/prompt_file/valid.json"),
-    )
-    .unwrap();
+    let text =
+        std::fs::read_to_string(crate::root().join("fuzz/regressions/prompt_file/valid.json"))
+            .unwrap();
     let definitions = parse_prompt_file(&text).unwrap();
     assert_eq!(definitions.len(), 1);
     assert_eq!(definitions[0].arguments[0].family, Some(Family::Evidence));
@@ -50,7 +47,7 @@ fn errors_name_the_offending_field() {
 
 #[test]
 fn saved_fuzz_inputs_keep_their_invariants() {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/prompt_file");
+    let folder = crate::root().join("fuzz/regressions/prompt_file");
     let mut replayed = 0;
     for entry in std::fs::read_dir(folder).unwrap() {
         rea::fuzzing::prompts::check_prompt_file(&std::fs::read(entry.unwrap().path()).unwrap());

@@ -63,7 +63,7 @@ impl FakeAngr {
     /// `rea serve --provider angr` with the fake adapter and `args`, `TMPDIR` the shared
     /// temporary directory.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_rea"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rea-under-test"));
         command
             .args(SERVE_WITH_ANGR)
             .arg(self.dir.path().join("angr"))

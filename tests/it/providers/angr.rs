@@ -25,7 +25,7 @@ pub const SERVE_WITH_ANGR: [&str; 6] = [
 ];
 
 fn adapter_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/angr")
+    crate::root().join("adapters/angr")
 }
 
 /// The angr adapter, installing its virtual environment first if it is missing (once per
@@ -47,7 +47,7 @@ pub fn angr_spec() -> AdapterSpec {
 /// `tests/adapters/programs/<name>.c` compiled with `cc -O0` into `dir/<name>`.
 pub fn compile_program(dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(name);
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let source = crate::root()
         .join("tests/adapters/programs")
         .join(format!("{name}.c"));
     let status = Command::new("cc")

@@ -162,7 +162,7 @@ fn angr_traced_opens_nothing_in_a_folder_another_user_can_write() {
     command
         .args(["-f", "-y", "-qq", "-s", "4096", "-e", "trace=%file", "-o"])
         .arg(&trace)
-        .arg(env!("CARGO_BIN_EXE_rea"))
+        .arg(env!("CARGO_BIN_EXE_rea-under-test"))
         .args(SERVE_WITH_ANGR)
         .arg(angr_dir())
         // Everything the server's environment names is the shared folder.
@@ -205,8 +205,8 @@ fn angr_traced_opens_nothing_in_a_folder_another_user_can_write() {
         })
         .expect("the server made its private folder");
     let installed = [
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        PathBuf::from(env!("CARGO_BIN_EXE_rea")),
+        crate::root().to_path_buf(),
+        PathBuf::from(env!("CARGO_BIN_EXE_rea-under-test")),
         angr_dir(),
     ];
     let mut offending = BTreeSet::new();
@@ -246,7 +246,7 @@ fn angr_under_a_tiny_memory_limit_names_the_limit() {
     let scratch = tempfile::tempdir().unwrap();
     let binary = compile_program(scratch.path(), "report");
     for mib in [1, 16, 48, 128] {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_rea"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rea-under-test"));
         command
             .args(SERVE_WITH_ANGR)
             .arg(angr_dir())

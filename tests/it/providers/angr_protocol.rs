@@ -19,11 +19,11 @@ use super::angr::{angr_spec, compile_program};
 use crate::support::tools::{failure, success};
 
 fn schemas() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/provider-protocol")
+    crate::root().join("schemas/provider-protocol")
 }
 
 fn recorder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/record_adapter.py")
+    crate::root().join("tests/adapters/record_adapter.py")
 }
 
 /// The published schema `<method>.<kind>.json`, compiled once.

@@ -55,11 +55,9 @@ fn the_schema_is_a_valid_2020_12_schema() {
         "https://json-schema.org/draft/2020-12/schema"
     );
     jsonschema::meta::validate(&schema).unwrap();
-    let file = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/src/providers/catalog/catalog-v1.schema.json"
-    ))
-    .unwrap();
+    let file =
+        std::fs::read_to_string(crate::root().join("src/providers/catalog/catalog-v1.schema.json"))
+            .unwrap();
     assert_eq!(file, CATALOG_SCHEMA);
 }
 

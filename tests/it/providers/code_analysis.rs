@@ -466,7 +466,7 @@ fn a_string_of_a_system_binary_leads_to_a_procedure() {
 
 #[test]
 fn saved_code_analysis_inputs_keep_their_invariants() {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/code_analysis");
+    let folder = crate::root().join("fuzz/regressions/code_analysis");
     let mut count = 0;
     for entry in std::fs::read_dir(folder).unwrap() {
         let path = entry.unwrap().path();

@@ -378,7 +378,7 @@ fn a_late_answer_to_completion_is_dropped_and_the_adapter_keeps_its_work() {
 #[test]
 fn serve_with_angr_not_installed_fails_at_start_saying_how_to_install() {
     let dir = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rea"))
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
         .args(SERVE_WITH_ANGR)
         .arg(dir.path())
         .stdin(std::process::Stdio::null())

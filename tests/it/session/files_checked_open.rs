@@ -102,7 +102,7 @@ fn the_server_refuses_its_own_input_file() {
     std::fs::write(&input, build(&Spec::sample(), Format::Elf).bytes).unwrap();
     let mut messages = Vec::new();
     for path in ["/proc/self/fd/0", "/dev/stdin"] {
-        let output = Command::new(env!("CARGO_BIN_EXE_rea"))
+        let output = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
             .args(["complete", "--open", path])
             .args(["--prompt", "trace_crash", "--argument", "procedure"])
             .stdin(std::fs::File::open(&input).unwrap())
@@ -224,7 +224,7 @@ fn the_server_process_survives_a_binary_truncated_while_open() {
     let path = dir.path().join("app");
     let built = build(&Spec::sample(), Format::Elf);
     std::fs::write(&path, &built.bytes).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
         .args(["serve", "--store", "memory"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -28,7 +28,7 @@ fn a_catalog_opens_within_four_times_its_size() {
     let dir = tempfile::tempdir().unwrap();
     let (paths, bytes) = write_catalogs(dir.path(), PROCEDURES, 1);
     let (path, size) = (&paths[0], kib(bytes));
-    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
+    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea-under-test"));
     let before = server.status_kb("VmRSS:");
     let opened = server.tool("open_binary", json!({"path": path}));
     assert_eq!(opened["isError"], json!(false), "{}", text_of(&opened));
@@ -55,7 +55,7 @@ fn four_concurrent_catalog_opens_stay_within_eight_times_and_give_memory_back() 
     let dir = tempfile::tempdir().unwrap();
     let (paths, bytes) = write_catalogs(dir.path(), PROCEDURES, 4);
     let size = kib(bytes);
-    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
+    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea-under-test"));
     let before = server.status_kb("VmRSS:");
     server.open_all(&paths);
     let peak = server.status_kb("VmHWM:") - before;
@@ -82,7 +82,7 @@ fn a_gibibyte_of_zeros_is_refused_from_its_first_bytes() {
         .unwrap()
         .set_len(1 << 30)
         .unwrap();
-    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
+    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea-under-test"));
     let before = server.status_kb("VmRSS:");
     let refused = server.tool("open_binary", json!({"path": path}));
     assert_eq!(refused["isError"], json!(true));
@@ -107,7 +107,7 @@ fn filling_the_ledger_costs_what_its_cap_counts() {
     let built = build(&Spec::sample(), Format::Elf);
     let path = dir.path().join("app");
     std::fs::write(&path, &built.bytes).unwrap();
-    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea"));
+    let mut server = ServerProcess::start(env!("CARGO_BIN_EXE_rea-under-test"));
     let opened = server.tool("open_binary", json!({"path": path}));
     assert_eq!(opened["isError"], json!(false), "{}", text_of(&opened));
     let address = format!("{:#x}", built.text_address);

@@ -96,7 +96,7 @@ fn tools_open_inside_the_roots_and_refuse_the_rest() {
 fn the_root_flag_confines_the_command_line() {
     let tree = Tree::new();
     let run = |open: &str| {
-        Command::new(env!("CARGO_BIN_EXE_rea"))
+        Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
             .args(["complete", "--root"])
             .arg(tree.inside.path())
             .args(["--open", open])

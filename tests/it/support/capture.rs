@@ -53,7 +53,7 @@ pub mod sandboxed {
     use serde_json::{Value, json};
 
     /// The `rea` executable.
-    pub const REA: &str = env!("CARGO_BIN_EXE_rea");
+    pub const REA: &str = env!("CARGO_BIN_EXE_rea-under-test");
 
     /// Fails with a clear message when the sandbox's tools are missing (`.ci/run` installs
     /// them), so no sandbox test passes by not running.

@@ -67,10 +67,7 @@ fn schema_document(version: &str) -> &'static Value {
         VERSIONS
             .iter()
             .map(|v| {
-                let path = format!(
-                    "{}/tests/mcp-schema/{v}/schema.json",
-                    env!("CARGO_MANIFEST_DIR")
-                );
+                let path = crate::root().join(format!("tests/mcp-schema/{v}/schema.json"));
                 let text = std::fs::read_to_string(&path).expect("schema file present");
                 (*v, serde_json::from_str(&text).expect("schema is JSON"))
             })

@@ -17,7 +17,7 @@ pub const UNKNOWN_ID: &str = r"unk-\d{12}";
 /// The settings every snapshot is taken under; add filters, then `bind` the assertion.
 pub fn settings() -> Settings {
     let mut settings = Settings::clone_current();
-    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots"));
+    settings.set_snapshot_path(crate::root().join("snapshots"));
     settings.set_prepend_module_to_snapshot(false);
     settings
 }

@@ -2,7 +2,7 @@
 //! binaries; a `call` that checks every outcome against the MCP `CallToolResult` schema and
 //! every success against the tool's own output schema; snapshot settings.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use rea::providers::external::{AdapterLimits, AdapterSpec};
@@ -249,7 +249,7 @@ pub fn snapshot_filtered(
 
 /// The deliberately broken adapter of `tests/adapters/fake_adapter.py`.
 pub fn fake_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/fake_adapter.py")
+    crate::root().join("tests/adapters/fake_adapter.py")
 }
 
 /// The fake adapter as provider `fake`, in `mode` (see the script).

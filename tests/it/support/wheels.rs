@@ -2,7 +2,7 @@
 //! platforms (macOS x86-64, Windows x64 and x86), downloaded at test time into the ignored
 //! `target/wheels` folder (see `TESTDATA.md`), and the tools they are compared with.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// The pinned wheel.
@@ -34,10 +34,7 @@ pub fn run(program: &str, args: &[&str]) -> Option<String> {
 /// The extension module with `extension` of the wheel for `platform`, downloaded and unpacked
 /// under `target/wheels/<platform>` once.
 pub fn extension(platform: &str, extension: &str) -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target")
-        .join("wheels")
-        .join(platform);
+    let root = crate::root().join("target").join("wheels").join(platform);
     let unpacked = root.join("x");
     if !unpacked.exists() {
         let destination = root.to_str()?;

@@ -242,8 +242,7 @@ fn kinds_operations_and_annotations_follow_the_documented_table() {
 
 /// The annotations table of docs/CONTRACT.md section 11: each tool's four hints, by name.
 fn documented_hints() -> Vec<(String, Value)> {
-    let contract =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/CONTRACT.md")).unwrap();
+    let contract = std::fs::read_to_string(crate::root().join("docs/CONTRACT.md")).unwrap();
     let mut lines = contract.lines();
     let header = lines
         .by_ref()

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::support::code;
 use crate::support::tools::{closed, failure, snapshot, success};
 
-const REA: &str = env!("CARGO_BIN_EXE_rea");
+const REA: &str = env!("CARGO_BIN_EXE_rea-under-test");
 
 /// Functions both versions share unchanged, at other places in the file or not.
 const COMMON: &str = r#"
