@@ -25,7 +25,8 @@ fn published_schemas_are_valid_against_the_metaschema() {
         jsonschema::draft202012::meta::validate(&schema)
             .unwrap_or_else(|error| panic!("{name} breaks the metaschema: {error}"));
         // The files in the repository are the ones compiled in.
-        let on_disk = std::fs::read_to_string(crate::root().join(format!("src/schemas/{name}"))).unwrap();
+        let on_disk =
+            std::fs::read_to_string(crate::root().join(format!("src/schemas/{name}"))).unwrap();
         assert_eq!(on_disk, text, "{name}");
     }
 }

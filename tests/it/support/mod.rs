@@ -18,6 +18,16 @@ pub mod wheels;
 
 pub use client::{Client, assert_schema_valid};
 
-// The generated binaries, the fake provider and the server in a child process live in the test
-// kit, shared with the benches.
-pub use rea_testkit::{fixtures, server_process};
+pub mod fake;
+pub mod helpers;
+
+// The generated binaries and the server in a child process live in the test kit, shared with
+// the benches; the fake provider and the completion helpers use `rea`, which the test kit does
+// not, so they live here and are reached through `fixtures` as before.
+pub use rea_testkit::server_process;
+
+/// The test kit's generated binaries, with the suite's fake provider and completion helpers.
+pub mod fixtures {
+    pub use super::{fake, helpers};
+    pub use rea_testkit::fixtures::*;
+}
