@@ -43,10 +43,11 @@
 //! into its folder; the angr adapter's environment goes into `adapters/angr/.venv` (ignored) by
 //! `adapters/angr/install.sh`.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
@@ -106,14 +107,20 @@ fn with_server_env(command: &mut Command) -> &mut Command {
         .env("REA_LIBC", libc)
 }
 
-/// Installs what needs installing one test at a time: the tests run in parallel, and two of
-/// them share each client folder.
-static INSTALL: Mutex<()> = Mutex::new(());
+/// Installs into one folder one test at a time (the tests run in parallel, and several share
+/// each client folder), while installs into different folders go on at the same time: on a
+/// fresh clone they are most of this suite's time, and mostly waiting on the registries.
+fn install_lock(folder: &Path) -> Arc<Mutex<()>> {
+    static FOLDERS: Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>> = Mutex::new(BTreeMap::new());
+    let mut folders = FOLDERS.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(folders.entry(folder.to_path_buf()).or_default())
+}
 
 /// `tests/clients/FOLDER`, after `npm ci` there when `package` is not installed yet.
 fn node_folder(folder: &str, package: &str) -> PathBuf {
     let folder = clients().join(folder);
-    let _one = INSTALL.lock().unwrap_or_else(PoisonError::into_inner);
+    let lock = install_lock(&folder);
+    let _one = lock.lock().unwrap_or_else(PoisonError::into_inner);
     if !folder.join("node_modules").join(package).exists() {
         run(
             Command::new("npm")
@@ -129,7 +136,8 @@ fn node_folder(folder: &str, package: &str) -> PathBuf {
 fn python() -> PathBuf {
     let folder = clients().join("python");
     let python = folder.join(".venv/bin/python");
-    let _one = INSTALL.lock().unwrap_or_else(PoisonError::into_inner);
+    let lock = install_lock(&folder);
+    let _one = lock.lock().unwrap_or_else(PoisonError::into_inner);
     if !python.exists() {
         run(
             Command::new("python3")
@@ -902,7 +910,8 @@ fn mcp_inspector_connection_cli_names_the_session_over_one_stdio_connection() {
 /// `adapters/angr/install.sh` into the ignored `adapters/angr/.venv` first if it is missing.
 fn angr_adapter() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/angr");
-    let _one = INSTALL.lock().unwrap_or_else(PoisonError::into_inner);
+    let lock = install_lock(&dir);
+    let _one = lock.lock().unwrap_or_else(PoisonError::into_inner);
     let imports = Command::new(dir.join(".venv/bin/python"))
         .args(["-c", "import angr"])
         .output()
