@@ -238,6 +238,28 @@ fn outside_citations(text: &str) -> Vec<(usize, String)> {
 /// Shared test code has one home (the `rea-testkit` crate, or `rea::fuzzing` for the fuzz
 /// invariants): no Rust file of the crate, its tests, benches, examples, fuzz targets or test kit
 /// includes another by `#[path]`.
+/// The README's first command is `cargo run --release -- ...` at the root: with the suite's
+/// own copy of the executable in the workspace, only the root package's `default-run` tells
+/// cargo which one to run.
+#[test]
+fn cargo_run_at_the_root_names_the_rea_executable() {
+    let read = |path: &str| std::fs::read_to_string(crate::root().join(path)).unwrap();
+    let suite = read("tests/it/Cargo.toml");
+    assert!(
+        suite.contains("[[bin]]"),
+        "the suite builds src/main.rs itself"
+    );
+    let root = read("Cargo.toml");
+    let package = root.split("\n[").next().unwrap();
+    assert!(
+        package
+            .lines()
+            .any(|line| line.trim() == "default-run = \"rea\""),
+        "the root [package] sets default-run = \"rea\""
+    );
+    assert!(read("README.md").contains("cargo run --release -- serve"));
+}
+
 #[test]
 fn no_file_is_included_by_path() {
     let root = crate::root();
