@@ -647,30 +647,19 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#;
-    let directory = tempfile::tempdir().unwrap();
-    let (baseline, baseline_stripped) = build(
-        directory.path(),
-        "old",
+    let compared = Compared::sources(
         &format!("#define TWO removed_two\n{BEFORE}{OLD}{AFTER}{MAIN}"),
-    );
-    let (candidate, candidate_stripped) = build(
-        directory.path(),
-        "new",
         &format!("#define TWO added_two\n{BEFORE}{NEW}{AFTER}{MAIN}"),
     );
-    let (baseline_names, candidate_names) = (symbols(&baseline), symbols(&candidate));
-    let mut server = ServerProcess::start(REA);
-    let b = open(&mut server, &baseline_stripped);
-    let c = open(&mut server, &candidate_stripped);
-    let (matched, left, right, _) =
-        all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+    let (matched, left, right) = (&compared.matched, &compared.left, &compared.right);
+    let (baseline_names, candidate_names) = (&compared.baseline_names, &compared.candidate_names);
     let name = |names: &BTreeMap<String, String>, address: &Value| {
         names.get(address.as_str().unwrap()).cloned()
     };
-    for pair in &matched {
+    for pair in matched {
         let (old, new) = (
-            name(&baseline_names, &pair["baseline"]),
-            name(&candidate_names, &pair["candidate"]),
+            name(baseline_names, &pair["baseline"]),
+            name(candidate_names, &pair["candidate"]),
         );
         assert_eq!(old, new, "a wrong pair: {pair}");
     }
@@ -680,8 +669,8 @@ int main(int argc, char **argv) {
             .filter_map(|entry| name(names, &entry["address"]))
             .collect()
     };
-    assert!(only(&left, &baseline_names).contains(&"removed_two".to_owned()));
-    assert!(only(&right, &candidate_names).contains(&"added_two".to_owned()));
+    assert!(only(left, baseline_names).contains(&"removed_two".to_owned()));
+    assert!(only(right, candidate_names).contains(&"added_two".to_owned()));
 }
 
 /// Handlers reached only through a table of function pointers (a dispatch table), alike to
@@ -714,29 +703,22 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#;
-    let directory = tempfile::tempdir().unwrap();
-    let (baseline, baseline_stripped) = build(
-        directory.path(),
-        "table1",
+    let compared = Compared::sources(
         &format!("{HANDLERS}#define EXTRA\n{TABLE}"),
-    );
-    let (candidate, candidate_stripped) = build(
-        directory.path(),
-        "table2",
         &format!("{HANDLERS}#define EXTRA if (s < 0) s = -s - n; s += s >> 9;\n{TABLE}"),
     );
-    let (baseline_names, candidate_names) = (symbols(&baseline), symbols(&candidate));
-    let mut server = ServerProcess::start(REA);
-    let b = open(&mut server, &baseline_stripped);
-    let c = open(&mut server, &candidate_stripped);
-    let (matched, ..) = all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+    let (matched, baseline_names, candidate_names) = (
+        &compared.matched,
+        &compared.baseline_names,
+        &compared.candidate_names,
+    );
     let named = |names: &BTreeMap<String, String>, address: &Value| {
         names.get(address.as_str().unwrap()).cloned()
     };
     let mut by_slot = 0;
-    for pair in &matched {
-        let old = named(&baseline_names, &pair["baseline"]);
-        let new = named(&candidate_names, &pair["candidate"]);
+    for pair in matched {
+        let old = named(baseline_names, &pair["baseline"]);
+        let new = named(candidate_names, &pair["candidate"]);
         assert_eq!(old, new, "a wrong pair: {pair}");
         if old.as_deref().is_some_and(|name| name.starts_with("on_")) {
             assert_eq!(pair["status"], "changed", "{pair}");
@@ -745,10 +727,40 @@ int main(int argc, char **argv) {
     }
     let handlers: BTreeSet<String> = matched
         .iter()
-        .filter_map(|pair| named(&baseline_names, &pair["baseline"]))
+        .filter_map(|pair| named(baseline_names, &pair["baseline"]))
         .filter(|name| name.starts_with("on_"))
         .collect();
     assert_eq!(handlers.len(), 5, "every handler is paired: {matched:#?}");
     assert!(by_slot >= 1, "some handler pairs by its slot: {matched:#?}");
-    server.finish();
+}
+
+/// Two versions of a program (after [`COMMON`]) compiled at -O2, stripped and compared through
+/// `rea serve`, every page read; with the unstripped builds' names by address.
+struct Compared {
+    matched: Vec<Value>,
+    left: Vec<Value>,
+    right: Vec<Value>,
+    baseline_names: BTreeMap<String, String>,
+    candidate_names: BTreeMap<String, String>,
+}
+
+impl Compared {
+    fn sources(baseline_source: &str, candidate_source: &str) -> Compared {
+        let directory = tempfile::tempdir().unwrap();
+        let (baseline, baseline_stripped) = build(directory.path(), "old", baseline_source);
+        let (candidate, candidate_stripped) = build(directory.path(), "new", candidate_source);
+        let mut server = ServerProcess::start(REA);
+        let b = open(&mut server, &baseline_stripped);
+        let c = open(&mut server, &candidate_stripped);
+        let (matched, left, right, _) =
+            all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+        server.finish();
+        Compared {
+            matched,
+            left,
+            right,
+            baseline_names: symbols(&baseline),
+            candidate_names: symbols(&candidate),
+        }
+    }
 }
