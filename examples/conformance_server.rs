@@ -7,7 +7,7 @@
 //!
 //! It prints `rea: serving MCP over Streamable HTTP at http://ADDR/mcp` on stderr, as
 //! `rea serve --http` does. The names, texts and shapes are the ones the suite's scenarios
-//! ask for (`@modelcontextprotocol/conformance` 0.2.0-alpha.12); `tests/conformance.rs` runs
+//! ask for (`@modelcontextprotocol/conformance` 0.2.0-alpha.12); `tests/it/conformance.rs` runs
 //! every scored scenario of the 2025-11-25 and 2026-07-28 requirement sets against it.
 
 use std::net::SocketAddr;

@@ -7,9 +7,10 @@
 //! `rea-under-test`: `src/main.rs` built by this package, so that cargo builds it fresh for
 //! the suite. Files of the repository are found from [`root`].
 //!
-//! Two suites stay separate binaries: `tests/unicode_exhaustive.rs` walks every Unicode scalar
-//! value and is slow, and `tests/sdk_clients.rs` needs the built `rea` executable and external
-//! SDK installations.
+//! The official SDK clients ([`sdk_clients`]) and the conformance suite ([`conformance`]) drive
+//! the same `rea-under-test` from here, so that their installs and their waits overlap with the
+//! rest of the suite. One suite stays a separate binary: `tests/unicode_exhaustive.rs` walks
+//! every Unicode scalar value and is slow.
 //!
 //! Snapshots live in the top-level `snapshots/` folder under explicit names (see
 //! [`support::snapshots`]); proptest keeps its saved failures in `tests/proptest-regressions/`,
@@ -196,6 +197,13 @@ mod mcp {
     mod tools;
     mod transport_bounds;
 }
+
+/// The official MCP SDK clients and the MCP Inspector against the real server.
+mod sdk_clients;
+
+/// The official MCP conformance suite against the real server and the `conformance_server`
+/// example.
+mod conformance;
 
 /// Saved fuzz inputs (`fuzz/regressions/<target>/`) replayed through the targets' checks.
 mod fuzz_replay {

@@ -4,14 +4,14 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rea::providers::external::{AdapterSpec, Adapters};
 use rea::session::Session;
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
 
+use crate::support::angr::{compile_program, installed_adapter_dir};
 use crate::support::tools::success;
 
 /// `rea serve` with a memory store and the angr provider; the adapter folder follows.
@@ -24,41 +24,11 @@ pub const SERVE_WITH_ANGR: [&str; 6] = [
     "--angr-dir",
 ];
 
-fn adapter_dir() -> PathBuf {
-    crate::root().join("adapters/angr")
-}
-
 /// The angr adapter, installing its virtual environment first if it is missing (once per
 /// test process).
 pub fn angr_spec() -> AdapterSpec {
-    static INSTALL: Mutex<()> = Mutex::new(());
-    let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    let venv = adapter_dir().join(".venv");
-    if AdapterSpec::angr(&adapter_dir(), &venv).is_err() || !venv.join("bin/python").is_file() {
-        let status = Command::new("sh")
-            .arg(adapter_dir().join("install.sh"))
-            .status()
-            .expect("sh runs the adapter's install script");
-        assert!(status.success(), "adapters/angr/install.sh failed");
-    }
-    AdapterSpec::angr(&adapter_dir(), &venv).expect("the adapter is installed")
-}
-
-/// `tests/adapters/programs/<name>.c` compiled with `cc -O0` into `dir/<name>`.
-pub fn compile_program(dir: &Path, name: &str) -> PathBuf {
-    let out = dir.join(name);
-    let source = crate::root()
-        .join("tests/adapters/programs")
-        .join(format!("{name}.c"));
-    let status = Command::new("cc")
-        .arg("-O0")
-        .arg("-o")
-        .arg(&out)
-        .arg(&source)
-        .status()
-        .expect("cc compiles the test program");
-    assert!(status.success());
-    out
+    let dir = installed_adapter_dir();
+    AdapterSpec::angr(&dir, &dir.join(".venv")).expect("the adapter is installed")
 }
 
 /// A session whose binaries get the angr adapter beside `native`, with `path` open.

@@ -6,7 +6,8 @@
 
 use serde_json::{Value, json};
 
-use super::angr::{angr_session, compile_program};
+use super::angr::angr_session;
+use crate::support::angr::compile_program;
 use crate::support::tools::success;
 
 /// The name a call site shows in C: the import's symbol, else the procedure's name, without

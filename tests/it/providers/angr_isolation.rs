@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::angr::SERVE_WITH_ANGR;
-use super::angr::{angr_spec, compile_program};
+use super::angr::angr_spec;
+use crate::support::angr::compile_program;
 use crate::support::server_process::ServerProcess;
 
 /// The angr adapter's folder, installed.

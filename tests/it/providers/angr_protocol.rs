@@ -15,7 +15,8 @@ use rea::session::Session;
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
 
-use super::angr::{angr_spec, compile_program};
+use super::angr::angr_spec;
+use crate::support::angr::compile_program;
 use crate::support::tools::{failure, success};
 
 fn schemas() -> PathBuf {

@@ -93,7 +93,7 @@ const TASKS_FIXTURE_FREE: &[(&str, &[&str])] = &[
 ];
 
 fn folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")
+    crate::root().join("tests/conformance")
 }
 
 fn suite() -> PathBuf {
@@ -325,7 +325,7 @@ fn example_executable() -> PathBuf {
 fn rea_serve_http_passes_the_fixture_free_scenarios_of_both_sets() {
     install();
     let server = serve_http(
-        Path::new(env!("CARGO_BIN_EXE_rea")),
+        Path::new(env!("CARGO_BIN_EXE_rea-under-test")),
         &["serve", "--store", "memory"],
     );
     for (set, scenarios) in SETS.iter().zip([FIXTURE_FREE_2025, FIXTURE_FREE_2026]) {
@@ -379,7 +379,7 @@ fn the_conformance_example_passes_every_tasks_extension_scenario() {
 fn rea_serve_http_passes_the_fixture_free_checks_of_the_tasks_scenarios() {
     install();
     let server = serve_http(
-        Path::new(env!("CARGO_BIN_EXE_rea")),
+        Path::new(env!("CARGO_BIN_EXE_rea-under-test")),
         &["serve", "--store", "memory"],
     );
     let mut problems = Vec::new();

@@ -51,8 +51,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
+use crate::support::angr::{compile_program, installed_adapter_dir};
+
 fn clients() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
+    crate::root().join("tests/clients")
 }
 
 fn run(command: &mut Command, what: &str) {
@@ -97,7 +99,7 @@ fn with_server_env(command: &mut Command) -> &mut Command {
         "system C library",
     );
     command
-        .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+        .env("REA_BIN", env!("CARGO_BIN_EXE_rea-under-test"))
         .env("REA_CATALOG", clients().join("fixtures/notes-catalog.json"))
         .env(
             "REA_CAPTURE",
@@ -177,7 +179,7 @@ impl HttpServer {
 
     /// `rea serve --store memory --http 127.0.0.1:0 ARGS`.
     fn start_with<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> HttpServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rea"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rea-under-test"))
             .args(["serve", "--store", "memory", "--http", "127.0.0.1:0"])
             .args(args)
             .stdin(Stdio::null())
@@ -355,7 +357,7 @@ fn python_sdk_client_approves_captures_and_traces_crashes_to_code_in_both_eras()
         run(
             Command::new(&python)
                 .args(["test_trace_crash.py", mode])
-                .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+                .env("REA_BIN", env!("CARGO_BIN_EXE_rea-under-test"))
                 .env("REA_CRASH_DIR", programs.path())
                 .current_dir(clients().join("python")),
             &format!("python test_trace_crash.py {mode} (Python SDK client answers elicitation)"),
@@ -367,7 +369,7 @@ fn python_sdk_client_approves_captures_and_traces_crashes_to_code_in_both_eras()
         run(
             Command::new(&python)
                 .args(["test_trace_crash.py", mode, &server.url])
-                .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+                .env("REA_BIN", env!("CARGO_BIN_EXE_rea-under-test"))
                 .env("REA_CRASH_DIR", programs.path())
                 .current_dir(clients().join("python")),
             &format!("python test_trace_crash.py {mode} URL (over HTTP)"),
@@ -382,7 +384,7 @@ fn typescript_sdk_v2_client_approves_and_declines_captures_in_both_eras() {
     run(
         Command::new("node")
             .args(["--test", "approval.test.mjs"])
-            .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+            .env("REA_BIN", env!("CARGO_BIN_EXE_rea-under-test"))
             .env("REA_CRASH_DIR", programs.path())
             .current_dir(&folder),
         "node --test approval.test.mjs (TypeScript SDK v2 client answers elicitation)",
@@ -719,7 +721,7 @@ fn assert_list_documents_evidence(read: &Value, uri: &str) {
 #[test]
 fn mcp_inspector_cli_over_stdio_in_both_eras() {
     let inspector = Inspector::new();
-    let rea = env!("CARGO_BIN_EXE_rea");
+    let rea = env!("CARGO_BIN_EXE_rea-under-test");
     let config = inspector.config(
         "stdio.json",
         json!({ "command": rea, "args": ["serve", "--store", "memory"] }),
@@ -844,7 +846,7 @@ fn mcp_inspector_cli_over_streamable_http_in_both_eras_names_the_session_across_
 #[test]
 fn mcp_inspector_connection_cli_names_the_session_over_one_stdio_connection() {
     let inspector = Inspector::new();
-    let rea = env!("CARGO_BIN_EXE_rea");
+    let rea = env!("CARGO_BIN_EXE_rea-under-test");
     let config = inspector.config(
         "stdio.json",
         json!({ "command": rea, "args": ["serve", "--store", "memory"] }),
@@ -906,51 +908,18 @@ fn mcp_inspector_connection_cli_names_the_session_over_one_stdio_connection() {
     }
 }
 
-/// The angr adapter's folder, with its virtual environment installed by
-/// `adapters/angr/install.sh` into the ignored `adapters/angr/.venv` first if it is missing.
-fn angr_adapter() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/angr");
-    let lock = install_lock(&dir);
-    let _one = lock.lock().unwrap_or_else(PoisonError::into_inner);
-    let imports = Command::new(dir.join(".venv/bin/python"))
-        .args(["-c", "import angr"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !imports {
-        run(
-            Command::new("sh").arg(dir.join("install.sh")),
-            "adapters/angr/install.sh",
-        );
-    }
-    dir
-}
-
-/// `tests/adapters/programs/report.c` compiled with `cc -O0` into `scratch`: its path.
-fn report_program(scratch: &Path) -> PathBuf {
-    let binary = scratch.join("report");
-    run(
-        Command::new("cc")
-            .arg("-O0")
-            .arg("-o")
-            .arg(&binary)
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adapters/programs/report.c")),
-        "cc report.c",
-    );
-    binary
-}
-
 #[test]
 fn python_sdk_client_decompiles_through_the_angr_adapter() {
     let python = python();
-    let angr = angr_adapter();
+    let angr = installed_adapter_dir();
     let scratch = tempfile::tempdir().unwrap();
-    let binary = report_program(scratch.path());
+    let binary = compile_program(scratch.path(), "report");
     for mode in ["auto", "legacy"] {
         run(
             Command::new(&python)
                 .args(["test_angr.py", mode])
                 .current_dir(clients().join("python"))
-                .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+                .env("REA_BIN", env!("CARGO_BIN_EXE_rea-under-test"))
                 .env("REA_ANGR_DIR", &angr)
                 .env("REA_ANGR_BINARY", &binary),
             &format!("python test_angr.py {mode} (Python SDK client, --provider angr)"),
@@ -963,14 +932,14 @@ fn python_sdk_client_decompiles_through_the_angr_adapter() {
 /// SQLite file in the same folder.
 fn node_angr_test(script: &str, what: &str, store_file: Option<&str>) {
     let folder = node_folder("node", "@modelcontextprotocol/sdk");
-    let angr = angr_adapter();
+    let angr = installed_adapter_dir();
     let scratch = tempfile::tempdir().unwrap();
-    let binary = report_program(scratch.path());
+    let binary = compile_program(scratch.path(), "report");
     let mut command = Command::new("node");
     command
         .args(["--test", script])
         .current_dir(&folder)
-        .env("REA_BIN", env!("CARGO_BIN_EXE_rea"))
+        .env("REA_BIN", env!("CARGO_BIN_EXE_rea-under-test"))
         .env("REA_ANGR_DIR", &angr)
         .env("REA_ANGR_BINARY", &binary);
     if let Some(file) = store_file {
