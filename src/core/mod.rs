@@ -32,7 +32,7 @@
 //! or removal brought marks together. The first step is NFKD rather than NFD because the
 //! NFD-first forms of Unicode D146/D147 are not invariant under NFKD of their input
 //! ("\u{345}\u{FF9E}" is the classic witness). On every scalar value the key equals
-//! `NFKD(NFKC_Casefold(x))` (checked exhaustively by `tests/unicode_exhaustive.rs`).
+//! `NFKD(NFKC_Casefold(x))` (checked exhaustively by `tests/it/unicode_exhaustive.rs`).
 //!
 //! `matches(prefix, candidate)` holds when `key(prefix)` is empty, or `key(candidate)` starts
 //! with `key(prefix)` and the character after it is absent or a starter (canonical combining
@@ -48,7 +48,7 @@
 //!   (Unicode 18.0.0 data) on all 1,112,064 scalar values;
 //! - the Default_Ignorable_Code_Point table behind [`is_default_ignorable`]: DerivedCoreProperties.txt of Unicode 18.0.0.
 //!
-//! `tests/unicode_exhaustive.rs` compares each of these with ICU4X over every scalar value and
+//! `tests/it/unicode_exhaustive.rs` compares each of these with ICU4X over every scalar value and
 //! fails when a dependency update changes the version, so this paragraph stays true.
 //!
 //! ## ASCII fast path

@@ -9,8 +9,8 @@
 //!
 //! The official SDK clients ([`sdk_clients`]) and the conformance suite ([`conformance`]) drive
 //! the same `rea-under-test` from here, so that their installs and their waits overlap with the
-//! rest of the suite. One suite stays a separate binary: `tests/unicode_exhaustive.rs` walks
-//! every Unicode scalar value and is slow.
+//! rest of the suite. One check is a test binary of its own in this package,
+//! `unicode_exhaustive.rs`: it walks every Unicode scalar value and is slow.
 //!
 //! Snapshots live in the top-level `snapshots/` folder under explicit names (see
 //! [`support::snapshots`]); proptest keeps its saved failures in `tests/proptest-regressions/`,

@@ -148,8 +148,11 @@ fn python() -> PathBuf {
             "python3 -m venv",
         );
     }
+    // From the client folder: run from the suite's folder, `import mcp` would find the
+    // suite's own `mcp/` test folder as a namespace package.
     let installed = Command::new(&python)
         .args(["-c", "import mcp"])
+        .current_dir(&folder)
         .output()
         .is_ok_and(|o| o.status.success());
     if !installed {

@@ -14,7 +14,7 @@ pub(crate) use matcher::{KeyBuffers, PrefixKey, Screen, WordScreen};
 pub const UNICODE_VERSION: (u8, u8, u8) = (18, 0, 0);
 
 /// Default_Ignorable_Code_Point ranges of Unicode 18.0.0 (DerivedCoreProperties.txt), merged
-/// and sorted. Verified against ICU4X over every scalar value by `tests/unicode_exhaustive.rs`.
+/// and sorted. Verified against ICU4X over every scalar value by `tests/it/unicode_exhaustive.rs`.
 const DEFAULT_IGNORABLE: &[(char, char)] = &[
     ('\u{00AD}', '\u{00AD}'),
     ('\u{034F}', '\u{034F}'),
@@ -96,7 +96,7 @@ fn general_key_into(x: &str, decomposed: &mut String, key: &mut String) {
 ///
 /// `c`'s NFKD begins with a starter that nothing reorders across and folding sees alone, so
 /// the key of the string begins with the first character of that starter's key, provided it
-/// is itself a starter. `tests/unicode_exhaustive.rs` checks this for every scalar value.
+/// is itself a starter. `tests/it/unicode_exhaustive.rs` checks this for every scalar value.
 ///
 /// ```
 /// use rea::core::stable_first_key_char;

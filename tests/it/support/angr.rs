@@ -20,6 +20,7 @@ pub fn installed_adapter_dir() -> PathBuf {
     let dir = adapter_dir();
     let imports = Command::new(dir.join(".venv/bin/python"))
         .args(["-c", "import angr"])
+        .current_dir(&dir)
         .output()
         .is_ok_and(|output| output.status.success());
     if !imports {
