@@ -93,7 +93,7 @@ const TASKS_FIXTURE_FREE: &[(&str, &[&str])] = &[
 ];
 
 fn folder() -> PathBuf {
-    crate::root().join("tests/conformance")
+    rea_testkit::repository_root().join("tests/conformance")
 }
 
 fn suite() -> PathBuf {

@@ -51,10 +51,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
-use crate::support::angr::{compile_program, installed_adapter_dir};
+use rea_testkit::angr::{compile_program, installed_adapter_dir};
+use rea_testkit::repository_root as root;
 
 fn clients() -> PathBuf {
-    crate::root().join("tests/clients")
+    root().join("tests/clients")
 }
 
 fn run(command: &mut Command, what: &str) {

@@ -11,8 +11,8 @@ use rea::session::Session;
 use rea::tools::ToolBox;
 use serde_json::{Value, json};
 
-use crate::support::angr::{compile_program, installed_adapter_dir};
 use crate::support::tools::success;
+use rea_testkit::angr::{compile_program, installed_adapter_dir};
 
 /// `rea serve` with a memory store and the angr provider; the adapter folder follows.
 pub const SERVE_WITH_ANGR: [&str; 6] = [

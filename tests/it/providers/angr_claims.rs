@@ -7,8 +7,8 @@
 use serde_json::{Value, json};
 
 use super::angr::angr_session;
-use crate::support::angr::compile_program;
 use crate::support::tools::success;
+use rea_testkit::angr::compile_program;
 
 /// The name a call site shows in C: the import's symbol, else the procedure's name, without
 /// a `@plt` suffix.

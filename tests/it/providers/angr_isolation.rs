@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use super::angr::SERVE_WITH_ANGR;
 use super::angr::angr_spec;
-use crate::support::angr::compile_program;
 use crate::support::server_process::ServerProcess;
+use rea_testkit::angr::compile_program;
 
 /// The angr adapter's folder, installed.
 fn angr_dir() -> PathBuf {

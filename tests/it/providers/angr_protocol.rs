@@ -16,8 +16,8 @@ use rea::tools::ToolBox;
 use serde_json::{Value, json};
 
 use super::angr::angr_spec;
-use crate::support::angr::compile_program;
 use crate::support::tools::{failure, success};
+use rea_testkit::angr::compile_program;
 
 fn schemas() -> PathBuf {
     crate::root().join("schemas/provider-protocol")

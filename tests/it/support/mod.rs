@@ -3,7 +3,6 @@
 //! ([`snapshots`]), the generated binaries and fake provider ([`fixtures`]), and per-area
 //! helpers. The fuzz targets' invariants are in `rea::fuzzing`, not here.
 
-pub mod angr;
 pub mod caller_text;
 pub mod capture;
 pub mod client;

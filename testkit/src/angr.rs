@@ -1,6 +1,7 @@
 //! The reference angr adapter (`adapters/angr`) and the C programs it is tried on
-//! (`tests/adapters/programs/`), shared by the provider tests and the SDK client tests so that
-//! one process installs the adapter's environment once.
+//! (`tests/adapters/programs/`), shared by the suite's provider tests and the SDK client tests
+//! (one install of the adapter's environment per test process, and the two run one after
+//! the other).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,7 +9,7 @@ use std::sync::Mutex;
 
 /// The adapter's folder.
 pub fn adapter_dir() -> PathBuf {
-    crate::root().join("adapters/angr")
+    crate::repository_root().join("adapters/angr")
 }
 
 /// The adapter's folder, after `adapters/angr/install.sh` has put its virtual environment into
@@ -36,7 +37,7 @@ pub fn installed_adapter_dir() -> PathBuf {
 /// `tests/adapters/programs/<name>.c` compiled with `cc -O0` into `dir/<name>`.
 pub fn compile_program(dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(name);
-    let source = crate::root()
+    let source = crate::repository_root()
         .join("tests/adapters/programs")
         .join(format!("{name}.c"));
     let status = Command::new("cc")
