@@ -7,7 +7,7 @@
 //! `rea-under-test`: `src/main.rs` built by this package, so that cargo builds it fresh for
 //! the suite. Files of the repository are found from [`root`].
 //!
-//! Three checks are test binaries of their own in this package, run after this one:
+//! Three checks are test binaries of their own in this package, which cargo runs one at a time:
 //! `sdk_clients.rs` (the official SDK clients and the MCP Inspector) and `conformance.rs` (the
 //! official conformance suite) drive the same `rea-under-test`, and `unicode_exhaustive.rs`
 //! walks every Unicode scalar value. Run as modules of this binary, the first two made the run
