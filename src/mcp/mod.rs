@@ -6,6 +6,7 @@
 //! [`crate::session`], tools from [`crate::tools`].
 
 mod approval;
+mod connection;
 pub(crate) mod era;
 mod error;
 mod framing;

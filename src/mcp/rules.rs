@@ -1,8 +1,9 @@
 //! The protocol rules both transports follow, each written once and free of I/O: where a 2026
 //! request goes, what a notification asks of its connection, when a batch is accepted and
-//! which of its members run, and what an answer carries. stdio ([`super::server`]) and HTTP
-//! ([`super::http`]) only act on what these say, each writing in its own way (a line on the
-//! output; a status, a body or an SSE stream).
+//! which of its members run, and what an answer carries. The connection core
+//! ([`super::connection::ConnectionCore`]) applies them for both transports; stdio
+//! ([`super::server`]) and HTTP ([`super::http`]) only act on what it decides, each writing in
+//! its own way (a line on the output; a status, a body or an SSE stream).
 
 use serde_json::{Value, json};
 

@@ -12,27 +12,23 @@
 //! itself sends, which stops the reading. A client that closes the output stops the loop at
 //! once.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
-use jsonrpsee::types::Params;
-use jsonrpsee::{ConnectionId, Extensions, MethodCallback, RpcModule};
+use jsonrpsee::RpcModule;
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use super::era::{self, Era, ListenFilter};
+use super::connection::{Admitted, ConnectionCore, Dispatcher, GraceOver, Noted, Step};
+use super::era;
 use super::error::RequestError;
 use super::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
-use super::message::{Line, Message, Notification, Request, RequestKey, classify_line};
-use super::method::Method;
+use super::message::{Line, Message, classify_line};
 use super::outlet::Outlet;
-use super::params::RequestParams;
-use super::rules::{self, Answer, BatchEntry, ModernRoute, NotificationRule, refused_batch};
-use super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
-use crate::session::Cancel;
+use super::rules::{Answer, BatchEntry, refused_batch};
+use super::state::{Connection, Shared};
 
 /// Configuration of the stdio shell: framing, the caps of the execution model, shutdown.
 #[derive(Clone, Debug)]
@@ -141,136 +137,16 @@ impl Shutdown {
     }
 }
 
-/// The end of a shutdown grace, for the requests still running: each then answers with
-/// [`RequestError::ShuttingDown`] and its work is cancelled.
-#[derive(Clone, Debug)]
-pub(crate) struct GraceOver {
-    over: Arc<tokio::sync::watch::Sender<bool>>,
-    grace: Duration,
-}
-
-impl GraceOver {
-    pub(crate) fn new(grace: Duration) -> GraceOver {
-        GraceOver {
-            over: Arc::new(tokio::sync::watch::Sender::new(false)),
-            grace,
-        }
-    }
-
-    /// Ends the grace.
-    pub(crate) fn end(&self) {
-        self.over.send_replace(true);
-    }
-
-    /// Resolves once the grace is over.
-    pub(crate) async fn over(&self) {
-        let mut receiver = self.over.subscribe();
-        let _ = receiver.wait_for(|over| *over).await;
-    }
-
-    /// Runs `work` (the answer of request `id`) unless the grace ends first; then `cancel` is
-    /// cancelled and the answer says the server stopped the request.
-    pub(crate) async fn run_or_stop(
-        &self,
-        work: impl std::future::Future<Output = Answer>,
-        id: &Value,
-        cancel: &Cancel,
-    ) -> Answer {
-        tokio::select! {
-            answer = work => answer,
-            () = self.over() => {
-                cancel.cancel();
-                Answer::refusal(&self.refusal(), id)
-            }
-        }
-    }
-
-    /// The error a request gets when the grace ends before it does.
-    pub(crate) fn refusal(&self) -> RequestError {
-        RequestError::ShuttingDown {
-            grace_secs: self.grace.as_secs_f64(),
-        }
-    }
-}
-
-/// Requests running or waiting now, by id, for `notifications/cancelled` and duplicate ids.
-#[derive(Debug, Default)]
-pub(crate) struct InFlight {
-    next_serial: AtomicU64,
-    requests: Mutex<HashMap<RequestKey, (u64, Cancel)>>,
-}
-
-impl InFlight {
-    /// Admits `request` as in flight under `cancel`, and gives its serial (for
-    /// [`InFlight::finish`]); a request whose id is already in flight is refused
-    /// ([`RequestError::DuplicateId`]), over either transport.
-    pub(crate) fn admit(&self, request: &Request, cancel: Cancel) -> Result<u64, RequestError> {
-        let mut requests = self.lock();
-        if requests.contains_key(&request.key) {
-            return Err(RequestError::DuplicateId {
-                id: request.id.clone(),
-            });
-        }
-        let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
-        requests.insert(request.key.clone(), (serial, cancel));
-        Ok(serial)
-    }
-
-    fn contains(&self, key: &RequestKey) -> bool {
-        self.lock().contains_key(key)
-    }
-
-    pub(crate) fn finish(&self, key: &RequestKey, serial: u64) {
-        let mut requests = self.lock();
-        if requests.get(key).is_some_and(|(s, _)| *s == serial) {
-            requests.remove(key);
-        }
-    }
-
-    pub(crate) fn cancel(&self, key: &RequestKey) -> bool {
-        match self.lock().remove(key) {
-            Some((_, cancel)) => {
-                cancel.cancel();
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub(crate) fn cancel_all(&self) {
-        for (_, (_, cancel)) in self.lock().drain() {
-            cancel.cancel();
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestKey, (u64, Cancel)>> {
-        self.requests.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// What runs requests: the server's one method table and the answer size limit.
-#[derive(Clone)]
-pub(crate) struct Dispatcher {
-    pub(crate) module: Arc<RpcModule<Arc<Shared>>>,
-    pub(crate) max_response_bytes: usize,
-    /// Most messages in one batch ([`ShellConfig::max_batch_messages`]).
-    pub(crate) max_batch_messages: usize,
-}
-
 /// Work that needs a running slot: one request, or a whole batch.
 enum Work {
-    Request {
-        request: Box<Request>,
-        context: RequestContext,
-        serial: u64,
-    },
+    Request(Box<Admitted>),
     Batch(Vec<BatchEntry>),
 }
 
 impl Work {
     fn is_cancelled(&self) -> bool {
         match self {
-            Work::Request { context, .. } => context.cancel.is_cancelled(),
+            Work::Request(admitted) => admitted.is_cancelled(),
             Work::Batch(_) => false,
         }
     }
@@ -284,11 +160,9 @@ struct Waiting {
 
 /// One connection being served.
 struct ConnectionLoop {
-    connection: Arc<Connection>,
-    dispatcher: Dispatcher,
+    core: ConnectionCore,
     config: ShellConfig,
     permits: Arc<Semaphore>,
-    in_flight: Arc<InFlight>,
     tasks: JoinSet<()>,
     /// Work waiting for a slot, oldest first (at most `max_waiting`, `max_waiting_bytes`).
     waiting: VecDeque<Waiting>,
@@ -313,22 +187,21 @@ pub(crate) async fn serve_frames(
 ) -> std::io::Result<()> {
     let connection = Arc::new(Connection::new(shared.clone(), outlet));
     shared.attach(&connection);
+    let dispatcher = Dispatcher {
+        module,
+        max_response_bytes: config.max_response_bytes,
+        max_batch_messages: config.max_batch_messages,
+    };
     let mut served = ConnectionLoop {
-        dispatcher: Dispatcher {
-            module,
-            max_response_bytes: config.max_response_bytes,
-            max_batch_messages: config.max_batch_messages,
-        },
-        connection,
+        core: ConnectionCore::new(connection, dispatcher),
         config: config.clone(),
         permits: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
-        in_flight: Arc::new(InFlight::default()),
         tasks: JoinSet::new(),
         waiting: VecDeque::new(),
         waiting_bytes: 0,
         grace_over: GraceOver::new(config.shutdown_grace),
     };
-    let outlet = served.connection.outlet.clone();
+    let outlet = served.core.connection.outlet.clone();
     let read_result = loop {
         tokio::select! {
             biased;
@@ -380,7 +253,7 @@ pub(crate) async fn serve_frames(
     } else {
         tracing::error!(error = ?read_result, "stopped reading: the connection is gone");
         served.waiting.clear();
-        served.in_flight.cancel_all();
+        served.core.in_flight.cancel_all();
     }
     let grace = tokio::time::timeout(config.shutdown_grace, async {
         while served.tasks.join_next().await.is_some() {}
@@ -397,18 +270,23 @@ pub(crate) async fn serve_frames(
             while served.tasks.join_next().await.is_some() {}
         });
         if answered.await.is_err() {
-            served.in_flight.cancel_all();
+            served.core.in_flight.cancel_all();
             served.tasks.abort_all();
         }
     }
     // Listen streams still open end gracefully: their result, then the cancellation that
     // closes a stdio stream.
-    for listen in served.connection.take_listens() {
+    for listen in served.core.connection.take_listens() {
         served.send(era::listen_end(&listen.id)).await;
         served.send(era::listen_cancelled(&listen.id)).await;
     }
-    shared.detach(&served.connection);
-    served.connection.outlet.close(config.output_flush()).await;
+    shared.detach(&served.core.connection);
+    served
+        .core
+        .connection
+        .outlet
+        .close(config.output_flush())
+        .await;
     read_result
 }
 
@@ -424,43 +302,34 @@ fn output_gone() -> std::io::Error {
 
 impl ConnectionLoop {
     async fn send(&self, message: Value) {
-        self.connection.outlet.send(message.to_string()).await;
+        self.core.connection.outlet.send(message.to_string()).await;
+    }
+
+    async fn write(&self, answer: Answer) {
+        self.core.connection.outlet.send(answer.line).await;
     }
 
     async fn handle_line(&mut self, bytes: &[u8]) {
         match classify_line(bytes) {
             Line::Unparsable { id, error } => self.send(error.to_response(&id)).await,
-            Line::Single(Message::Request(request))
-                if request.known == Some(Method::Initialize)
-                    && era::classify(request.params.as_ref()) == Era::Legacy =>
-            {
-                // `initialize` settles the protocol version that later lines (batches) depend
-                // on, so it is answered before the next line is read.
-                let answer = self.initialize(request).await;
-                self.connection.outlet.send(answer.line).await;
-            }
             Line::Single(message) => self.handle_message(message, bytes.len()).await,
             Line::Batch(messages) => self.handle_batch(messages, bytes.len()).await,
         }
     }
 
-    async fn initialize(&self, request: Request) -> Answer {
-        if self.connection.version().is_some() {
-            return Answer::refusal(&RequestError::AlreadyInitialized, &request.id);
-        }
-        self.dispatcher
-            .run(
-                request,
-                RequestContext::new(&self.connection, Cancel::never()),
-            )
-            .await
-    }
-
     async fn handle_message(&mut self, message: Message, bytes: usize) {
         match message {
-            Message::Request(request) => self.start_request(request, bytes).await,
-            Message::Notification(notification) => self.handle_notification(notification).await,
-            Message::ClientResponse(response) => self.connection.take_response(&response),
+            Message::Request(request) => {
+                let era = era::classify(request.params.as_ref());
+                let step = self.core.request(request, era);
+                self.take_step(step, bytes).await;
+            }
+            Message::Notification(notification) => {
+                if self.core.notification(&notification).await == Noted::Cancelled {
+                    self.drop_cancelled_waiting();
+                }
+            }
+            Message::ClientResponse(response) => self.core.connection.take_response(&response),
             Message::MalformedResponse { reason } => {
                 tracing::warn!(reason, "dropped a malformed response from the client");
             }
@@ -468,25 +337,38 @@ impl ConnectionLoop {
         }
     }
 
-    async fn handle_notification(&mut self, notification: Notification) {
-        match rules::notification_rule(&notification) {
-            NotificationRule::Initialized => {
-                self.connection.mark_ready();
-                self.connection.ask_for_roots().await;
+    /// Acts on what the core decided for a request: `initialize` is answered before the
+    /// next line is read (the version it settles decides how later lines are read); a
+    /// request that needs no slot (`ping`) is answered at once, so a client can always tell
+    /// the server is alive; any other runs at once when a slot is free and nothing waits
+    /// before it, else waits on the list, else is answered that the server is busy.
+    async fn take_step(&mut self, step: Step, bytes: usize) {
+        match step {
+            Step::Refuse { error, id } => self.send(error.to_response(&id)).await,
+            Step::Answer(answer) => self.write(answer).await,
+            Step::Initialize(request) => {
+                let answer = self.core.initialize(request).await;
+                self.write(answer).await;
             }
-            NotificationRule::RootsListChanged => self.connection.ask_for_roots().await,
-            NotificationRule::Cancelled(key) => {
-                if self.connection.end_listen(&key) {
-                    tracing::debug!(?key, "ended a listen stream");
-                } else if self.in_flight.cancel(&key) {
-                    tracing::debug!(?key, "cancelled a request");
-                    self.drop_cancelled_waiting();
-                } else {
-                    tracing::debug!(?key, "cancellation for no in-flight request");
+            Step::Listen(listen) => {
+                // Acknowledged first, then kept open (it holds no request slot) until the
+                // client cancels it or the input ends.
+                self.send(listen.filter.acknowledgement(&listen.id)).await;
+                self.core.connection.add_listen(listen);
+            }
+            Step::Run(admitted) if !admitted.needs_slot() => {
+                let ran = admitted.run(&self.core.dispatcher, &self.grace_over).await;
+                if !ran.cancelled {
+                    self.write(ran.answer).await;
                 }
             }
-            NotificationRule::Ignored => {
-                tracing::debug!(method = notification.method, "ignored notification");
+            Step::Run(admitted) => {
+                if let Err(Work::Request(admitted)) =
+                    self.run_or_wait(Work::Request(admitted), bytes)
+                {
+                    let answer = admitted.refuse(&self.busy());
+                    self.write(answer).await;
+                }
             }
         }
     }
@@ -498,11 +380,9 @@ impl ConnectionLoop {
         while let Some(waiting) = self.waiting.pop_front() {
             self.waiting_bytes -= waiting.bytes;
             match waiting.work {
-                Work::Request {
-                    request, serial, ..
-                } => {
-                    self.in_flight.finish(&request.key, serial);
-                    self.send(refusal.to_response(&request.id)).await;
+                Work::Request(admitted) => {
+                    let answer = admitted.refuse(&refusal);
+                    self.write(answer).await;
                 }
                 Work::Batch(entries) => {
                     let answers = refused_batch(entries, &refusal);
@@ -530,135 +410,6 @@ impl ConnectionLoop {
                 "cancelled waiting requests"
             );
         }
-    }
-
-    /// Classifies `request` by era: a 2026 request is checked ([`Self::modern_context`]); a
-    /// 2025 one is refused before `initialize`. Then registers it as in flight, and runs it at
-    /// once when a slot is free and nothing waits before it, else puts it on the wait list,
-    /// else answers that the server is busy.
-    async fn start_request(&mut self, request: Request, bytes: usize) {
-        let context = match era::classify(request.params.as_ref()) {
-            Era::Modern => match self.modern_context(request).await {
-                Some((request, context)) => (request, context),
-                None => return,
-            },
-            Era::Legacy => {
-                // Before `initialize` only `ping` runs; a method that does not exist is still
-                // `-32601` (clients probe with `server/discover` and fall back on it).
-                let registered = self.dispatcher.module.method(&request.method).is_some();
-                let before_initialize = self.connection.version().is_none();
-                if before_initialize && registered && request.known != Some(Method::Ping) {
-                    let error = RequestError::NotInitialized {
-                        method: request.method.into(),
-                    };
-                    self.send(error.to_response(&request.id)).await;
-                    return;
-                }
-                if !rules::needs_slot(&request) && !self.in_flight.contains(&request.key) {
-                    // Nothing to do and nothing to wait for: answered at once, without a slot,
-                    // so a client can always tell the server is alive.
-                    let answer = self
-                        .dispatcher
-                        .run(
-                            request,
-                            RequestContext::new(&self.connection, Cancel::never()),
-                        )
-                        .await;
-                    self.connection.outlet.send(answer.line).await;
-                    return;
-                }
-                let mut context = RequestContext::new(&self.connection, Cancel::new());
-                context.log_level = self.connection.log_threshold();
-                (request, context)
-            }
-        };
-        let (request, context) = context;
-        if self.connection.has_listen(&request.key) {
-            let error = RequestError::DuplicateId {
-                id: request.id.clone(),
-            };
-            self.send(error.to_response(&request.id)).await;
-            return;
-        }
-        let serial = match self.in_flight.admit(&request, context.cancel.clone()) {
-            Ok(serial) => serial,
-            Err(error) => {
-                self.send(error.to_response(&request.id)).await;
-                return;
-            }
-        };
-        let work = Work::Request {
-            request: Box::new(request),
-            context,
-            serial,
-        };
-        if let Err(Work::Request {
-            request, serial, ..
-        }) = self.run_or_wait(work, bytes)
-        {
-            self.in_flight.finish(&request.key, serial);
-            self.send(self.busy().to_response(&request.id)).await;
-        }
-    }
-
-    /// Routes a 2026 request ([`rules::route_modern`]). `server/discover`,
-    /// `subscriptions/listen` and every refusal are answered here (`None`); a method both eras
-    /// share comes back with the context it runs under (its log level, and how its result is
-    /// decorated).
-    async fn modern_context(&mut self, request: Request) -> Option<(Request, RequestContext)> {
-        let offer = self.connection.shared.offer();
-        match rules::route_modern(&request, offer) {
-            Ok(ModernRoute::Shared { envelope, caching }) => {
-                let mut context = RequestContext::new(&self.connection, Cancel::new());
-                context.log_level = envelope.log_level;
-                context.modern = Some(ModernAnswer { caching });
-                Some((request, context))
-            }
-            Ok(ModernRoute::Discover(answer)) => {
-                self.connection.outlet.send(answer.line).await;
-                None
-            }
-            Ok(ModernRoute::Listen) => {
-                self.listen(request, offer).await;
-                None
-            }
-            Err(error) => {
-                self.send(error.to_response(&request.id)).await;
-                None
-            }
-        }
-    }
-
-    /// Opens a `subscriptions/listen` stream: acknowledged first, then kept open (it holds no
-    /// request slot) until the client cancels it or the input ends.
-    async fn listen(&mut self, request: Request, offer: super::protocol::Offer) {
-        if self.in_flight.contains(&request.key) || self.connection.has_listen(&request.key) {
-            let error = RequestError::DuplicateId {
-                id: request.id.clone(),
-            };
-            self.send(error.to_response(&request.id)).await;
-            return;
-        }
-        let filter = match ListenFilter::requested(request.params.as_ref(), offer) {
-            Ok(filter) => filter,
-            Err(error) => {
-                self.send(error.to_response(&request.id)).await;
-                return;
-            }
-        };
-        if !self.connection.shared.reserve_listen() {
-            let error = RequestError::TooManyListens {
-                limit: era::MAX_LISTENS,
-            };
-            self.send(error.to_response(&request.id)).await;
-            return;
-        }
-        self.send(filter.acknowledgement(&request.id)).await;
-        self.connection.add_listen(Listen {
-            id: request.id,
-            key: request.key,
-            filter,
-        });
     }
 
     fn busy(&self) -> RequestError {
@@ -698,251 +449,42 @@ impl ConnectionLoop {
     }
 
     /// Runs `work` in its own task, which keeps `permit` until the work has stopped and
-    /// answers unless a request was cancelled before it committed.
+    /// answers unless a request was cancelled before it answered.
     fn spawn(&mut self, work: Work, permit: OwnedSemaphorePermit) {
-        let dispatcher = self.dispatcher.clone();
-        let connection = self.connection.clone();
-        match work {
-            Work::Request {
-                request,
-                context,
-                serial,
-            } => {
-                let in_flight = self.in_flight.clone();
-                let grace_over = self.grace_over.clone();
-                self.tasks.spawn(async move {
-                    let key = request.key.clone();
-                    let id = request.id.clone();
-                    let cancel = context.cancel.clone();
-                    let run = dispatcher.run(*request, context);
-                    let answer = tokio::select! {
-                        answer = run => (!cancel.is_cancelled()).then_some(answer),
-                        // Stopped at the end of the shutdown grace: answered even so.
-                        () = grace_over.over() => {
-                            cancel.cancel();
-                            Some(Answer::refusal(&grace_over.refusal(), &id))
-                        }
-                    };
-                    in_flight.finish(&key, serial);
-                    if let Some(answer) = answer {
-                        connection.outlet.send(answer.line).await;
-                    }
-                    drop(permit);
-                });
+        let core = self.core.clone();
+        let grace_over = self.grace_over.clone();
+        self.tasks.spawn(async move {
+            let answer = match work {
+                Work::Request(admitted) => {
+                    let ran = admitted.run(&core.dispatcher, &grace_over).await;
+                    (!ran.cancelled).then_some(ran.answer)
+                }
+                Work::Batch(entries) => Some(core.run_batch(entries, &grace_over).await),
+            };
+            if let Some(answer) = answer {
+                core.connection.outlet.send(answer.line).await;
             }
-            Work::Batch(entries) => {
-                let grace_over = self.grace_over.clone();
-                self.tasks.spawn(async move {
-                    let run = dispatcher.run_batch(&connection, entries);
-                    let answer = grace_over
-                        .run_or_stop(run, &Value::Null, &Cancel::never())
-                        .await;
-                    connection.outlet.send(answer.line).await;
-                    drop(permit);
-                });
-            }
-        }
+            drop(permit);
+        });
     }
 
     async fn handle_batch(&mut self, messages: Vec<Message>, bytes: usize) {
-        if let Err(error) = rules::accept_batch(self.connection.version()) {
-            self.send(error.to_response(&Value::Null)).await;
-            return;
-        }
-        let batch = rules::admit_batch(messages, self.config.max_batch_messages);
-        for notification in batch.notifications {
-            self.handle_notification(notification).await;
-        }
-        for response in &batch.responses {
-            self.connection.take_response(response);
-        }
-        let entries = batch.entries;
+        let entries = match self.core.batch(messages).await {
+            Ok((entries, noted)) => {
+                if noted == Noted::Cancelled {
+                    self.drop_cancelled_waiting();
+                }
+                entries
+            }
+            Err(error) => return self.send(error.to_response(&Value::Null)).await,
+        };
         if entries.is_empty() {
             return;
         }
-        // A batch is one unit of work: one slot; its requests run one after another, and its
-        // members are not individually cancellable.
+        // A batch is one unit of work: one slot.
         if let Err(Work::Batch(entries)) = self.run_or_wait(Work::Batch(entries), bytes) {
             let answers = refused_batch(entries, &self.busy());
             self.send(answers).await;
         }
-    }
-}
-
-impl Dispatcher {
-    /// The answers of a batch as one JSON array line, within the response size limit: a
-    /// member whose answer would pass it (with room kept for the refusals of the members
-    /// after it) is answered with a `-32603` error instead, so the line stays within the
-    /// limit whatever the members answer.
-    pub(crate) async fn run_batch(
-        &self,
-        connection: &Arc<Connection>,
-        entries: Vec<BatchEntry>,
-    ) -> Answer {
-        // The most each member's line may take when it is refused: its own error, or the
-        // too-large error naming its id. The room these need is kept back for the members
-        // still to come.
-        let fallback: Vec<usize> = entries
-            .iter()
-            .map(|entry| match entry {
-                BatchEntry::Answered(reply) => reply.to_string().len() + 1,
-                BatchEntry::Run(request) => self.too_large(usize::MAX, &request.id).line.len() + 1,
-            })
-            .collect();
-        let mut reserved: usize = fallback.iter().sum::<usize>() + 1;
-        let mut line = String::from("[");
-        for (entry, fallback) in entries.into_iter().zip(fallback) {
-            reserved -= fallback;
-            let answer = match entry {
-                BatchEntry::Answered(reply) => reply.to_string(),
-                BatchEntry::Run(request) => {
-                    let id = request.id.clone();
-                    let context = RequestContext::new(connection, Cancel::never());
-                    let answer = self.run(request, context).await.line;
-                    let bytes = line.len() + answer.len() + 1;
-                    if bytes + reserved > self.max_response_bytes {
-                        self.too_large(bytes, &id).line
-                    } else {
-                        answer
-                    }
-                }
-            };
-            if line.len() > 1 {
-                line.push(',');
-            }
-            line.push_str(&answer);
-        }
-        line.push(']');
-        Answer {
-            line,
-            error_code: None,
-        }
-    }
-
-    /// Runs one request through the `RpcModule` and answers with the client's id, verbatim
-    /// (jsonrpsee's `Id` cannot hold negative integers). The answer is one JSON line, with
-    /// its error code when it is an error.
-    pub(crate) async fn run(&self, request: Request, context: RequestContext) -> Answer {
-        let Some(callback) = self.module.method(&request.method) else {
-            let error = RequestError::MethodNotFound {
-                method: request.method.into(),
-            };
-            return Answer::refusal(&error, &request.id);
-        };
-        // The handler reads the params parsed with the message from the extensions; jsonrpsee
-        // is given none, so they are never encoded and parsed again.
-        let params = Params::new(None);
-        let modern = context.modern;
-        let input_required = Arc::clone(&context.input_required);
-        let task_created = Arc::clone(&context.task_created);
-        let mut extensions = Extensions::new();
-        extensions.insert(context);
-        extensions.insert(RequestParams::new(request.params));
-        let internal_id = jsonrpsee::types::Id::Number(0);
-        let response = match callback {
-            MethodCallback::Sync(method) => method(internal_id, params, usize::MAX, extensions),
-            MethodCallback::Async(method) => {
-                method(
-                    internal_id,
-                    params.into_owned(),
-                    ConnectionId(0),
-                    usize::MAX,
-                    extensions,
-                )
-                .await
-            }
-            MethodCallback::Subscription(_) | MethodCallback::Unsubscription(_) => {
-                return Answer::refusal(&RequestError::Subscription, &request.id);
-            }
-        };
-        let error_code = response.as_error_code();
-        let raw = response.into_json();
-        let kind = if task_created.load(Ordering::Acquire) {
-            Some("task")
-        } else if input_required.load(Ordering::Acquire) {
-            Some("input_required")
-        } else {
-            None
-        };
-        let answer = match modern.and_then(|modern| decorated(raw.get(), modern.caching, kind)) {
-            Some(decorated) => with_client_id(&decorated, &request.id),
-            None => with_client_id(raw.get(), &request.id),
-        };
-        if answer.len() > self.max_response_bytes {
-            return self.too_large(answer.len(), &request.id);
-        }
-        Answer {
-            line: answer,
-            error_code,
-        }
-    }
-
-    fn too_large(&self, bytes: usize, id: &Value) -> Answer {
-        let error = RequestError::ResponseTooLarge {
-            bytes,
-            limit: self.max_response_bytes,
-        };
-        Answer::refusal(&error, id)
-    }
-}
-
-/// jsonrpsee's answer to internal id 0 with the members of a 2026 result put first in its
-/// result ([`era::decorate_result`]); `None` for an error answer.
-fn decorated(raw: &str, caching: Option<era::Caching>, kind: Option<&str>) -> Option<String> {
-    const HEAD: &str = r#"{"jsonrpc":"2.0","id":0,"result":"#;
-    let result = raw.strip_prefix(HEAD)?.strip_suffix('}')?;
-    let result = match kind {
-        Some(kind) => era::decorate_typed(result, kind)?,
-        None => era::decorate_result(result, caching)?,
-    };
-    let mut line = String::with_capacity(HEAD.len() + result.len() + 1);
-    line.push_str(HEAD);
-    line.push_str(&result);
-    line.push('}');
-    Some(line)
-}
-
-/// jsonrpsee's answer to internal id 0, with the client's id in its place. jsonrpsee writes
-/// `{"jsonrpc":"2.0","id":0,...}`; the rest is copied as it is, never re-parsed (so answers
-/// nest as deep as their results do).
-fn with_client_id(answer: &str, id: &Value) -> String {
-    const HEAD: &str = r#"{"jsonrpc":"2.0","id":0,"#;
-    match answer.strip_prefix(HEAD) {
-        Some(rest) => {
-            let id = id.to_string();
-            let mut line = String::with_capacity(answer.len() + id.len());
-            line.push_str(r#"{"jsonrpc":"2.0","id":"#);
-            line.push_str(&id);
-            line.push(',');
-            line.push_str(rest);
-            line
-        }
-        None => match serde_json::from_str::<Value>(answer) {
-            Ok(mut response) => {
-                response["id"] = id.clone();
-                response.to_string()
-            }
-            Err(_) => RequestError::Unencodable.to_response(id).to_string(),
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn client_id_replaces_the_internal_one_verbatim() {
-        let answer = r#"{"jsonrpc":"2.0","id":0,"result":{}}"#;
-        assert_eq!(
-            with_client_id(answer, &json!(-7)),
-            r#"{"jsonrpc":"2.0","id":-7,"result":{}}"#
-        );
-        assert_eq!(
-            with_client_id(r#"{"id":0,"jsonrpc":"2.0","result":1}"#, &json!("a")),
-            r#"{"id":"a","jsonrpc":"2.0","result":1}"#
-        );
     }
 }

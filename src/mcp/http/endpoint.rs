@@ -24,18 +24,19 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use super::super::era::{self, Era, ListenFilter};
+use super::super::connection::{Admitted, ConnectionCore, Dispatcher, GraceOver, Step};
+use super::super::era::{self, Era};
 use super::super::error::{ErrorCode, RequestError};
 use super::super::message::{Line, Message, Notification, Request, classify_line};
 use super::super::method::Method;
-use super::super::outlet::{self, Drain};
+use super::super::outlet::{self, Drain, Outlet};
 use super::super::protocol::{MODERN_VERSION, ProtocolVersion};
-use super::super::rules::{self, Answer, ModernRoute, NotificationRule};
-use super::super::server::{Dispatcher, GraceOver, Shutdown};
-use super::super::state::{Connection, Listen, ModernAnswer, RequestContext, Shared};
+use super::super::rules::Answer;
+use super::super::server::Shutdown;
+use super::super::state::{Connection, Listen, Shared};
 use super::headers::{self, MCP_SESSION_ID, PROTOCOL_VERSION};
 use super::sessions::{Activity, ProtocolSession, ProtocolSessions};
-use crate::session::{Cancel, random_token};
+use crate::session::random_token;
 
 /// What the endpoint serves with: the server's state and method table, the MCP sessions of
 /// 2025 clients, and the process-wide cap on requests in flight.
@@ -62,14 +63,6 @@ pub(crate) struct Endpoint {
     pub(crate) shutdown: Shutdown,
     /// The end of the shutdown grace: requests still running then answer that they stopped.
     pub(crate) grace_over: GraceOver,
-}
-
-impl std::fmt::Debug for Dispatcher {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dispatcher")
-            .field("max_response_bytes", &self.max_response_bytes)
-            .finish_non_exhaustive()
-    }
 }
 
 /// A JSON-RPC answer (or error) as an HTTP response.
@@ -200,15 +193,14 @@ impl Endpoint {
         form: Form,
     ) -> Response {
         match message {
-            Message::Request(request) => {
-                if http_era(headers, &request) == Era::Modern {
-                    self.modern(headers, request, form).await
-                } else if request.known == Some(Method::Initialize) {
+            Message::Request(request) => match http_era(headers, &request) {
+                Era::Modern => self.modern(headers, request, form).await,
+                // Each `initialize` starts an MCP session of its own.
+                Era::Legacy if request.known == Some(Method::Initialize) => {
                     self.initialize(request).await
-                } else {
-                    self.legacy(headers, request, form).await
                 }
-            }
+                Era::Legacy => self.legacy(headers, request, form).await,
+            },
             Message::Notification(notification) => self.notification(headers, notification).await,
             Message::ClientResponse(response) => match self.session_of(headers, &Value::Null) {
                 Ok(session) => {
@@ -261,14 +253,18 @@ impl Endpoint {
         };
         let (outlet, drain) = outlet::outlet(self.stream_queue);
         let connection = Arc::new(Connection::over_http(Arc::clone(&self.shared), outlet));
+        let core = ConnectionCore::new(connection, self.dispatcher.clone());
         let id = request.id.clone();
-        let context = RequestContext::new(&connection, Cancel::never());
-        let answer = self.dispatcher.run(request, context).await;
-        if connection.version().is_none() {
+        let answer = core.initialize(request).await;
+        if core.connection.version().is_none() {
             // The params were refused: no session starts.
             return json_response(StatusCode::OK, answer.line);
         }
-        let session = Arc::new(ProtocolSession::new(session_id.clone(), connection, drain));
+        let session = Arc::new(ProtocolSession::new(
+            session_id.clone(),
+            core.connection,
+            drain,
+        ));
         match self.sessions.insert(session) {
             Ok(None) => {}
             Ok(Some(evicted)) => {
@@ -291,7 +287,7 @@ impl Endpoint {
         response
     }
 
-    /// A 2025 request after `initialize`.
+    /// A 2025 request after `initialize`, in the MCP session it names.
     async fn legacy(
         self: &Arc<Self>,
         headers: &HeaderMap,
@@ -310,36 +306,17 @@ impl Endpoint {
             };
             return error_response(StatusCode::BAD_REQUEST, &error, &request.id);
         }
-        let cancel = Cancel::new();
-        let serial = match session.in_flight.admit(&request, cancel.clone()) {
-            Ok(serial) => serial,
-            Err(error) => return error_response(StatusCode::OK, &error, &request.id),
-        };
-        let mut context = RequestContext::new(&session.connection, cancel);
-        context.log_level = session.connection.log_threshold();
-        let key = request.key.clone();
-        let tracked = Arc::clone(&session);
-        // The session is not idle while the request runs: the sweep waits for `finish`.
-        let active = session.activity();
-        let finish = move || {
-            tracked.in_flight.finish(&key, serial);
-            drop(active);
-        };
-        let key = request.key.clone();
-        // Like notifications/cancelled: the id is free again at once.
-        let cancelled = move || {
-            session.in_flight.cancel(&key);
-        };
-        let hooks = Hooks {
-            finish: Box::new(finish),
-            cancelled: Box::new(cancelled),
-        };
-        self.respond(request, context, Era::Legacy, form, hooks)
+        let step = session.core(&self.dispatcher).request(request, Era::Legacy);
+        // What belongs to the request before its answer goes on a stream of its own.
+        let stream = outlet::outlet(self.stream_queue);
+        // The session is not idle while the request runs.
+        let active = Some(session.activity());
+        self.take_step(step, (Era::Legacy, form), stream, active)
             .await
     }
 
-    /// A 2026 request: its headers and envelope checked, then served without any state of a
-    /// connection.
+    /// A 2026 request: its headers checked, then served on a connection of its own (no
+    /// state of an MCP session), whose messages go on the request's stream.
     async fn modern(
         self: &Arc<Self>,
         headers: &HeaderMap,
@@ -349,83 +326,62 @@ impl Endpoint {
         if let Err(error) = headers::check_modern(headers, &request) {
             return error_response(StatusCode::BAD_REQUEST, &error, &request.id);
         }
-        let offer = self.shared.offer();
-        match rules::route_modern(&request, offer) {
-            Ok(ModernRoute::Shared { envelope, caching }) => {
-                let (stream, drain) = outlet::outlet(self.stream_queue);
-                let connection = Arc::new(Connection::one_request(
-                    Arc::clone(&self.shared),
-                    stream.clone(),
-                ));
-                let mut context = RequestContext::new(&connection, Cancel::new());
-                context.stream = stream;
-                context.log_level = envelope.log_level;
-                context.modern = Some(ModernAnswer { caching });
-                let cancel = context.cancel.clone();
-                let hooks = Hooks {
-                    finish: Box::new(|| {}),
-                    cancelled: Box::new(move || cancel.cancel()),
-                };
-                self.respond_on(request, context, drain, (Era::Modern, form), hooks)
-                    .await
-            }
-            Ok(ModernRoute::Discover(answer)) => json_response(StatusCode::OK, answer.line),
-            Ok(ModernRoute::Listen) => self.listen(request, offer),
-            // A method the 2026 revision removed or never had is a 404; a bad envelope a 400.
-            Err(error) if error.code() == ErrorCode::MethodNotFound => {
-                error_response(StatusCode::NOT_FOUND, &error, &request.id)
-            }
-            Err(error) => error_response(StatusCode::BAD_REQUEST, &error, &request.id),
-        }
-    }
-
-    fn busy(&self, id: &Value) -> Response {
-        let error = RequestError::HttpBusy {
-            in_flight: self.max_in_flight,
-        };
-        busy(&error, id)
-    }
-
-    /// Runs a 2025 request; what belongs to it before its answer goes on its own stream.
-    async fn respond(
-        self: &Arc<Self>,
-        request: Request,
-        mut context: RequestContext,
-        era: Era,
-        form: Form,
-        hooks: Hooks,
-    ) -> Response {
         let (stream, drain) = outlet::outlet(self.stream_queue);
-        context.stream = stream;
-        self.respond_on(request, context, drain, (era, form), hooks)
+        let connection = Connection::one_request(Arc::clone(&self.shared), stream.clone());
+        let core = ConnectionCore::new(Arc::new(connection), self.dispatcher.clone());
+        let step = core.request(request, Era::Modern);
+        self.take_step(step, (Era::Modern, form), (stream, drain), None)
             .await
     }
 
-    /// Runs `request` in a slot of its own (503 without one; `ping` needs none, so a client
-    /// can always tell the server is alive) and answers with JSON, or, when the client
-    /// accepts it ([`Form::Either`]), with an SSE stream when `drain` yields messages before
-    /// the answer. Dropping the response before the answer (the client closed it) cancels
-    /// the request.
-    async fn respond_on(
+    /// Acts on what the core decided for a request, over HTTP: a refusal with its status
+    /// ([`refused`]), an answer as JSON, a listen stream, or the request run with `stream`
+    /// for what comes before its answer ([`Self::respond`]), `active` held until it ends.
+    async fn take_step(
         self: &Arc<Self>,
-        request: Request,
-        context: RequestContext,
+        step: Step,
+        (era, form): (Era, Form),
+        (stream, drain): (Outlet, Drain),
+        active: Option<Activity>,
+    ) -> Response {
+        match step {
+            Step::Refuse { error, id } => refused(era, &error, &id),
+            Step::Answer(answer) => answer_response(era, answer),
+            Step::Initialize(request) => self.initialize(request).await,
+            Step::Listen(listen) => self.listen(listen),
+            Step::Run(mut admitted) => {
+                admitted.set_stream(stream);
+                self.respond(admitted, drain, (era, form), active).await
+            }
+        }
+    }
+
+    /// Runs an admitted request in a slot of its own (503 without one; `ping` needs none, so
+    /// a client can always tell the server is alive) and answers with JSON, or, when the
+    /// client accepts it ([`Form::Either`]), with an SSE stream when `drain` yields messages
+    /// before the answer. Dropping the response before the answer (the client closed it)
+    /// cancels the request.
+    async fn respond(
+        self: &Arc<Self>,
+        admitted: Box<Admitted>,
         mut drain: Drain,
         (era, form): (Era, Form),
-        hooks: Hooks,
+        active: Option<Activity>,
     ) -> Response {
-        if !rules::needs_slot(&request) {
-            let answer = self.dispatcher.run(request, context).await;
-            (hooks.finish)();
-            return answer_response(era, answer);
+        if !admitted.needs_slot() {
+            let ran = admitted.run(&self.dispatcher, &self.grace_over).await;
+            drop(active);
+            return answer_response(era, ran.answer);
         }
         let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
-            (hooks.finish)();
-            return self.busy(&request.id);
+            let error = RequestError::HttpBusy {
+                in_flight: self.max_in_flight,
+            };
+            return with_retry_after(StatusCode::SERVICE_UNAVAILABLE, admitted.refuse(&error));
         };
-        let id = request.id.clone();
-        let guard = CancelOnDrop::new(hooks.cancelled);
-        let mut task = self.spawn(request, context, slot, hooks.finish);
+        let id = admitted.id().clone();
+        let guard = CancelOnDrop::new(Box::new(admitted.canceller()));
+        let mut task = self.spawn(admitted, slot, active);
         if form == Form::Json {
             // Messages before the answer are read and dropped, so the request never waits on
             // a stream nobody reads, and the answer is always JSON.
@@ -462,24 +418,21 @@ impl Endpoint {
         }
     }
 
+    /// Runs `admitted` in a task that keeps `slot` (and `active`) until its work has really
+    /// stopped.
     fn spawn(
         &self,
-        request: Request,
-        context: RequestContext,
+        admitted: Box<Admitted>,
         slot: OwnedSemaphorePermit,
-        finish: Box<dyn FnOnce() + Send>,
+        active: Option<Activity>,
     ) -> JoinHandle<Answer> {
         let dispatcher = self.dispatcher.clone();
         let grace_over = self.grace_over.clone();
         tokio::spawn(async move {
-            let id = request.id.clone();
-            let cancel = context.cancel.clone();
-            let run = dispatcher.run(request, context);
-            let answer = grace_over.run_or_stop(run, &id, &cancel).await;
-            finish();
-            // The slot is held until the work has really stopped.
+            let ran = admitted.run(&dispatcher, &grace_over).await;
+            drop(active);
             drop(slot);
-            answer
+            ran.answer
         })
     }
 
@@ -488,31 +441,14 @@ impl Endpoint {
         event_stream(events, self.keep_alive)
     }
 
-    /// A 2026 `subscriptions/listen`: the acknowledgement, then the change notifications it
-    /// asked for, on one SSE stream that ends when the client closes it.
-    fn listen(&self, request: Request, offer: super::super::protocol::Offer) -> Response {
-        let filter = match ListenFilter::requested(request.params.as_ref(), offer) {
-            Ok(filter) => filter,
-            Err(error) => return error_response(StatusCode::BAD_REQUEST, &error, &request.id),
-        };
-        if !self.shared.reserve_listen() {
-            let error = RequestError::TooManyListens {
-                limit: era::MAX_LISTENS,
-            };
-            let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, &error, &request.id);
-            response
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-            return response;
-        }
+    /// A 2026 `subscriptions/listen` the core accepted: the acknowledgement, then the change
+    /// notifications it asked for, on one SSE stream (a connection of its own) that ends
+    /// when the client closes it.
+    fn listen(&self, listen: Listen) -> Response {
         let (outlet, drain) = outlet::outlet(self.stream_queue);
         let connection = Arc::new(Connection::one_request(Arc::clone(&self.shared), outlet));
-        let acknowledgement = filter.acknowledgement(&request.id).to_string();
-        connection.add_listen(Listen {
-            id: request.id,
-            key: request.key,
-            filter,
-        });
+        let acknowledgement = listen.filter.acknowledgement(&listen.id).to_string();
+        connection.add_listen(listen);
         self.shared.attach(&connection);
         let listening = Listening {
             lines: VecDeque::from([acknowledgement]),
@@ -534,7 +470,8 @@ impl Endpoint {
         events.take_until(Box::pin(async move { shutdown.stopping().await }))
     }
 
-    /// A notification: 202 once handled. 2025 ones act on the MCP session they name.
+    /// A notification: 202 once handled. 2025 ones act on the MCP session they name
+    /// ([`ConnectionCore::notification`]).
     async fn notification(&self, headers: &HeaderMap, notification: Notification) -> Response {
         if era::classify(notification.params.as_ref()) == Era::Modern
             || headers::text(headers, PROTOCOL_VERSION) == Some(MODERN_VERSION)
@@ -546,53 +483,37 @@ impl Endpoint {
             Ok(session) => session,
             Err(refused) => return *refused,
         };
-        match rules::notification_rule(&notification) {
-            NotificationRule::Initialized => session.connection.mark_ready(),
-            NotificationRule::Cancelled(key) => {
-                if session.in_flight.cancel(&key) {
-                    tracing::debug!(?key, "cancelled an HTTP request");
-                }
-            }
-            // No client is asked for its roots over HTTP (`Connection::over_http`).
-            NotificationRule::RootsListChanged | NotificationRule::Ignored => {
-                tracing::debug!(method = notification.method, "ignored notification");
-            }
-        }
+        session
+            .core(&self.dispatcher)
+            .notification(&notification)
+            .await;
         StatusCode::ACCEPTED.into_response()
     }
 
-    /// A batch: only in an MCP session that negotiated 2025-03-26; admitted as on stdio
-    /// ([`rules::admit_batch`]: at most [`Dispatcher::max_batch_messages`] run), its requests run
-    /// one after another in one slot and are answered together within the response limit.
+    /// A batch, in the MCP session it names, accepted and admitted by the core
+    /// ([`ConnectionCore::batch`]); its requests run one after another in one slot and are
+    /// answered together within the response limit.
     async fn batch(self: &Arc<Self>, headers: &HeaderMap, messages: Vec<Message>) -> Response {
         let session = match self.session_of(headers, &Value::Null) {
             Ok(session) => session,
             Err(refused) => return *refused,
         };
-        if let Err(error) = rules::accept_batch(session.connection.version()) {
-            return error_response(StatusCode::BAD_REQUEST, &error, &Value::Null);
-        }
-        let batch = rules::admit_batch(messages, self.dispatcher.max_batch_messages);
-        for notification in batch.notifications {
-            let _ = self.notification(headers, notification).await;
-        }
-        for response in &batch.responses {
-            session.connection.take_response(response);
-        }
-        if batch.entries.is_empty() {
+        let core = session.core(&self.dispatcher);
+        let entries = match core.batch(messages).await {
+            Ok((entries, _)) => entries,
+            Err(error) => return error_response(StatusCode::BAD_REQUEST, &error, &Value::Null),
+        };
+        if entries.is_empty() {
             return StatusCode::ACCEPTED.into_response();
         }
         let Ok(_slot) = Arc::clone(&self.slots).try_acquire_owned() else {
-            return self.busy(&Value::Null);
+            let error = RequestError::HttpBusy {
+                in_flight: self.max_in_flight,
+            };
+            return busy(&error, &Value::Null);
         };
         let _active = session.activity();
-        let run = self
-            .dispatcher
-            .run_batch(&session.connection, batch.entries);
-        let answer = self
-            .grace_over
-            .run_or_stop(run, &Value::Null, &Cancel::never())
-            .await;
+        let answer = core.run_batch(entries, &self.grace_over).await;
         json_response(StatusCode::OK, answer.line)
     }
 
@@ -635,11 +556,32 @@ fn http_era(headers: &HeaderMap, request: &Request) -> Era {
 
 /// `error` (a server-busy one) with 503 and `Retry-After`.
 fn busy(error: &RequestError, id: &Value) -> Response {
-    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, error, id);
+    with_retry_after(StatusCode::SERVICE_UNAVAILABLE, Answer::refusal(error, id))
+}
+
+/// `answer` with `status` and `Retry-After: 1`.
+fn with_retry_after(status: StatusCode, answer: Answer) -> Response {
+    let mut response = json_response(status, answer.line);
     response
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from_static("1"));
     response
+}
+
+/// A request refused before it ran, with its status: 503 when the server has no room (a
+/// listen stream past the count), 200 under 2025 (the error is the answer), and under
+/// 2026 a 404 for a method the revision removed or never had and a 400 for anything else
+/// (a bad envelope or filter).
+fn refused(era: Era, error: &RequestError, id: &Value) -> Response {
+    let status = match era {
+        _ if matches!(error, RequestError::TooManyListens { .. }) => {
+            return busy(error, id);
+        }
+        Era::Legacy => StatusCode::OK,
+        Era::Modern if error.code() == ErrorCode::MethodNotFound => StatusCode::NOT_FOUND,
+        Era::Modern => StatusCode::BAD_REQUEST,
+    };
+    error_response(status, error, id)
 }
 
 /// The answer a request task gave, or an internal error when it panicked.
@@ -674,13 +616,6 @@ where
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     headers.insert("cache-control", HeaderValue::from_static("no-cache"));
     response
-}
-
-/// What happens around a request's run: `finish` once its work stopped, `cancelled` when
-/// the client closed its response first.
-struct Hooks {
-    finish: Box<dyn FnOnce() + Send>,
-    cancelled: Box<dyn FnOnce() + Send>,
 }
 
 /// Cancels a request when dropped armed: the response (or its stream) went away before the

@@ -38,7 +38,7 @@ pub use guard::{BearerToken, Guard, MIN_TOKEN_CHARS, Refusal, TokenError};
 use self::endpoint::Endpoint;
 use self::sessions::ProtocolSessions;
 use super::Server;
-use super::server::{Dispatcher, GraceOver};
+use super::connection::{Dispatcher, GraceOver};
 use crate::base::pool::ClientId;
 
 /// Configuration of `rea serve --http`.

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::super::connection::{ConnectionCore, Dispatcher, InFlight};
 use super::super::outlet::Drain;
-use super::super::server::InFlight;
 use super::super::state::Connection;
 
 /// One 2025 client's MCP session (the protocol's session, named by `Mcp-Session-Id`; not a
@@ -20,7 +20,7 @@ pub(crate) struct ProtocolSession {
     pub(crate) id: String,
     pub(crate) connection: Arc<Connection>,
     /// Its requests in flight, for `notifications/cancelled` and duplicate ids.
-    pub(crate) in_flight: InFlight,
+    pub(crate) in_flight: Arc<InFlight>,
     /// What its GET stream sends (unsolicited notifications); taken while a GET
     /// stream is open.
     stream: Mutex<Option<Drain>>,
@@ -51,11 +51,20 @@ impl ProtocolSession {
         ProtocolSession {
             id,
             connection,
-            in_flight: InFlight::default(),
+            in_flight: Arc::new(InFlight::default()),
             stream: Mutex::new(Some(stream)),
             used: Mutex::new(Instant::now()),
             active: AtomicUsize::new(0),
             worked: AtomicBool::new(false),
+        }
+    }
+
+    /// The connection core of this session's messages, with `dispatcher`'s method table.
+    pub(crate) fn core(&self, dispatcher: &Dispatcher) -> ConnectionCore {
+        ConnectionCore {
+            connection: Arc::clone(&self.connection),
+            in_flight: Arc::clone(&self.in_flight),
+            dispatcher: dispatcher.clone(),
         }
     }
 
