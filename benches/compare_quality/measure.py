@@ -266,6 +266,9 @@ def compare(server, baseline, candidate):
         only_c += page["only_in_candidate"]
         cursor = page["next_cursor"]
         if not cursor:
+            # The server keeps at most 8 sessions open: a longer list of pairs needs them back.
+            server.tool("close_binary", {"session": left})
+            server.tool("close_binary", {"session": right})
             return matched, only_b, only_c, seconds, first
 
 
@@ -331,7 +334,8 @@ def score(pair, versions, result, strict=False):
         "reported_identical_but_code_changed": identical_but_code_changed,
         "reported_changed_but_code_same": len(changed_correct - code_changed),
         "seconds_all_pages": round(seconds, 2),
-        "wrong_examples": wrong[:10],
+        "wrong_examples": wrong,
+        "missed": sorted(true_pairs - correct),
     }
 
 

@@ -29,8 +29,10 @@
 //!    [`MIN_ORDER_SIMILARITY`] alike (compilers lay functions out in source order).
 //!
 //! The fuzzy rounds (5 to 8) never pair two procedures that both refer to strings and share
-//! none: two wrappers printing different messages are different functions, however alike
-//! their code.
+//! none, nor two that only compute (no calls, no strings), each hold at least
+//! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
+//! messages, or two bracket tables of other thresholds, are different functions, however
+//! alike their code.
 //!
 //! A pair is [`Status::Identical`] when both have the same instructions (masked) and, through
 //! the pairs, the same callees, imports, strings and constants; otherwise it is
@@ -43,6 +45,11 @@
 //! comparison keeps the pairs it made and says so.
 
 use std::collections::BTreeMap;
+
+/// Fewest constants each of two procedures must hold for sharing none of them to keep the
+/// fuzzy rounds from pairing them (an edit keeps some of a function's constants; one or two
+/// constants are often the edit itself).
+pub const MIN_TELLING_CONSTANTS: usize = 3;
 
 /// Least similarity a neighbour pair needs in the call-graph round.
 pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.6;
@@ -273,16 +280,30 @@ pub fn similarity(a: &Fingerprint, b: &Fingerprint) -> f64 {
 
 /// [`similarity`] as the fuzzy rounds read it: 0 when both procedures refer to strings and
 /// share none of them (two wrappers that print different messages are different functions,
-/// however alike their code).
+/// however alike their code), or both only compute ([`is_pure`]), hold at least
+/// [`MIN_TELLING_CONSTANTS`] constants each and share none (a function replaced by another of
+/// its shape at the same call).
 fn kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
     let strings_conflict = !a.strings.is_empty()
         && !b.strings.is_empty()
         && jaccard_set(&a.strings, &b.strings) == 0.0;
-    if strings_conflict {
+    let constants_conflict = is_pure(a)
+        && is_pure(b)
+        && a.constants.len() >= MIN_TELLING_CONSTANTS
+        && b.constants.len() >= MIN_TELLING_CONSTANTS
+        && jaccard_set(&a.constants, &b.constants) == 0.0;
+    if strings_conflict || constants_conflict {
         0.0
     } else {
         similarity(a, b)
     }
+}
+
+/// Whether a procedure only computes: it calls nothing and refers to no string, so its
+/// constants are what it is (a procedure that calls may pass line numbers and sizes that
+/// move with every release, as `assert` does).
+fn is_pure(procedure: &Fingerprint) -> bool {
+    procedure.callees.is_empty() && procedure.imports.is_empty() && procedure.strings.is_empty()
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -1067,6 +1088,43 @@ mod tests {
         assert_eq!(result.pairs[0].status, Status::Identical);
         assert_eq!(result.only_in_baseline, vec![2]);
         assert_eq!(result.only_in_candidate, vec![2]);
+    }
+
+    #[test]
+    fn pure_procedures_that_share_no_constant_are_different_functions() {
+        // main calls f; f is rewritten a little, and its constants decide.
+        let with = |constants: [u64; 3], imports: &[&str]| {
+            let main = procedure(0x10, 1, vec![1, 2, 3], vec![1]);
+            let mut f = procedure(0x20, 2, vec![10, 11, 12, 13, 14, 15, 16, 17], vec![]);
+            f.constants = constants.to_vec();
+            f.constants.sort_unstable();
+            f.imports = imports.iter().map(|&name| name.to_owned()).collect();
+            vec![main, f]
+        };
+        let paired = |baseline: Vec<Fingerprint>, candidate: Vec<Fingerprint>| {
+            let mut candidate = candidate;
+            candidate[1] = Fingerprint {
+                constants: candidate[1].constants.clone(),
+                imports: candidate[1].imports.clone(),
+                ..edited(&baseline[1], 1)
+            };
+            assert!(similarity(&baseline[1], &candidate[1]) >= MIN_NEIGHBOUR_SIMILARITY);
+            let result = compare(&baseline, &candidate, &mut never());
+            result.pairs.iter().any(|pair| pair.baseline == 1)
+        };
+        let brackets = [500_000, 200_000, 90_000];
+        let fees = [900_000, 300_000, 50_000];
+        assert!(!paired(with(brackets, &[]), with(fees, &[])));
+        assert!(paired(
+            with(brackets, &[]),
+            with([900_000, 300_000, 90_000], &[])
+        ));
+        // A procedure that calls passes numbers that move between releases (line numbers
+        // of asserts): its constants alone do not tell it apart.
+        assert!(paired(
+            with(brackets, &["__assert_fail"]),
+            with(fees, &["__assert_fail"])
+        ));
     }
 
     #[test]

@@ -673,6 +673,71 @@ int main(int argc, char **argv) {
     assert!(only(right, candidate_names).contains(&"added_two".to_owned()));
 }
 
+/// A function that gets a twin in the new version (the same code over another table of
+/// names) stays paired with itself, told apart by the strings of the table it indexes; and a
+/// bracket function replaced by another of its shape at the same call, with other thresholds,
+/// is reported removed and added, not changed.
+#[test]
+fn a_twin_over_another_table_and_a_replaced_bracket_are_told_apart() {
+    const NAMES: &str = r#"
+KEEP const char *weekday_name(int d) {
+    static const char *names[] = {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday",
+                                  "Friday", "Saturday"};
+    return names[((d % 7) + 7) % 7];
+}
+"#;
+    const TWIN: &str = r#"
+KEEP const char *weekday_abbrev(int d) {
+    static const char *names[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    return names[((d % 7) + 7) % 7];
+}
+"#;
+    const OLD: &str = r#"
+KEEP int tax_bracket(long income) {
+    if (income > 500000) return 37; if (income > 200000) return 35; if (income > 90000) return 24;
+    if (income > 40000) return 22; if (income > 10000) return 12; return 10;
+}
+int main(int argc, char **argv) {
+    int x = argc > 1 ? atoi(argv[1]) : 3;
+    printf("%s %d\n", weekday_name(x), tax_bracket(x * 1000L));
+    return 0;
+}
+"#;
+    const NEW: &str = r#"
+KEEP int fee_bracket(long amount) {
+    if (amount > 900000) return 9; if (amount > 300000) return 7; if (amount > 50000) return 5;
+    if (amount > 5000) return 3; return 1;
+}
+int main(int argc, char **argv) {
+    int x = argc > 1 ? atoi(argv[1]) : 3;
+    printf("%s %d\n", weekday_name(x), fee_bracket(x * 1000L));
+    puts(weekday_abbrev(x + 1));
+    return 0;
+}
+"#;
+    let compared = Compared::sources(&format!("{NAMES}{OLD}"), &format!("{NAMES}{TWIN}{NEW}"));
+    let name = |names: &BTreeMap<String, String>, address: &Value| {
+        names.get(address.as_str().unwrap()).cloned()
+    };
+    let mut paired = BTreeSet::new();
+    for pair in &compared.matched {
+        let old = name(&compared.baseline_names, &pair["baseline"]);
+        let new = name(&compared.candidate_names, &pair["candidate"]);
+        assert_eq!(old, new, "a wrong pair: {pair}");
+        paired.extend(old);
+    }
+    assert!(paired.contains("weekday_name"), "{:#?}", compared.matched);
+    let only = |entries: &[Value], names: &BTreeMap<String, String>| -> BTreeSet<String> {
+        entries
+            .iter()
+            .filter_map(|entry| name(names, &entry["address"]))
+            .collect()
+    };
+    assert!(only(&compared.left, &compared.baseline_names).contains("tax_bracket"));
+    let added = only(&compared.right, &compared.candidate_names);
+    assert!(added.contains("fee_bracket") && added.contains("weekday_abbrev"));
+}
+
 /// Handlers reached only through a table of function pointers (a dispatch table), alike to
 /// each other and each rewritten in the new version, pair by their slot in the table: the
 /// one unchanged handler and the code that names the table vouch for it.

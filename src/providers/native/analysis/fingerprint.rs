@@ -25,6 +25,10 @@ const MAX_EMPTY_SLOTS: u64 = 8;
 /// Most table slots kept for one procedure.
 const MAX_SLOTS_PER_PROCEDURE: usize = 16;
 
+/// Most words read of a table of string pointers that a procedure's code refers to (a
+/// `names[]` it indexes): its strings count as the procedure's own.
+const MAX_TABLE_STRINGS: u64 = 16;
+
 /// Fixed bytes of one fingerprint, besides its lists.
 const FINGERPRINT_BYTES: usize = std::mem::size_of::<Fingerprint>();
 
@@ -109,7 +113,11 @@ impl Analysis {
         let code = &code[..kept_bytes.min(code.len())];
         let shape = fnv64(tokens.iter().map(|&token| u64::from(token)));
         let exact = fnv64(code.iter().map(|&byte| u64::from(byte)));
-        let (callees, imports, strings) = self.anchors(input, start, end, count);
+        let Anchors {
+            callees,
+            imports,
+            strings,
+        } = self.anchors(input, isa, start..end, count);
         tokens.sort_unstable();
         mnemonics.sort_unstable();
         constants.sort_unstable();
@@ -237,14 +245,16 @@ impl Analysis {
     }
 
     /// The callees (indices below `count`), imports called and string hashes of the
-    /// procedure spanning `start..end`.
+    /// procedure spanning `span`: the strings its code refers to, and those of a table of
+    /// string pointers it refers to ([`Analysis::table_strings`]).
     fn anchors(
         &self,
         input: &Input<'_>,
-        start: u64,
-        end: u64,
+        isa: Isa,
+        span: std::ops::Range<u64>,
         count: usize,
-    ) -> (Vec<u32>, Vec<String>, Vec<u64>) {
+    ) -> Anchors {
+        let (start, end) = (span.start, span.end);
         let origin = |index: &u32| self.references[*index as usize].from;
         let first = self.by_origin.partition_point(|i| origin(i) < start);
         let last = self.by_origin.partition_point(|i| origin(i) < end);
@@ -264,10 +274,11 @@ impl Analysis {
             } else if reference.kind == ReferenceKind::Data
                 && let Some((bytes, region)) = input.bytes_at(reference.to)
                 && !region.code
-                && starts_string(bytes)
             {
-                let text = bytes.split(|&byte| byte == 0).next().unwrap_or(&[]);
-                strings.push(fnv64(text.iter().map(|&byte| u64::from(byte))));
+                match string_hash(bytes) {
+                    Some(hash) => strings.push(hash),
+                    None => self.table_strings(input, isa, reference.to, &mut strings),
+                }
             }
         }
         callees.sort_unstable();
@@ -276,8 +287,62 @@ impl Analysis {
         imports.dedup();
         strings.sort_unstable();
         strings.dedup();
-        (callees, imports, strings)
+        Anchors {
+            callees,
+            imports,
+            strings,
+        }
     }
+}
+
+impl Analysis {
+    /// The strings of the table of string pointers at `at`, if it is one: the words from
+    /// `at` on, up to [`MAX_TABLE_STRINGS`], while each holds a pointer to a string. Two
+    /// procedures with the same code that index different tables of names (`weekday_name`
+    /// and `weekday_abbrev`) are then told apart by their strings.
+    fn table_strings(&self, input: &Input<'_>, isa: Isa, at: u64, strings: &mut Vec<u64>) {
+        let width: u64 = if isa == Isa::X86 { 4 } else { 8 };
+        let origin = |index: &u32| self.references[*index as usize].from;
+        for slot in 0..MAX_TABLE_STRINGS {
+            let Some(word) = at.checked_add(slot * width) else {
+                return;
+            };
+            let first = self.by_origin.partition_point(|i| origin(i) < word);
+            let string = self.by_origin[first..]
+                .iter()
+                .map(|&index| self.references[index as usize])
+                .take_while(|reference| reference.from == word)
+                .filter(|reference| reference.kind == ReferenceKind::Data)
+                .find_map(|reference| {
+                    let (bytes, region) = input.bytes_at(reference.to)?;
+                    if region.code {
+                        None
+                    } else {
+                        string_hash(bytes)
+                    }
+                });
+            match string {
+                Some(hash) => strings.push(hash),
+                None => return,
+            }
+        }
+    }
+}
+
+/// What a procedure's code refers to, as [`Fingerprint`] keeps it.
+struct Anchors {
+    callees: Vec<u32>,
+    imports: Vec<String>,
+    strings: Vec<u64>,
+}
+
+/// The hash of the string `bytes` start with, if they start one.
+fn string_hash(bytes: &[u8]) -> Option<u64> {
+    if !starts_string(bytes) {
+        return None;
+    }
+    let text = bytes.split(|&byte| byte == 0).next().unwrap_or(&[]);
+    Some(fnv64(text.iter().map(|&byte| u64::from(byte))))
 }
 
 /// FNV-1a over a sequence of values.
