@@ -205,7 +205,8 @@
 //!    [`session::SessionStore`].
 //! 8. [`resources`]: static resources and the session resource templates, read through the
 //!    tools.
-//! 9. [`mcp`]: the shell: one method table, and its transports, stdio and
+//! 9. [`mcp`]: the shell: one method table, one connection core that decides what each
+//!    message asks of its connection, and the two transports that drive it, stdio and
 //!    [`mcp::http`].
 //! 10. `fuzzing`: the hidden invariant checks behind the fuzz targets and their replay tests,
 //!     which may drive the whole server; then the `rea` binary.

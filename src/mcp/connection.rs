@@ -618,7 +618,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::mcp::message::classify_message;
+    use crate::mcp::message::fixtures::{envelope, message, request};
     use crate::mcp::protocol::ProtocolVersion;
     use crate::session::{SessionStore, SourceConfig, StoreConfig};
 
@@ -636,24 +636,6 @@ mod tests {
         };
         let connection = Arc::new(Connection::new(shared, outlet));
         (ConnectionCore::new(connection, dispatcher), drain)
-    }
-
-    fn message(id: i64, method: &str, params: Value) -> Message {
-        classify_message(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-    }
-
-    fn request(id: i64, method: &str, params: Value) -> Request {
-        match message(id, method, params) {
-            Message::Request(request) => request,
-            other => panic!("not a request: {other:?}"),
-        }
-    }
-
-    fn envelope() -> Value {
-        json!({"_meta": {
-            era::PROTOCOL_VERSION_KEY: crate::mcp::MODERN_VERSION,
-            era::CLIENT_CAPABILITIES_KEY: {},
-        }})
     }
 
     /// A 2026 `subscriptions/listen` for prompt list changes.

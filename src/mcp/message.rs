@@ -423,3 +423,32 @@ fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
         }
     }
 }
+
+/// Messages for the unit tests of the modules that read them (`rules`, `connection`).
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use serde_json::{Value, json};
+
+    use super::{Message, Request, classify_message};
+
+    /// A request `method` with `params`, under `id`, as a line would give it.
+    pub(crate) fn message(id: i64, method: &str, params: Value) -> Message {
+        classify_message(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+    }
+
+    /// [`message`], which must be a request.
+    pub(crate) fn request(id: i64, method: &str, params: Value) -> Request {
+        match message(id, method, params) {
+            Message::Request(request) => request,
+            other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    /// The `_meta` envelope of a 2026 request, with no capability declared.
+    pub(crate) fn envelope() -> Value {
+        json!({"_meta": {
+            crate::mcp::era::PROTOCOL_VERSION_KEY: crate::mcp::MODERN_VERSION,
+            crate::mcp::era::CLIENT_CAPABILITIES_KEY: {},
+        }})
+    }
+}

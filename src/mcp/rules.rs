@@ -198,22 +198,7 @@ mod tests {
     use super::*;
     use crate::mcp::error::ErrorCode;
     use crate::mcp::message::classify_message;
-
-    fn request(method: &str, params: Value) -> Request {
-        match classify_message(
-            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
-        ) {
-            Message::Request(request) => request,
-            other => panic!("not a request: {other:?}"),
-        }
-    }
-
-    fn envelope() -> Value {
-        json!({"_meta": {
-            era::PROTOCOL_VERSION_KEY: crate::mcp::MODERN_VERSION,
-            era::CLIENT_CAPABILITIES_KEY: {},
-        }})
-    }
+    use crate::mcp::message::fixtures::{envelope, request};
 
     #[test]
     fn every_modern_method_kind_has_its_route() {
@@ -221,7 +206,7 @@ mod tests {
             tools: true,
             subscribe: false,
         };
-        let route = |method: &str| route_modern(&request(method, envelope()), offer);
+        let route = |method: &str| route_modern(&request(1, method, envelope()), offer);
         assert!(matches!(
             route("tools/list"),
             Ok(ModernRoute::Shared { .. })
@@ -256,7 +241,7 @@ mod tests {
             let refused = route(method).unwrap_err();
             assert_eq!(refused.code(), ErrorCode::MethodNotFound, "{method}");
         }
-        let without_envelope = route_modern(&request("tools/list", json!({})), offer);
+        let without_envelope = route_modern(&request(1, "tools/list", json!({})), offer);
         assert_eq!(
             without_envelope.unwrap_err().code(),
             ErrorCode::InvalidParams
