@@ -224,91 +224,88 @@ impl Drop for HttpServer {
     }
 }
 
+/// `node --test SCRIPT` in the client folder `folder` (installed with `package`), over stdio,
+/// or over HTTP with `REA_HTTP_URL` when `url` is given; `what` names it in a failure.
+fn node_test(folder: &str, package: &str, script: &str, url: Option<&str>, what: &str) {
+    let folder = node_folder(folder, package);
+    let mut command = Command::new("node");
+    command.args(["--test", script]).current_dir(&folder);
+    if let Some(url) = url {
+        command.env("REA_HTTP_URL", url);
+    }
+    run(
+        with_server_env(&mut command),
+        &format!("node --test {script} ({what})"),
+    );
+}
+
 #[test]
 fn typescript_sdk_client_drives_the_server() {
-    let folder = node_folder("node", "@modelcontextprotocol/sdk");
-    run(
-        with_server_env(
-            Command::new("node")
-                .args(["--test", "sdk.test.mjs"])
-                .current_dir(&folder),
-        ),
-        "node --test sdk.test.mjs (TypeScript SDK v1 client)",
+    let (folder, package) = ("node", "@modelcontextprotocol/sdk");
+    node_test(
+        folder,
+        package,
+        "sdk.test.mjs",
+        None,
+        "TypeScript SDK v1 client",
     );
 }
 
 #[test]
 fn typescript_sdk_v2_client_drives_the_server_in_legacy_auto_and_pinned_modes() {
-    let folder = node_folder("node-v2", "@modelcontextprotocol/client");
-    run(
-        with_server_env(
-            Command::new("node")
-                .args(["--test", "sdk-v2.test.mjs"])
-                .current_dir(&folder),
-        ),
-        "node --test sdk-v2.test.mjs (TypeScript SDK v2 client)",
+    let (folder, package) = ("node-v2", "@modelcontextprotocol/client");
+    node_test(
+        folder,
+        package,
+        "sdk-v2.test.mjs",
+        None,
+        "TypeScript SDK v2 client",
     );
+}
+
+/// `test_sdk.py` in each of its modes (auto, 2026-07-28, legacy), over stdio, or over HTTP
+/// at `url` when given.
+fn python_modes(url: Option<&str>) {
+    let python = python();
+    for mode in ["auto", "2026-07-28", "legacy"] {
+        let mut command = Command::new(&python);
+        command
+            .args(["test_sdk.py", mode])
+            .args(url)
+            .current_dir(clients().join("python"));
+        let over = if url.is_some() { " URL" } else { "" };
+        run(
+            with_server_env(&mut command),
+            &format!("python test_sdk.py {mode}{over} (Python SDK client)"),
+        );
+    }
 }
 
 #[test]
 fn python_sdk_client_drives_the_server_in_auto_modern_and_legacy_modes() {
-    let python = python();
-    for mode in ["auto", "2026-07-28", "legacy"] {
-        run(
-            with_server_env(
-                Command::new(&python)
-                    .args(["test_sdk.py", mode])
-                    .current_dir(clients().join("python")),
-            ),
-            &format!("python test_sdk.py {mode} (Python SDK client)"),
-        );
-    }
+    python_modes(None);
 }
 
 #[test]
 fn typescript_sdk_client_over_streamable_http() {
-    let folder = node_folder("node", "@modelcontextprotocol/sdk");
     let server = HttpServer::start();
-    run(
-        with_server_env(
-            Command::new("node")
-                .args(["--test", "http.test.mjs"])
-                .env("REA_HTTP_URL", &server.url)
-                .current_dir(&folder),
-        ),
-        "node --test http.test.mjs (TypeScript SDK v1 client over HTTP)",
-    );
+    let (folder, package) = ("node", "@modelcontextprotocol/sdk");
+    let what = "TypeScript SDK v1 client over HTTP";
+    node_test(folder, package, "http.test.mjs", Some(&server.url), what);
 }
 
 #[test]
 fn typescript_sdk_v2_client_over_streamable_http_in_legacy_auto_and_pinned_modes() {
-    let folder = node_folder("node-v2", "@modelcontextprotocol/client");
     let server = HttpServer::start();
-    run(
-        with_server_env(
-            Command::new("node")
-                .args(["--test", "http.test.mjs"])
-                .env("REA_HTTP_URL", &server.url)
-                .current_dir(&folder),
-        ),
-        "node --test http.test.mjs (TypeScript SDK v2 client over HTTP)",
-    );
+    let (folder, package) = ("node-v2", "@modelcontextprotocol/client");
+    let what = "TypeScript SDK v2 client over HTTP";
+    node_test(folder, package, "http.test.mjs", Some(&server.url), what);
 }
 
 #[test]
 fn python_sdk_client_over_streamable_http_in_auto_modern_and_legacy_modes() {
-    let python = python();
     let server = HttpServer::start();
-    for mode in ["auto", "2026-07-28", "legacy"] {
-        run(
-            with_server_env(
-                Command::new(&python)
-                    .args(["test_sdk.py", mode, &server.url])
-                    .current_dir(clients().join("python")),
-            ),
-            &format!("python test_sdk.py {mode} URL (Python SDK client over HTTP)"),
-        );
-    }
+    python_modes(Some(&server.url));
 }
 
 /// The crashing programs of `test_trace_crash.py`, compiled here into a directory everyone
