@@ -169,16 +169,25 @@ fn result_folders_name_their_scenario_whatever_the_time() {
     assert_eq!(scenario_of("client-ping-2026-01-20T20-20-20Z"), None);
 }
 
-/// Runs requirement set `set` against `url`; the failed checks of each scenario, by name.
-fn run_set(url: &str, set: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+/// Runs the suite against `url` on `selection` (`--requirements SET` or `--scenario NAME`):
+/// the folder it wrote its results into, and its log.
+fn run_suite(url: &str, selection: [&str; 2]) -> (tempfile::TempDir, String) {
     let output_dir = tempfile::tempdir().expect("a temporary folder");
     let output = Command::new(node())
         .arg(suite().join("dist/index.js"))
-        .args(["server", "--url", url, "--requirements", set, "-o"])
+        .args(["server", "--url", url])
+        .args(selection)
+        .arg("-o")
         .arg(output_dir.path())
         .output()
         .expect("node runs the suite");
     let log = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output_dir, log)
+}
+
+/// Runs requirement set `set` against `url`; the failed checks of each scenario, by name.
+fn run_set(url: &str, set: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let (output_dir, log) = run_suite(url, ["--requirements", set]);
     let mut results = std::collections::BTreeMap::new();
     for entry in std::fs::read_dir(output_dir.path()).expect("the suite wrote its results") {
         let path = entry.expect("a result folder").path();
@@ -208,14 +217,7 @@ fn run_set(url: &str, set: &str) -> std::collections::BTreeMap<String, Vec<Strin
 
 /// Runs one scenario against `url`; its checks, `(id, status, error message)`.
 fn run_scenario(url: &str, scenario: &str) -> Vec<(String, String, String)> {
-    let output_dir = tempfile::tempdir().expect("a temporary folder");
-    let output = Command::new(node())
-        .arg(suite().join("dist/index.js"))
-        .args(["server", "--url", url, "--scenario", scenario, "-o"])
-        .arg(output_dir.path())
-        .output()
-        .expect("node runs the suite");
-    let log = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (output_dir, log) = run_suite(url, ["--scenario", scenario]);
     let folder = std::fs::read_dir(output_dir.path())
         .expect("the suite wrote its results")
         .filter_map(Result::ok)
