@@ -148,7 +148,7 @@ impl InFlight {
 pub(crate) struct Dispatcher {
     pub(crate) module: Arc<RpcModule<Arc<Shared>>>,
     pub(crate) max_response_bytes: usize,
-    /// Most messages in one batch ([`ShellConfig::max_batch_messages`]).
+    /// Most messages in one batch ([`super::ShellConfig::max_batch_messages`]).
     pub(crate) max_batch_messages: usize,
 }
 
