@@ -27,8 +27,15 @@
 //!    procedures between two consecutive pairs, with no other pair between them on either
 //!    side, position by position or by mutual best similarity, at least
 //!    [`MIN_ORDER_SIMILARITY`] alike (compilers lay functions out in source order).
+//! 9. [`Signal::Twins`], when the order round paired nothing either: near-twins, the
+//!    instances of one template that a new release rewrote alike (a match finder built for
+//!    4, 5 and 6 bytes), each at least [`MIN_TWIN_LIKENESS`] alike to several of the other
+//!    side within [`LIKENESS_MARGIN`]. Linked that way they make a family; in a family, each
+//!    procedure's own immediates (those not every member of its side holds: the shift by 5,
+//!    the other hash prime) decide, by mutual unique best likeness of them, sharing at
+//!    least one.
 //!
-//! The fuzzy rounds (5 to 8) never pair two procedures that both refer to strings and share
+//! The fuzzy rounds (5 to 9) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
 //! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
 //! messages, or two bracket tables of other thresholds, are different functions, however
@@ -62,6 +69,9 @@ pub const LIKENESS_MARGIN: f64 = 0.05;
 
 /// Fewest instructions a procedure needs for the likeness round: tiny ones all look alike.
 pub const MIN_LIKENESS_INSTRUCTIONS: usize = 8;
+
+/// Least similarity near-twins need in the twins round, where what tells them apart decides.
+pub const MIN_TWIN_LIKENESS: f64 = 0.55;
 
 /// Least similarity a pair needs in the order round, where its place vouches for it.
 pub const MIN_ORDER_SIMILARITY: f64 = 0.6;
@@ -107,6 +117,10 @@ pub struct Fingerprint {
     pub strings: Vec<u64>,
     /// Immediate operands that are not addresses: sorted, distinct.
     pub constants: Vec<u64>,
+    /// Every immediate operand that is not an address, small ones included, hashed with its
+    /// operation: sorted (a multiset). Register allocation leaves them alike, and they tell
+    /// apart the instances of one template (a shift by 4 or by 5, another hash prime).
+    pub immediates: Vec<u32>,
     /// The slots of tables of procedure pointers that hold it: sorted, distinct.
     pub slots: Vec<Slot>,
     /// The tables of procedure pointers whose start its code refers to (as numbered in
@@ -143,11 +157,27 @@ pub enum Signal {
     Likeness,
     /// In the same place between two pairs, on both sides.
     Order,
+    /// Among near-twins (instances of one template, each alike to several of the other
+    /// side), the one whose own immediates, those its twins lack, are the same.
+    Twins,
 }
 
 impl Signal {
+    /// Every signal, in the order of the rounds.
+    pub const ALL: [Signal; 9] = [
+        Signal::SymbolName,
+        Signal::ExactBytes,
+        Signal::InstructionHash,
+        Signal::Anchors,
+        Signal::PointerTable,
+        Signal::CallGraph,
+        Signal::Likeness,
+        Signal::Order,
+        Signal::Twins,
+    ];
+
     /// The name used in results: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `pointer_table`, `call_graph`, `likeness`, `address_order`.
+    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`.
     pub fn name(self) -> &'static str {
         match self {
             Signal::SymbolName => "symbol_name",
@@ -158,6 +188,7 @@ impl Signal {
             Signal::CallGraph => "call_graph",
             Signal::Likeness => "likeness",
             Signal::Order => "address_order",
+            Signal::Twins => "twins",
         }
     }
 }
@@ -490,6 +521,9 @@ impl<'a> Matcher<'a> {
             if self.queue.len() == before {
                 self.order_round();
             }
+            if self.queue.len() == before {
+                self.twins_round();
+            }
             if self.queue.len() == before || self.stopped {
                 return;
             }
@@ -789,6 +823,125 @@ impl<'a> Matcher<'a> {
         }
     }
 
+    /// Pairs near-twins by what tells them apart (see the module documentation).
+    ///
+    /// Runs after a likeness round that paired nothing, so the bests it kept are current.
+    fn twins_round(&mut self) {
+        for family in self.twin_families() {
+            if family.baseline.len() < 2
+                || family.candidate.len() < 2
+                || family.baseline.len() > MAX_NEIGHBOURS
+                || family.candidate.len() > MAX_NEIGHBOURS
+                || self.should_stop(family.links.len(), false)
+            {
+                continue;
+            }
+            let own_b = own_immediates(self.baseline, &family.baseline);
+            let own_c = own_immediates(self.candidate, &family.candidate);
+            let place = |members: &[u32], at: u32| members.iter().position(|&m| m == at);
+            let mut scores = vec![vec![0.0; family.candidate.len()]; family.baseline.len()];
+            for &(b, c) in &family.links {
+                if let (Some(i), Some(j)) =
+                    (place(&family.baseline, b), place(&family.candidate, c))
+                    && !own_b[i].is_empty()
+                    && !own_c[j].is_empty()
+                {
+                    scores[i][j] = jaccard_multiset(&own_b[i], &own_c[j]);
+                }
+            }
+            for (i, row) in scores.iter().enumerate() {
+                let best = row.iter().copied().fold(0.0, f64::max);
+                let Some(j) = row.iter().position(|&score| score == best) else {
+                    continue;
+                };
+                let unique_in_row = row.iter().filter(|&&score| score == best).count() == 1;
+                let unique_in_column = scores.iter().filter(|other| other[j] >= best).count() == 1;
+                if best > 0.0 && unique_in_row && unique_in_column {
+                    self.pair(family.baseline[i], family.candidate[j], Signal::Twins);
+                }
+            }
+        }
+    }
+
+    /// The families of near-twins among the unpaired procedures, in the order of their first
+    /// baseline member.
+    ///
+    /// A procedure is ambiguous when its best is at least [`MIN_TWIN_LIKENESS`] and its
+    /// runner-up within [`LIKENESS_MARGIN`] of it; an ambiguous baseline and an ambiguous
+    /// candidate procedure are linked when each is within that margin of the other's best.
+    /// A family is what links join.
+    fn twin_families(&mut self) -> Vec<Family> {
+        let ambiguous = |best: &Option<Best>| {
+            best.is_some_and(|best| {
+                best.score >= MIN_TWIN_LIKENESS
+                    && best.runner_up_at.is_some()
+                    && best.score - best.runner_up < LIKENESS_MARGIN
+            })
+        };
+        let rows: Vec<u32> = (0..self.baseline.len() as u32)
+            .filter(|&b| {
+                self.forward[b as usize].is_none() && ambiguous(&self.row_best[b as usize])
+            })
+            .collect();
+        let mut columns: Vec<u32> = (0..self.candidate.len() as u32)
+            .filter(|&c| {
+                self.backward[c as usize].is_none() && ambiguous(&self.column_best[c as usize])
+            })
+            .collect();
+        columns.sort_by_key(|&c| (self.candidate[c as usize].size, c));
+        // Union-find over baseline indices, then candidate indices after them.
+        let offset = self.baseline.len();
+        let mut parent: Vec<usize> = (0..offset + self.candidate.len()).collect();
+        fn root(parent: &mut [usize], mut at: usize) -> usize {
+            while parent[at] != at {
+                parent[at] = parent[parent[at]];
+                at = parent[at];
+            }
+            at
+        }
+        let mut links = Vec::new();
+        for &b in &rows {
+            let procedure = &self.baseline[b as usize];
+            let low = columns.partition_point(|&c| {
+                self.candidate[c as usize].size.saturating_mul(2) < procedure.size
+            });
+            let high = columns.partition_point(|&c| {
+                self.candidate[c as usize].size <= procedure.size.saturating_mul(2)
+            });
+            if self.should_stop(high.saturating_sub(low), false) {
+                return Vec::new();
+            }
+            let row_best = self.row_best[b as usize].map_or(0.0, |best| best.score);
+            for &c in &columns[low..high.max(low)] {
+                let column_best = self.column_best[c as usize].map_or(0.0, |best| best.score);
+                let score = kinship(procedure, &self.candidate[c as usize]);
+                if score >= MIN_TWIN_LIKENESS
+                    && row_best - score < LIKENESS_MARGIN
+                    && column_best - score < LIKENESS_MARGIN
+                {
+                    links.push((b, c));
+                    let (x, y) = (
+                        root(&mut parent, b as usize),
+                        root(&mut parent, offset + c as usize),
+                    );
+                    parent[x.max(y)] = x.min(y);
+                }
+            }
+        }
+        let mut families: BTreeMap<usize, Family> = BTreeMap::new();
+        for (b, c) in links {
+            let family = families.entry(root(&mut parent, b as usize)).or_default();
+            if !family.baseline.contains(&b) {
+                family.baseline.push(b);
+            }
+            if !family.candidate.contains(&c) {
+                family.candidate.push(c);
+            }
+            family.links.push((b, c));
+        }
+        families.into_values().collect()
+    }
+
     fn neighbours(&mut self, baseline: &[u32], candidate: &[u32]) {
         let b: Vec<u32> = baseline
             .iter()
@@ -955,6 +1108,46 @@ impl<'a> Matcher<'a> {
     }
 }
 
+/// Near-twins of the two sides, as the twins round links them.
+#[derive(Default)]
+struct Family {
+    baseline: Vec<u32>,
+    candidate: Vec<u32>,
+    /// Each baseline member and a candidate member within the margin of both their bests.
+    links: Vec<(u32, u32)>,
+}
+
+/// The immediates of each of `members` that not every one of them holds (multisets).
+fn own_immediates(side: &[Fingerprint], members: &[u32]) -> Vec<Vec<u32>> {
+    let mut common = side[members[0] as usize].immediates.clone();
+    for &member in &members[1..] {
+        common = multiset_difference(
+            &common,
+            &multiset_difference(&common, &side[member as usize].immediates),
+        );
+    }
+    members
+        .iter()
+        .map(|&member| multiset_difference(&side[member as usize].immediates, &common))
+        .collect()
+}
+
+/// `a` without the elements of `b` (sorted multisets: each element of `b` removes one).
+fn multiset_difference(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let (mut rest, mut j) = (Vec::with_capacity(a.len()), 0);
+    for &value in a {
+        while j < b.len() && b[j] < value {
+            j += 1;
+        }
+        if j < b.len() && b[j] == value {
+            j += 1;
+        } else {
+            rest.push(value);
+        }
+    }
+    rest
+}
+
 /// The best and second-best similarity one procedure has met in the likeness round, and with
 /// which procedures of the other side.
 #[derive(Clone, Copy, Default)]
@@ -1025,6 +1218,7 @@ mod tests {
             imports: Vec::new(),
             strings: Vec::new(),
             constants: Vec::new(),
+            immediates: Vec::new(),
             slots: Vec::new(),
             tables: Vec::new(),
         }
@@ -1188,6 +1382,66 @@ mod tests {
         q.shape ^= 0x5555;
         q.bytes ^= 0x5555;
         q
+    }
+
+    /// Three instances of one template (a hash over 4, 5 or 6 bytes), each rewritten alike in
+    /// the candidate and laid out in reverse: each is as alike to all three of the other
+    /// side, and only `tell_apart` (each instance's own immediates) can decide.
+    fn twins(tell_apart: bool) -> (Vec<Fingerprint>, Vec<Fingerprint>) {
+        let template = body(0, 7, 40, vec![]);
+        let instance = |k: u64, rewritten: bool| {
+            let mut p = if rewritten {
+                edited(&template, 12)
+            } else {
+                template.clone()
+            };
+            p.address = if rewritten {
+                0x400 - 0x100 * k
+            } else {
+                0x100 * k
+            };
+            (p.shape, p.bytes) = (p.shape ^ k, p.bytes ^ k);
+            let common: &[u32] = if rewritten { &[4, 5, 6] } else { &[1, 2, 3] };
+            p.immediates = common.to_vec();
+            if tell_apart {
+                p.immediates.push(100 + k as u32);
+            }
+            p
+        };
+        (
+            (1..=3).map(|k| instance(k, false)).collect(),
+            (1..=3).rev().map(|k| instance(k, true)).collect(),
+        )
+    }
+
+    #[test]
+    fn near_twins_pair_by_the_immediates_that_tell_them_apart() {
+        let (baseline, candidate) = twins(true);
+        let alike = similarity(&baseline[0], &candidate[0]);
+        assert!((MIN_TWIN_LIKENESS..1.0).contains(&alike), "{alike}");
+        for (b, c) in [(0, 1), (0, 2), (1, 2)] {
+            assert_eq!(similarity(&baseline[b], &candidate[c]), alike);
+        }
+        let result = compare(&baseline, &candidate, &mut never());
+        let mut made: Vec<(u32, u32, Signal)> = result
+            .pairs
+            .iter()
+            .map(|pair| (pair.baseline, pair.candidate, pair.signal))
+            .collect();
+        made.sort_unstable();
+        assert_eq!(
+            made,
+            [
+                (0, 2, Signal::Twins),
+                (1, 1, Signal::Twins),
+                (2, 0, Signal::Twins)
+            ]
+        );
+        // Twins that nothing tells apart stay unpaired.
+        let (baseline, candidate) = twins(false);
+        let result = compare(&baseline, &candidate, &mut never());
+        assert!(result.pairs.is_empty(), "{:?}", result.pairs);
+        assert_eq!(result.only_in_baseline, [0, 1, 2]);
     }
 
     #[test]

@@ -112,8 +112,9 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         symbol name, exact bytes, an address-independent instruction hash, imported-symbol and \
         string anchors, the same slot of two tables of procedure pointers that other pairs \
         align (`pointer_table`), call-graph neighbours of pairs already made, then the most similar \
-        of all unpaired procedures by a margin (`likeness`) and the place between two pairs \
-        (`address_order`), until stable. Paged \
+        of all unpaired procedures by a margin (`likeness`), the place between two pairs \
+        (`address_order`) and, among near-twins, the immediates that tell them apart \
+        (`twins`), until stable. Paged \
         (`cursor`, `limit` up to 500): `matched` pairs (`identical`, or `changed` with a \
         `similarity` in [0, 1] and what changed: size, instructions, callees, strings, \
         constants; each with the `signal` that paired it), then `only_in_baseline`, then \
@@ -411,8 +412,8 @@ pub(super) struct MatchedPair {
     /// inference).
     similarity: f64,
     /// What paired them: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `pointer_table`, `call_graph`, `likeness` or `address_order`.
-    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order"]))]
+    /// `pointer_table`, `call_graph`, `likeness`, `address_order` or `twins`.
+    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order", "twins"]))]
     signal: &'static str,
     /// What differs: `size`, `instructions`, `callees`, `strings`, `constants` (empty when
     /// identical).
@@ -571,4 +572,28 @@ fn page(
         cut_short_by,
         note: NOTE,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_names_every_signal_and_status() {
+        let schema = serde_json::to_value(schemars::schema_for!(MatchedPair)).expect("a schema");
+        let listed = |field: &str| -> Vec<String> {
+            schema["properties"][field]["enum"]
+                .as_array()
+                .expect("an enum")
+                .iter()
+                .map(|name| name.as_str().expect("a name").to_owned())
+                .collect()
+        };
+        let signals: Vec<&str> = crate::core::diff::Signal::ALL
+            .iter()
+            .map(|signal| signal.name())
+            .collect();
+        assert_eq!(listed("signal"), signals);
+        assert_eq!(listed("status"), ["identical", "changed"]);
+    }
 }

@@ -651,26 +651,9 @@ int main(int argc, char **argv) {
         &format!("#define TWO removed_two\n{BEFORE}{OLD}{AFTER}{MAIN}"),
         &format!("#define TWO added_two\n{BEFORE}{NEW}{AFTER}{MAIN}"),
     );
-    let (matched, left, right) = (&compared.matched, &compared.left, &compared.right);
-    let (baseline_names, candidate_names) = (&compared.baseline_names, &compared.candidate_names);
-    let name = |names: &BTreeMap<String, String>, address: &Value| {
-        names.get(address.as_str().unwrap()).cloned()
-    };
-    for pair in matched {
-        let (old, new) = (
-            name(baseline_names, &pair["baseline"]),
-            name(candidate_names, &pair["candidate"]),
-        );
-        assert_eq!(old, new, "a wrong pair: {pair}");
-    }
-    let only = |entries: &[Value], names: &BTreeMap<String, String>| -> Vec<String> {
-        entries
-            .iter()
-            .filter_map(|entry| name(names, &entry["address"]))
-            .collect()
-    };
-    assert!(only(left, baseline_names).contains(&"removed_two".to_owned()));
-    assert!(only(right, candidate_names).contains(&"added_two".to_owned()));
+    compared.named_pairs();
+    assert!(compared.only_in_baseline().contains("removed_two"));
+    assert!(compared.only_in_candidate().contains("added_two"));
 }
 
 /// A function that gets a twin in the new version (the same code over another table of
@@ -716,25 +699,14 @@ int main(int argc, char **argv) {
 }
 "#;
     let compared = Compared::sources(&format!("{NAMES}{OLD}"), &format!("{NAMES}{TWIN}{NEW}"));
-    let name = |names: &BTreeMap<String, String>, address: &Value| {
-        names.get(address.as_str().unwrap()).cloned()
-    };
-    let mut paired = BTreeSet::new();
-    for pair in &compared.matched {
-        let old = name(&compared.baseline_names, &pair["baseline"]);
-        let new = name(&compared.candidate_names, &pair["candidate"]);
-        assert_eq!(old, new, "a wrong pair: {pair}");
-        paired.extend(old);
-    }
+    let paired: BTreeSet<String> = compared
+        .named_pairs()
+        .into_iter()
+        .filter_map(|(name, _)| name)
+        .collect();
     assert!(paired.contains("weekday_name"), "{:#?}", compared.matched);
-    let only = |entries: &[Value], names: &BTreeMap<String, String>| -> BTreeSet<String> {
-        entries
-            .iter()
-            .filter_map(|entry| name(names, &entry["address"]))
-            .collect()
-    };
-    assert!(only(&compared.left, &compared.baseline_names).contains("tax_bracket"));
-    let added = only(&compared.right, &compared.candidate_names);
+    assert!(compared.only_in_baseline().contains("tax_bracket"));
+    let added = compared.only_in_candidate();
     assert!(added.contains("fee_bracket") && added.contains("weekday_abbrev"));
 }
 
@@ -772,31 +744,87 @@ int main(int argc, char **argv) {
         &format!("{HANDLERS}#define EXTRA\n{TABLE}"),
         &format!("{HANDLERS}#define EXTRA if (s < 0) s = -s - n; s += s >> 9;\n{TABLE}"),
     );
-    let (matched, baseline_names, candidate_names) = (
-        &compared.matched,
-        &compared.baseline_names,
-        &compared.candidate_names,
-    );
-    let named = |names: &BTreeMap<String, String>, address: &Value| {
-        names.get(address.as_str().unwrap()).cloned()
-    };
+    let mut handlers = BTreeSet::new();
     let mut by_slot = 0;
-    for pair in matched {
-        let old = named(baseline_names, &pair["baseline"]);
-        let new = named(candidate_names, &pair["candidate"]);
-        assert_eq!(old, new, "a wrong pair: {pair}");
-        if old.as_deref().is_some_and(|name| name.starts_with("on_")) {
+    for (name, pair) in compared.named_pairs() {
+        if let Some(name) = name.filter(|name| name.starts_with("on_")) {
             assert_eq!(pair["status"], "changed", "{pair}");
             by_slot += usize::from(pair["signal"] == "pointer_table");
+            handlers.insert(name);
         }
     }
-    let handlers: BTreeSet<String> = matched
-        .iter()
-        .filter_map(|pair| named(baseline_names, &pair["baseline"]))
-        .filter(|name| name.starts_with("on_"))
-        .collect();
+    let matched = &compared.matched;
     assert_eq!(handlers.len(), 5, "every handler is paired: {matched:#?}");
     assert!(by_slot >= 1, "some handler pairs by its slot: {matched:#?}");
+}
+
+/// Three instances of one template (a match finder over 4, 5 or 6 bytes, each with its hash
+/// prime), reached through a table of function pointers and then from a `switch`, each
+/// rewritten alike: every instance is about as alike to all three of the other version, and
+/// what tells them apart (the prime, the shift) pairs them (`twins`, as in zstd 1.5.5).
+#[test]
+fn instances_of_one_template_pair_by_what_tells_them_apart() {
+    const FINDERS: &str = r#"
+#define FIND(name, mls, prime) KEEP long name(const unsigned char *p, long n, unsigned *table) { \
+    long best = 0; \
+    for (long i = 0; i + 8 <= n; i++) { \
+        unsigned long long v; memcpy(&v, p + i, 8); \
+        unsigned h = (unsigned)(((v << (64 - 8 * mls)) * prime) >> 52); \
+        long prev = table[h]; table[h] = (unsigned)i; \
+        REWRITE \
+        if (prev && memcmp(p + prev, p + i, mls) == 0 && i - prev > best) best = i - prev; \
+    } \
+    return best; }
+FIND(find4, 4, 2654435761ULL)
+FIND(find5, 5, 889523592379ULL)
+FIND(find6, 6, 227718039650203ULL)
+"#;
+    const OLD: &str = r#"
+static long (*const finders[])(const unsigned char *, long, unsigned *) = {find4, find5, find6};
+int main(int argc, char **argv) {
+    static unsigned table[4096];
+    const char *text = argc > 1 ? argv[1] : "abracadabra abracadabra";
+    long found = finders[argc % 3]((const unsigned char *)text, (long)strlen(text), table);
+    printf("%ld %u\n", found, checksum(text));
+    return 0;
+}
+"#;
+    const NEW: &str = r#"
+KEEP long find_any(int kind, const unsigned char *p, long n, unsigned *table) {
+    switch (kind) {
+    case 0: return find4(p, n, table);
+    case 1: return find5(p, n, table);
+    default: return find6(p, n, table);
+    }
+}
+int main(int argc, char **argv) {
+    static unsigned table[4096];
+    const char *text = argc > 1 ? argv[1] : "abracadabra abracadabra";
+    long found = find_any(argc % 3, (const unsigned char *)text, (long)strlen(text), table);
+    printf("%ld %u\n", found, checksum(text));
+    return 0;
+}
+"#;
+    let rewrite = "if (prev > i) { table[h] = 0; continue; } \
+                   if (table[(h + 1) & 4095] == prev) prev = i - 1 - (i & 1);";
+    let compared = Compared::sources(
+        &format!("#define REWRITE\n{FINDERS}{OLD}"),
+        &format!("#define REWRITE {rewrite}\n{FINDERS}{NEW}"),
+    );
+    let mut by_twins = BTreeSet::new();
+    for (name, pair) in compared.named_pairs() {
+        if pair["signal"] == "twins" {
+            assert_eq!(pair["status"], "changed", "{pair}");
+            by_twins.extend(name);
+        }
+    }
+    // find4 hashes 4 bytes with 32-bit arithmetic and is less alike to its siblings; it may
+    // stay unpaired, never paired wrongly.
+    assert!(
+        by_twins.contains("find5") && by_twins.contains("find6"),
+        "{:#?}",
+        compared.matched
+    );
 }
 
 /// Two versions of a program (after [`COMMON`]) compiled at -O2, stripped and compared through
@@ -810,6 +838,33 @@ struct Compared {
 }
 
 impl Compared {
+    /// Each matched pair with its baseline name, once it is checked that the candidate
+    /// carries the same name (no wrong pair).
+    fn named_pairs(&self) -> Vec<(Option<String>, &Value)> {
+        let named = |names: &BTreeMap<String, String>, address: &Value| {
+            names.get(address.as_str().unwrap()).cloned()
+        };
+        self.matched
+            .iter()
+            .map(|pair| {
+                let old = named(&self.baseline_names, &pair["baseline"]);
+                let new = named(&self.candidate_names, &pair["candidate"]);
+                assert_eq!(old, new, "a wrong pair: {pair}");
+                (old, pair)
+            })
+            .collect()
+    }
+
+    /// The names of the procedures only in the baseline.
+    fn only_in_baseline(&self) -> BTreeSet<String> {
+        names_of(&self.left, &self.baseline_names)
+    }
+
+    /// The names of the procedures only in the candidate.
+    fn only_in_candidate(&self) -> BTreeSet<String> {
+        names_of(&self.right, &self.candidate_names)
+    }
+
     fn sources(baseline_source: &str, candidate_source: &str) -> Compared {
         let directory = tempfile::tempdir().unwrap();
         let (baseline, baseline_stripped) = build(directory.path(), "old", baseline_source);
@@ -828,4 +883,12 @@ impl Compared {
             candidate_names: symbols(&candidate),
         }
     }
+}
+
+/// The names of the procedures at the `address` of each of `entries`.
+fn names_of(entries: &[Value], names: &BTreeMap<String, String>) -> BTreeSet<String> {
+    entries
+        .iter()
+        .filter_map(|entry| names.get(entry["address"].as_str()?).cloned())
+        .collect()
 }

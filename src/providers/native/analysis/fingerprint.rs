@@ -92,6 +92,7 @@ impl Analysis {
         let mut tokens = Vec::new();
         let mut mnemonics = Vec::new();
         let mut constants = Vec::new();
+        let mut immediates = Vec::new();
         // Instructions and bytes up to the last one that is not padding.
         let (mut kept_tokens, mut kept_bytes) = (0, 0);
         sweep(isa, code, start, false, &mut |step, _| {
@@ -102,8 +103,12 @@ impl Analysis {
             if !is_padding(isa, encoding) {
                 kept_tokens = tokens.len();
                 kept_bytes = offset + step.length;
-                if let Some(value) = step.constant.filter(|&value| value >= MIN_CONSTANT) {
-                    constants.push(value);
+                if let Some(value) = step.constant {
+                    let operation = u64::from(step.mnemonic);
+                    immediates.push(fnv64([operation, value].into_iter()) as u32);
+                    if value >= MIN_CONSTANT {
+                        constants.push(value);
+                    }
                 }
             }
             Next::Continue
@@ -122,6 +127,7 @@ impl Analysis {
         mnemonics.sort_unstable();
         constants.sort_unstable();
         constants.dedup();
+        immediates.sort_unstable();
         Fingerprint {
             address: start,
             name: procedure.name.clone(),
@@ -134,6 +140,7 @@ impl Analysis {
             imports,
             strings,
             constants,
+            immediates,
             slots: Vec::new(),
             tables: Vec::new(),
         }
@@ -377,6 +384,7 @@ fn cost(fingerprint: &Fingerprint) -> usize {
         + fingerprint.callees.len() * 4
         + fingerprint.strings.len() * 8
         + fingerprint.constants.len() * 8
+        + fingerprint.immediates.len() * 4
         + fingerprint.slots.len() * 8
         + fingerprint.tables.len() * 4
         + fingerprint
