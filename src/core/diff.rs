@@ -18,7 +18,8 @@
 //!    the unpaired procedures in the same slot, at least [`MIN_SLOT_SIMILARITY`] alike.
 //! 6. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
 //!    sides: first by a unique instruction hash among them, then by mutual best
-//!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`].
+//!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`] ([`MIN_LARGE_NEIGHBOUR_SIMILARITY`]
+//!    when both have at least [`LARGE_PROCEDURE_INSTRUCTIONS`]).
 //! 7. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
 //!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
 //!    unpaired procedures of half to twice their size, at least [`MIN_LIKENESS`] alike and
@@ -60,6 +61,14 @@ pub const MIN_TELLING_CONSTANTS: usize = 3;
 
 /// Least similarity a neighbour pair needs in the call-graph round.
 pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.6;
+
+/// Least similarity two neighbours of a pair need when each has at least
+/// [`LARGE_PROCEDURE_INSTRUCTIONS`]: that much code that alike shares far more than chance,
+/// and a release that rewrites a large function leaves it about that alike.
+pub const MIN_LARGE_NEIGHBOUR_SIMILARITY: f64 = 0.55;
+
+/// Fewest instructions that make a procedure large for [`MIN_LARGE_NEIGHBOUR_SIMILARITY`].
+pub const LARGE_PROCEDURE_INSTRUCTIONS: usize = 64;
 
 /// Least similarity a pair needs in the likeness round, where no neighbour vouches for it.
 pub const MIN_LIKENESS: f64 = 0.6;
@@ -327,6 +336,16 @@ fn kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
         0.0
     } else {
         similarity(a, b)
+    }
+}
+
+/// Least similarity two neighbours of a pair need in the call-graph round.
+fn neighbour_least(a: &Fingerprint, b: &Fingerprint) -> f64 {
+    let large = |procedure: &Fingerprint| procedure.tokens.len() >= LARGE_PROCEDURE_INSTRUCTIONS;
+    if large(a) && large(b) {
+        MIN_LARGE_NEIGHBOUR_SIMILARITY
+    } else {
+        MIN_NEIGHBOUR_SIMILARITY
     }
 }
 
@@ -818,7 +837,7 @@ impl<'a> Matcher<'a> {
                     left.map(|index| index as u32).collect(),
                     right.map(|index| index as u32).collect(),
                 );
-                self.mutual_best(&left, &right, MIN_ORDER_SIMILARITY, Signal::Order);
+                self.mutual_best(&left, &right, |_, _| MIN_ORDER_SIMILARITY, Signal::Order);
             }
         }
     }
@@ -988,12 +1007,18 @@ impl<'a> Matcher<'a> {
             .filter(|&i| self.backward[i as usize].is_none())
             .take(MAX_NEIGHBOURS)
             .collect();
-        self.mutual_best(&b, &c, MIN_NEIGHBOUR_SIMILARITY, Signal::CallGraph);
+        self.mutual_best(&b, &c, neighbour_least, Signal::CallGraph);
     }
 
     /// Pairs each procedure of `b` with the one of `c` it is most similar to, when that is
-    /// the unique best both ways and at least `least` alike.
-    fn mutual_best(&mut self, b: &[u32], c: &[u32], least: f64, signal: Signal) {
+    /// the unique best both ways and at least `least` (of the two) alike.
+    fn mutual_best(
+        &mut self,
+        b: &[u32],
+        c: &[u32],
+        least: fn(&Fingerprint, &Fingerprint) -> f64,
+        signal: Signal,
+    ) {
         if b.is_empty() || c.is_empty() || self.should_stop(b.len() * c.len(), false) {
             return;
         }
@@ -1017,7 +1042,8 @@ impl<'a> Matcher<'a> {
         for (row_index, row) in scores.iter().enumerate() {
             let Some(column) = best_of(row) else { continue };
             let score = row[column];
-            if score < least {
+            let (x, y) = (b[row_index] as usize, c[column] as usize);
+            if score < least(&self.baseline[x], &self.candidate[y]) {
                 continue;
             }
             // Unique best in its row, and the row is the column's unique best.
@@ -1282,6 +1308,46 @@ mod tests {
         assert_eq!(result.pairs[0].status, Status::Identical);
         assert_eq!(result.only_in_baseline, vec![2]);
         assert_eq!(result.only_in_candidate, vec![2]);
+    }
+
+    #[test]
+    fn a_large_rewritten_callee_pairs_from_a_lower_likeness_than_a_small_one() {
+        // main calls f, rewritten to between the two thresholds; f large or small.
+        let rewritten = |length: u32| {
+            let f = body(0x20, 9, length, vec![]);
+            let g = (1..length as usize)
+                .map(|changed| {
+                    // Other instructions and other operations: a rewrite, not an edit.
+                    let mut g = edited(&f, changed);
+                    let kept = g.mnemonics.len() - changed;
+                    g.mnemonics.truncate(kept);
+                    g.mnemonics.extend((0..changed as u16).map(|i| 500 + i));
+                    g
+                })
+                .find(|g| {
+                    let alike = similarity(&f, g);
+                    (MIN_LARGE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY).contains(&alike)
+                })
+                .expect("a rewrite between the thresholds");
+            let main = |f_shape| {
+                let mut main = procedure(0x10, 1, vec![1, 2, 3], vec![1]);
+                main.name = Some("main".to_owned());
+                main.bytes = f_shape;
+                main
+            };
+            let baseline = vec![main(1), f.clone()];
+            let candidate = vec![main(1), g];
+            compare(&baseline, &candidate, &mut never())
+        };
+        let large = rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 + 16);
+        let pair = large.pairs.iter().find(|pair| pair.baseline == 1);
+        assert_eq!(
+            pair.map(|pair| (pair.candidate, pair.signal)),
+            Some((1, Signal::CallGraph)),
+            "{large:?}"
+        );
+        let small = rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 / 2);
+        assert_eq!(small.only_in_baseline, [1], "{small:?}");
     }
 
     #[test]
