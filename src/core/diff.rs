@@ -458,6 +458,8 @@ struct Matcher<'a> {
     /// Whether the likeness round keeps its bests between rounds (off only in the test that
     /// checks that keeping them changes nothing).
     remember: bool,
+    /// What the last twins round found, kept as `row_best` is.
+    twins: TwinMemory,
     /// Pairs made and not yet used for the call-graph round, in the order made.
     queue: Vec<(u32, u32)>,
     stop: &'a mut dyn FnMut() -> bool,
@@ -485,6 +487,7 @@ impl<'a> Matcher<'a> {
             row_best: vec![None; baseline.len()],
             column_best: vec![None; candidate.len()],
             remember: true,
+            twins: TwinMemory::default(),
             queue: Vec::new(),
             stop,
             work: 0,
@@ -884,30 +887,10 @@ impl<'a> Matcher<'a> {
 
     /// The families of near-twins among the unpaired procedures, in the order of their first
     /// baseline member.
-    ///
-    /// A procedure is ambiguous when its best is at least [`MIN_TWIN_LIKENESS`] and its
-    /// runner-up within [`LIKENESS_MARGIN`] of it; an ambiguous baseline and an ambiguous
-    /// candidate procedure are linked when each is within that margin of the other's best.
-    /// A family is what links join.
     fn twin_families(&mut self) -> Vec<Family> {
-        let ambiguous = |best: &Option<Best>| {
-            best.is_some_and(|best| {
-                best.score >= MIN_TWIN_LIKENESS
-                    && best.runner_up_at.is_some()
-                    && best.score - best.runner_up < LIKENESS_MARGIN
-            })
+        let Some(links) = self.twin_links() else {
+            return Vec::new();
         };
-        let rows: Vec<u32> = (0..self.baseline.len() as u32)
-            .filter(|&b| {
-                self.forward[b as usize].is_none() && ambiguous(&self.row_best[b as usize])
-            })
-            .collect();
-        let mut columns: Vec<u32> = (0..self.candidate.len() as u32)
-            .filter(|&c| {
-                self.backward[c as usize].is_none() && ambiguous(&self.column_best[c as usize])
-            })
-            .collect();
-        columns.sort_by_key(|&c| (self.candidate[c as usize].size, c));
         // Union-find over baseline indices, then candidate indices after them.
         let offset = self.baseline.len();
         let mut parent: Vec<usize> = (0..offset + self.candidate.len()).collect();
@@ -918,47 +901,134 @@ impl<'a> Matcher<'a> {
             }
             at
         }
-        let mut links = Vec::new();
-        for &b in &rows {
-            let procedure = &self.baseline[b as usize];
-            let low = columns.partition_point(|&c| {
-                self.candidate[c as usize].size.saturating_mul(2) < procedure.size
-            });
-            let high = columns.partition_point(|&c| {
-                self.candidate[c as usize].size <= procedure.size.saturating_mul(2)
-            });
-            if self.should_stop(high.saturating_sub(low), false) {
-                return Vec::new();
-            }
-            let row_best = self.row_best[b as usize].map_or(0.0, |best| best.score);
-            for &c in &columns[low..high.max(low)] {
-                let column_best = self.column_best[c as usize].map_or(0.0, |best| best.score);
-                let score = kinship(procedure, &self.candidate[c as usize]);
-                if score >= MIN_TWIN_LIKENESS
-                    && row_best - score < LIKENESS_MARGIN
-                    && column_best - score < LIKENESS_MARGIN
-                {
-                    links.push((b, c));
-                    let (x, y) = (
-                        root(&mut parent, b as usize),
-                        root(&mut parent, offset + c as usize),
-                    );
-                    parent[x.max(y)] = x.min(y);
-                }
-            }
+        for &(b, c) in &links {
+            let (x, y) = (
+                root(&mut parent, b as usize),
+                root(&mut parent, offset + c as usize),
+            );
+            parent[x.max(y)] = x.min(y);
         }
         let mut families: BTreeMap<usize, Family> = BTreeMap::new();
         for (b, c) in links {
             let family = families.entry(root(&mut parent, b as usize)).or_default();
-            if !family.baseline.contains(&b) {
-                family.baseline.push(b);
-            }
-            if !family.candidate.contains(&c) {
-                family.candidate.push(c);
-            }
+            family.baseline.push(b);
+            family.candidate.push(c);
             family.links.push((b, c));
         }
-        families.into_values().collect()
+        let mut families: Vec<Family> = families.into_values().collect();
+        for family in &mut families {
+            family.baseline.sort_unstable();
+            family.baseline.dedup();
+            family.candidate.sort_unstable();
+            family.candidate.dedup();
+        }
+        families
+    }
+
+    /// The links between near-twins, sorted; `None` when the comparison stopped.
+    ///
+    /// A procedure is ambiguous when its best is at least [`MIN_TWIN_LIKENESS`] and its
+    /// runner-up within [`LIKENESS_MARGIN`] of it; an ambiguous baseline and an ambiguous
+    /// candidate procedure are linked when they are at least [`MIN_TWIN_LIKENESS`] alike and
+    /// each within that margin of the other's best. A link depends only on the two
+    /// procedures and their bests, so the links found last time are kept for the procedures
+    /// whose best has not changed since, and only the others are compared again: the result
+    /// is the same as comparing everything anew.
+    fn twin_links(&mut self) -> Option<Vec<(u32, u32)>> {
+        let ambiguous = |best: &Option<Best>| {
+            best.filter(|best| {
+                best.score >= MIN_TWIN_LIKENESS
+                    && best.runner_up_at.is_some()
+                    && best.score - best.runner_up < LIKENESS_MARGIN
+            })
+            .map(|best| best.score)
+        };
+        let row_scores: Vec<Option<f64>> = (0..self.baseline.len())
+            .map(|b| ambiguous(&self.row_best[b]).filter(|_| self.forward[b].is_none()))
+            .collect();
+        let column_scores: Vec<Option<f64>> = (0..self.candidate.len())
+            .map(|c| ambiguous(&self.column_best[c]).filter(|_| self.backward[c].is_none()))
+            .collect();
+        let memory = std::mem::take(&mut self.twins);
+        let remembered = self.remember && memory.row_scores.len() == row_scores.len();
+        let known_row = |b: u32| {
+            remembered
+                && row_scores[b as usize].is_some()
+                && memory.row_scores[b as usize] == row_scores[b as usize]
+        };
+        let known_column = |c: u32| {
+            remembered
+                && column_scores[c as usize].is_some()
+                && memory.column_scores[c as usize] == column_scores[c as usize]
+        };
+        let mut links: Vec<(u32, u32)> = memory
+            .links
+            .iter()
+            .copied()
+            .filter(|&(b, c)| known_row(b) && known_column(c))
+            .collect();
+        let by_size = |side: &[Fingerprint], scores: &[Option<f64>], keep: &dyn Fn(u32) -> bool| {
+            let mut indices: Vec<u32> = (0..side.len() as u32)
+                .filter(|&i| scores[i as usize].is_some() && keep(i))
+                .collect();
+            indices.sort_by_key(|&i| (side[i as usize].size, i));
+            indices
+        };
+        let columns = by_size(self.candidate, &column_scores, &|_| true);
+        let known_rows = by_size(self.baseline, &row_scores, &|b| known_row(b));
+        let window = |sorted: &[u32], side: &[Fingerprint], size: u64| {
+            let low = sorted.partition_point(|&i| side[i as usize].size.saturating_mul(2) < size);
+            let high = sorted.partition_point(|&i| side[i as usize].size <= size.saturating_mul(2));
+            low..high.max(low)
+        };
+        let linked = |b: u32, c: u32| {
+            let score = kinship(&self.baseline[b as usize], &self.candidate[c as usize]);
+            let (row, column) = (row_scores[b as usize], column_scores[c as usize]);
+            score >= MIN_TWIN_LIKENESS
+                && row.is_some_and(|best| best - score < LIKENESS_MARGIN)
+                && column.is_some_and(|best| best - score < LIKENESS_MARGIN)
+        };
+        // Rows whose best changed, against every column; columns whose best changed, against
+        // the rows whose best did not.
+        let mut found = Vec::new();
+        for b in (0..self.baseline.len() as u32).filter(|&b| row_scores[b as usize].is_some()) {
+            if known_row(b) {
+                continue;
+            }
+            let range = window(&columns, self.candidate, self.baseline[b as usize].size);
+            if self.should_stop(range.len(), false) {
+                return None;
+            }
+            found.extend(
+                columns[range]
+                    .iter()
+                    .filter(|&&c| linked(b, c))
+                    .map(|&c| (b, c)),
+            );
+        }
+        for c in (0..self.candidate.len() as u32).filter(|&c| column_scores[c as usize].is_some()) {
+            if known_column(c) {
+                continue;
+            }
+            let range = window(&known_rows, self.baseline, self.candidate[c as usize].size);
+            if self.should_stop(range.len(), false) {
+                return None;
+            }
+            found.extend(
+                known_rows[range]
+                    .iter()
+                    .filter(|&&b| linked(b, c))
+                    .map(|&b| (b, c)),
+            );
+        }
+        links.extend(found);
+        links.sort_unstable();
+        self.twins = TwinMemory {
+            row_scores,
+            column_scores,
+            links: links.clone(),
+        };
+        Some(links)
     }
 
     fn neighbours(&mut self, baseline: &[u32], candidate: &[u32]) {
@@ -1132,6 +1202,15 @@ impl<'a> Matcher<'a> {
             stopped: self.stopped,
         }
     }
+}
+
+/// What the twins round found last time: the best of each ambiguous procedure then, and the
+/// links between them.
+#[derive(Default)]
+struct TwinMemory {
+    row_scores: Vec<Option<f64>>,
+    column_scores: Vec<Option<f64>>,
+    links: Vec<(u32, u32)>,
 }
 
 /// Near-twins of the two sides, as the twins round links them.
@@ -1631,6 +1710,7 @@ mod tests {
             (
                 prop::collection::vec(0u32..24, 8..30),
                 prop::collection::vec(0u64..3, 0..2),
+                prop::collection::vec(0u32..6, 0..4),
             ),
             0..10,
         )
@@ -1638,7 +1718,7 @@ mod tests {
             items
                 .into_iter()
                 .enumerate()
-                .map(|(index, (tokens, strings))| {
+                .map(|(index, (tokens, strings, mut immediates))| {
                     let shape = tokens
                         .iter()
                         .fold(7u64, |h, &t| h.wrapping_mul(31).wrapping_add(u64::from(t)));
@@ -1647,6 +1727,8 @@ mod tests {
                     strings.sort_unstable();
                     strings.dedup();
                     p.strings = strings;
+                    immediates.sort_unstable();
+                    p.immediates = immediates;
                     p
                 })
                 .collect()
