@@ -19,7 +19,9 @@
 //! 6. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
 //!    sides: first by a unique instruction hash among them, then by mutual best
 //!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`] ([`MIN_LARGE_NEIGHBOUR_SIMILARITY`]
-//!    when both have at least [`LARGE_PROCEDURE_INSTRUCTIONS`]).
+//!    when both have at least [`LARGE_PROCEDURE_INSTRUCTIONS`]), then the one unpaired
+//!    neighbour left on each side when both are that large, from
+//!    [`MIN_SOLE_NEIGHBOUR_SIMILARITY`].
 //! 7. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
 //!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
 //!    unpaired procedures of half to twice their size, at least [`MIN_LIKENESS`] alike and
@@ -67,7 +69,12 @@ pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.6;
 /// and a release that rewrites a large function leaves it about that alike.
 pub const MIN_LARGE_NEIGHBOUR_SIMILARITY: f64 = 0.55;
 
-/// Fewest instructions that make a procedure large for [`MIN_LARGE_NEIGHBOUR_SIMILARITY`].
+/// Least similarity of the one unpaired neighbour left on each side of a pair, when both
+/// are large: the pair and its place vouch for it, and nothing else is there to take it.
+pub const MIN_SOLE_NEIGHBOUR_SIMILARITY: f64 = 0.45;
+
+/// Fewest instructions that make a procedure large for [`MIN_LARGE_NEIGHBOUR_SIMILARITY`]
+/// and [`MIN_SOLE_NEIGHBOUR_SIMILARITY`].
 pub const LARGE_PROCEDURE_INSTRUCTIONS: usize = 64;
 
 /// Least similarity a pair needs in the likeness round, where no neighbour vouches for it.
@@ -341,12 +348,16 @@ fn kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
 
 /// Least similarity two neighbours of a pair need in the call-graph round.
 fn neighbour_least(a: &Fingerprint, b: &Fingerprint) -> f64 {
-    let large = |procedure: &Fingerprint| procedure.tokens.len() >= LARGE_PROCEDURE_INSTRUCTIONS;
-    if large(a) && large(b) {
+    if is_large(a) && is_large(b) {
         MIN_LARGE_NEIGHBOUR_SIMILARITY
     } else {
         MIN_NEIGHBOUR_SIMILARITY
     }
+}
+
+/// Whether a procedure has at least [`LARGE_PROCEDURE_INSTRUCTIONS`].
+fn is_large(procedure: &Fingerprint) -> bool {
+    procedure.tokens.len() >= LARGE_PROCEDURE_INSTRUCTIONS
 }
 
 /// Whether a procedure only computes: it calls nothing and refers to no string, so its
@@ -1067,17 +1078,30 @@ impl<'a> Matcher<'a> {
             }
         }
         // Mutual best similarity among the rest.
-        let b: Vec<u32> = b
-            .into_iter()
-            .filter(|&i| self.forward[i as usize].is_none())
-            .take(MAX_NEIGHBOURS)
-            .collect();
-        let c: Vec<u32> = c
-            .into_iter()
-            .filter(|&i| self.backward[i as usize].is_none())
-            .take(MAX_NEIGHBOURS)
-            .collect();
-        self.mutual_best(&b, &c, neighbour_least, Signal::CallGraph);
+        let unpaired = |matcher: &Self, b: &[u32], c: &[u32]| -> (Vec<u32>, Vec<u32>) {
+            (
+                b.iter()
+                    .copied()
+                    .filter(|&i| matcher.forward[i as usize].is_none())
+                    .collect(),
+                c.iter()
+                    .copied()
+                    .filter(|&i| matcher.backward[i as usize].is_none())
+                    .collect(),
+            )
+        };
+        let (b, c) = unpaired(self, &b, &c);
+        let first = |side: &[u32]| side[..side.len().min(MAX_NEIGHBOURS)].to_vec();
+        self.mutual_best(&first(&b), &first(&c), neighbour_least, Signal::CallGraph);
+        // The one unpaired neighbour left on each side, when both are large.
+        let (b, c) = unpaired(self, &b, &c);
+        if let (&[x], &[y]) = (b.as_slice(), c.as_slice()) {
+            let (old, new) = (&self.baseline[x as usize], &self.candidate[y as usize]);
+            if is_large(old) && is_large(new) && kinship(old, new) >= MIN_SOLE_NEIGHBOUR_SIMILARITY
+            {
+                self.pair(x, y, Signal::CallGraph);
+            }
+        }
     }
 
     /// Pairs each procedure of `b` with the one of `c` it is most similar to, when that is
@@ -1389,43 +1413,74 @@ mod tests {
         assert_eq!(result.only_in_candidate, vec![2]);
     }
 
+    /// main calls f, rewritten to a likeness in `band`, and with `another_callee` also a
+    /// procedure that each side replaced by an unrelated one.
+    fn callee_rewritten(
+        length: u32,
+        band: std::ops::Range<f64>,
+        another_callee: bool,
+    ) -> Comparison {
+        let f = body(0x20, 9, length, vec![]);
+        let g = (1..length as usize)
+            .map(|changed| {
+                // Other instructions and other operations: a rewrite, not an edit.
+                let mut g = edited(&f, changed);
+                let kept = g.mnemonics.len() - changed;
+                g.mnemonics.truncate(kept);
+                g.mnemonics.extend((0..changed as u16).map(|i| 500 + i));
+                g
+            })
+            .find(|g| band.contains(&similarity(&f, g)))
+            .expect("a rewrite in the band");
+        let callees = if another_callee { vec![1, 2] } else { vec![1] };
+        let mut main = procedure(0x10, 1, vec![1, 2, 3], callees);
+        main.name = Some("main".to_owned());
+        let mut baseline = vec![main.clone(), f];
+        let mut candidate = vec![main, g];
+        if another_callee {
+            baseline.push(body(0x400, 3, length, vec![]));
+            candidate.push(body(0x400, 4, length / 3, vec![7]));
+        }
+        compare(&baseline, &candidate, &mut never())
+    }
+
     #[test]
     fn a_large_rewritten_callee_pairs_from_a_lower_likeness_than_a_small_one() {
-        // main calls f, rewritten to between the two thresholds; f large or small.
-        let rewritten = |length: u32| {
-            let f = body(0x20, 9, length, vec![]);
-            let g = (1..length as usize)
-                .map(|changed| {
-                    // Other instructions and other operations: a rewrite, not an edit.
-                    let mut g = edited(&f, changed);
-                    let kept = g.mnemonics.len() - changed;
-                    g.mnemonics.truncate(kept);
-                    g.mnemonics.extend((0..changed as u16).map(|i| 500 + i));
-                    g
-                })
-                .find(|g| {
-                    let alike = similarity(&f, g);
-                    (MIN_LARGE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY).contains(&alike)
-                })
-                .expect("a rewrite between the thresholds");
-            let main = |f_shape| {
-                let mut main = procedure(0x10, 1, vec![1, 2, 3], vec![1]);
-                main.name = Some("main".to_owned());
-                main.bytes = f_shape;
-                main
-            };
-            let baseline = vec![main(1), f.clone()];
-            let candidate = vec![main(1), g];
-            compare(&baseline, &candidate, &mut never())
-        };
-        let large = rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 + 16);
+        let band = MIN_LARGE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY;
+        let large = callee_rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 + 16, band.clone(), true);
         let pair = large.pairs.iter().find(|pair| pair.baseline == 1);
         assert_eq!(
             pair.map(|pair| (pair.candidate, pair.signal)),
             Some((1, Signal::CallGraph)),
             "{large:?}"
         );
-        let small = rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 / 2);
+        assert_eq!(
+            large.only_in_baseline,
+            [2],
+            "the unrelated callee stays apart"
+        );
+        let small = callee_rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 / 2, band, true);
+        assert_eq!(small.only_in_baseline, [1, 2], "{small:?}");
+    }
+
+    #[test]
+    fn the_one_large_callee_left_on_each_side_pairs_from_a_lower_likeness_still() {
+        let band = MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_LARGE_NEIGHBOUR_SIMILARITY;
+        let large = callee_rewritten(
+            LARGE_PROCEDURE_INSTRUCTIONS as u32 + 16,
+            band.clone(),
+            false,
+        );
+        let pair = large.pairs.iter().find(|pair| pair.baseline == 1);
+        assert_eq!(
+            pair.map(|pair| (pair.candidate, pair.signal)),
+            Some((1, Signal::CallGraph)),
+            "{large:?}"
+        );
+        // Not when another unpaired callee is left beside it, nor when it is small.
+        let beside = callee_rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 + 16, band.clone(), true);
+        assert_eq!(beside.only_in_baseline, [1, 2], "{beside:?}");
+        let small = callee_rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 / 2, band, false);
         assert_eq!(small.only_in_baseline, [1], "{small:?}");
     }
 
