@@ -346,6 +346,14 @@ fn kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
     }
 }
 
+/// The places in `sorted` (indices into `side`, sorted by size) of the procedures of half to
+/// twice `size`: the ones the likeness and twins rounds compare with a procedure of that size.
+fn size_window(sorted: &[u32], side: &[Fingerprint], size: u64) -> std::ops::Range<usize> {
+    let low = sorted.partition_point(|&i| side[i as usize].size.saturating_mul(2) < size);
+    let high = sorted.partition_point(|&i| side[i as usize].size <= size.saturating_mul(2));
+    low..high.max(low)
+}
+
 /// Least similarity two neighbours of a pair need in the call-graph round.
 fn neighbour_least(a: &Fingerprint, b: &Fingerprint) -> f64 {
     if is_large(a) && is_large(b) {
@@ -737,11 +745,6 @@ impl<'a> Matcher<'a> {
         };
         let rows = by_size(self.baseline, &self.forward);
         let columns = by_size(self.candidate, &self.backward);
-        let window = |sorted: &[u32], side: &[Fingerprint], size: u64| {
-            let low = sorted.partition_point(|&i| side[i as usize].size.saturating_mul(2) < size);
-            let high = sorted.partition_point(|&i| side[i as usize].size <= size.saturating_mul(2));
-            low..high.max(low)
-        };
         let stale_rows: Vec<u32> = rows
             .iter()
             .copied()
@@ -766,7 +769,7 @@ impl<'a> Matcher<'a> {
         // Stale rows against every column; stale columns hear from these rows on the way.
         for &b in &stale_rows {
             let procedure = &self.baseline[b as usize];
-            let range = window(&columns, self.candidate, procedure.size);
+            let range = size_window(&columns, self.candidate, procedure.size);
             if self.should_stop(range.len(), false) {
                 return;
             }
@@ -790,7 +793,7 @@ impl<'a> Matcher<'a> {
             .collect();
         for &c in &stale_columns {
             let procedure = &self.candidate[c as usize];
-            let range = window(&fresh, self.baseline, procedure.size);
+            let range = size_window(&fresh, self.baseline, procedure.size);
             if self.should_stop(range.len(), false) {
                 return;
             }
@@ -987,11 +990,6 @@ impl<'a> Matcher<'a> {
         };
         let columns = by_size(self.candidate, &column_scores, &|_| true);
         let known_rows = by_size(self.baseline, &row_scores, &|b| known_row(b));
-        let window = |sorted: &[u32], side: &[Fingerprint], size: u64| {
-            let low = sorted.partition_point(|&i| side[i as usize].size.saturating_mul(2) < size);
-            let high = sorted.partition_point(|&i| side[i as usize].size <= size.saturating_mul(2));
-            low..high.max(low)
-        };
         let linked = |b: u32, c: u32| {
             let score = kinship(&self.baseline[b as usize], &self.candidate[c as usize]);
             let (row, column) = (row_scores[b as usize], column_scores[c as usize]);
@@ -1006,7 +1004,7 @@ impl<'a> Matcher<'a> {
             if known_row(b) {
                 continue;
             }
-            let range = window(&columns, self.candidate, self.baseline[b as usize].size);
+            let range = size_window(&columns, self.candidate, self.baseline[b as usize].size);
             if self.should_stop(range.len(), false) {
                 return None;
             }
@@ -1021,7 +1019,7 @@ impl<'a> Matcher<'a> {
             if known_column(c) {
                 continue;
             }
-            let range = window(&known_rows, self.baseline, self.candidate[c as usize].size);
+            let range = size_window(&known_rows, self.baseline, self.candidate[c as usize].size);
             if self.should_stop(range.len(), false) {
                 return None;
             }
