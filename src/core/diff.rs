@@ -38,7 +38,18 @@
 //!    the other hash prime) decide, by mutual unique best likeness of them, sharing at
 //!    least one.
 //!
-//! The fuzzy rounds (5 to 9) never pair two procedures that both refer to strings and share
+//! 10. [`Signal::SameCallers`], when the twins round paired nothing either: procedures called
+//!     by the same pairs, at least [`MIN_SAME_CALLERS`] (a function rewritten past any
+//!     likeness keeps its callers). Those that share a set of paired callers are the
+//!     unpaired procedures and those a fuzzy round (4 and 6 to 9) paired with a procedure
+//!     that has none of their paired callers: the place overrules the likeness. The only
+//!     one on each side pairs; among more, one set against its place pairs with the only
+//!     one on the other side that calls its old partner (a function whose body moved into a
+//!     new callee, which is now called in its place), and the others by mutual best
+//!     [`similarity`] of at least [`MIN_SOLE_NEIGHBOUR_SIMILARITY`], [`LIKENESS_MARGIN`]
+//!     above the rest. A pair overruled is undone, and the rounds go on.
+//!
+//! The fuzzy rounds (5 to 10) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
 //! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
 //! messages, or two bracket tables of other thresholds, are different functions, however
@@ -48,7 +59,9 @@
 //! the pairs, the same callees, imports, strings and constants; otherwise it is
 //! [`Status::Changed`] with a similarity below 1 and what differs ([`Changes`]).
 //!
-//! **Guarantees:** no procedure is in two pairs; every procedure is in exactly one of the
+//! **Guarantees:** no procedure is in two pairs (the callers round undoes a pair before it
+//! makes another with one of its procedures, and its own pairs are never undone, so the
+//! rounds end); every procedure is in exactly one of the
 //! pairs, `only_in_baseline` or `only_in_candidate`; the same inputs give the same result
 //! (iteration is by index, grouping by ordered maps, never by hash seed); the stop signal is
 //! asked at least once per round and every [`CHECK_EVERY`] units of work, and a stopped
@@ -91,6 +104,11 @@ pub const MIN_TWIN_LIKENESS: f64 = 0.55;
 
 /// Least similarity a pair needs in the order round, where its place vouches for it.
 pub const MIN_ORDER_SIMILARITY: f64 = 0.6;
+
+/// Fewest paired callers an unpaired procedure needs for the callers round to pair it by
+/// them alone (one caller is a single call site, which a removed and an added function share
+/// as easily as a function and its rewrite).
+pub const MIN_SAME_CALLERS: usize = 2;
 
 /// Least similarity a pair needs in the pointer-table round, where its slot in a table that
 /// other pairs already align vouches for it (rewritten code in the same slot stays paired).
@@ -176,11 +194,14 @@ pub enum Signal {
     /// Among near-twins (instances of one template, each alike to several of the other
     /// side), the one whose own immediates, those its twins lack, are the same.
     Twins,
+    /// Called by the same pairs (at least [`MIN_SAME_CALLERS`]), and the only unpaired
+    /// procedure so called on each side: a function rewritten past likeness in its place.
+    SameCallers,
 }
 
 impl Signal {
     /// Every signal, in the order of the rounds.
-    pub const ALL: [Signal; 9] = [
+    pub const ALL: [Signal; 10] = [
         Signal::SymbolName,
         Signal::ExactBytes,
         Signal::InstructionHash,
@@ -190,10 +211,20 @@ impl Signal {
         Signal::Likeness,
         Signal::Order,
         Signal::Twins,
+        Signal::SameCallers,
     ];
 
+    /// Whether the signal is one a fuzzy round makes from likeness or anchors alone, which
+    /// the place of the procedures in the call graph can overrule.
+    fn is_fuzzy(self) -> bool {
+        matches!(
+            self,
+            Signal::Anchors | Signal::CallGraph | Signal::Likeness | Signal::Order | Signal::Twins
+        )
+    }
+
     /// The name used in results: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`.
+    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`, `same_callers`.
     pub fn name(self) -> &'static str {
         match self {
             Signal::SymbolName => "symbol_name",
@@ -205,6 +236,7 @@ impl Signal {
             Signal::Likeness => "likeness",
             Signal::Order => "address_order",
             Signal::Twins => "twins",
+            Signal::SameCallers => "same_callers",
         }
     }
 }
@@ -428,6 +460,37 @@ fn tables_of(side: &[Fingerprint]) -> BTreeMap<u32, Vec<Option<u32>>> {
     tables
 }
 
+/// Forgets each kept best (of `side`'s procedures) that `freed`, a procedure of the other
+/// side set free, would enter as best or runner-up, ties included (the likeness round offers
+/// in an order, and a tie goes to the first offered).
+fn forget_where_changed(bests: &mut [Option<Best>], side: &[Fingerprint], freed: &Fingerprint) {
+    if freed.tokens.len() < MIN_LIKENESS_INSTRUCTIONS {
+        return;
+    }
+    for (best, procedure) in bests.iter_mut().zip(side) {
+        let in_window = freed.size.saturating_mul(2) >= procedure.size
+            && freed.size <= procedure.size.saturating_mul(2);
+        if let Some(kept) = best
+            && in_window
+            && (kept.runner_up_at.is_none() || kinship(procedure, freed) >= kept.runner_up)
+        {
+            *best = None;
+        }
+    }
+}
+
+/// The pairs among `callers`, each named by its baseline index (`pair_of` gives it, or
+/// nothing for an unpaired caller): sorted, distinct.
+fn paired_callers(callers: &[u32], pair_of: impl Fn(u32) -> Option<u32>) -> Vec<u32> {
+    let mut pairs: Vec<u32> = callers
+        .iter()
+        .filter_map(|&caller| pair_of(caller))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
 /// The procedures of one side whose code names each table.
 fn referrers_of(side: &[Fingerprint]) -> BTreeMap<u32, Vec<u32>> {
     let mut referrers: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
@@ -479,8 +542,10 @@ struct Matcher<'a> {
     remember: bool,
     /// What the last twins round found, kept as `row_best` is.
     twins: TwinMemory,
-    /// Pairs made and not yet used for the call-graph round, in the order made.
+    /// The pairs in force, in the order made (the call-graph round walks their neighbours).
     queue: Vec<(u32, u32)>,
+    /// How many pairs were ever made (a pair undone still counts: the rounds go on).
+    made: usize,
     stop: &'a mut dyn FnMut() -> bool,
     work: usize,
     stopped: bool,
@@ -508,6 +573,7 @@ impl<'a> Matcher<'a> {
             remember: true,
             twins: TwinMemory::default(),
             queue: Vec::new(),
+            made: 0,
             stop,
             work: 0,
             stopped: false,
@@ -536,6 +602,7 @@ impl<'a> Matcher<'a> {
         self.backward[ci] = Some(b);
         self.signals[bi] = Some(signal);
         self.queue.push((b, c));
+        self.made += 1;
     }
 
     fn run(&mut self) {
@@ -543,7 +610,7 @@ impl<'a> Matcher<'a> {
             if self.should_stop(1, true) {
                 return;
             }
-            let before = self.queue.len();
+            let before = self.made;
             self.unique_round(Signal::SymbolName, |p| {
                 p.name.as_ref().map(|name| Key::Name(name.clone()))
             });
@@ -556,16 +623,19 @@ impl<'a> Matcher<'a> {
             });
             self.table_round();
             self.call_graph_round();
-            if self.queue.len() == before {
+            if self.made == before {
                 self.likeness_round();
             }
-            if self.queue.len() == before {
+            if self.made == before {
                 self.order_round();
             }
-            if self.queue.len() == before {
+            if self.made == before {
                 self.twins_round();
             }
-            if self.queue.len() == before || self.stopped {
+            if self.made == before {
+                self.same_callers_round();
+            }
+            if self.made == before || self.stopped {
                 return;
             }
         }
@@ -857,6 +927,162 @@ impl<'a> Matcher<'a> {
                 self.mutual_best(&left, &right, |_, _| MIN_ORDER_SIMILARITY, Signal::Order);
             }
         }
+    }
+
+    /// Pairs the procedures that the same pairs call, at least [`MIN_SAME_CALLERS`] of them,
+    /// when each is the only one so called on its side among the unpaired procedures and
+    /// those a fuzzy round paired against their place (see the module documentation).
+    fn same_callers_round(&mut self) {
+        // Only the unpaired procedures and those of fuzzy pairs can take part: the others'
+        // callers are not looked at (two copies of a program pair entirely by bytes).
+        let open_b = |b: usize| self.signals[b].is_none_or(Signal::is_fuzzy);
+        let baseline_keys: Vec<Option<Vec<u32>>> = (self.baseline_callers.iter().enumerate())
+            .map(|(b, callers)| {
+                open_b(b).then(|| {
+                    paired_callers(callers, |caller| {
+                        self.forward[caller as usize].map(|_| caller)
+                    })
+                })
+            })
+            .collect();
+        let candidate_keys: Vec<Option<Vec<u32>>> = (self.candidate_callers.iter().enumerate())
+            .map(|(c, callers)| {
+                self.backward[c]
+                    .is_none_or(|b| open_b(b as usize))
+                    .then(|| paired_callers(callers, |caller| self.backward[caller as usize]))
+            })
+            .collect();
+        if self.should_stop(self.baseline.len() + self.candidate.len(), false) {
+            return;
+        }
+        // A pair a fuzzy round made is against its place when its procedures have no paired
+        // caller in common: then the place may name another partner.
+        let open = |key: &[u32], partner: Option<&Option<Vec<u32>>>| {
+            key.len() >= MIN_SAME_CALLERS
+                && partner.is_none_or(|other| {
+                    let other = other.as_deref().unwrap_or_default();
+                    !key.iter().any(|pair| other.binary_search(pair).is_ok())
+                })
+        };
+        let mut groups: BTreeMap<&[u32], (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+        for (b, key) in baseline_keys.iter().enumerate() {
+            let Some(key) = key else { continue };
+            if open(key, self.forward[b].map(|c| &candidate_keys[c as usize])) {
+                groups.entry(key).or_default().0.push(b as u32);
+            }
+        }
+        for (c, key) in candidate_keys.iter().enumerate() {
+            let Some(key) = key else { continue };
+            if open(key, self.backward[c].map(|b| &baseline_keys[b as usize])) {
+                groups.entry(key).or_default().1.push(c as u32);
+            }
+        }
+        let places: Vec<(u32, u32)> = groups
+            .into_values()
+            .flat_map(|(b, c)| self.place_partners(&b, &c))
+            .collect();
+        for (x, y) in places {
+            self.unpair(x, y);
+            self.pair(x, y, Signal::SameCallers);
+        }
+    }
+
+    /// Who pairs with whom among procedures called by the same pairs: the only one on each
+    /// side (unless they conflict: [`kinship`] 0); else, for one that a fuzzy round paired
+    /// against its place, the only one on the other side that calls its old partner (a
+    /// function whose body moved into a new callee keeps its callers); else mutual bests by
+    /// [`LIKENESS_MARGIN`], at least [`MIN_SOLE_NEIGHBOUR_SIMILARITY`] alike.
+    fn place_partners(&self, b: &[u32], c: &[u32]) -> Vec<(u32, u32)> {
+        let alike =
+            |x: u32, y: u32| kinship(&self.baseline[x as usize], &self.candidate[y as usize]);
+        match (b, c) {
+            (&[x], &[y]) => {
+                return if alike(x, y) > 0.0 {
+                    vec![(x, y)]
+                } else {
+                    vec![]
+                };
+            }
+            _ if b.len() > MAX_NEIGHBOURS || c.len() > MAX_NEIGHBOURS => return vec![],
+            _ => {}
+        }
+        let mut found = Vec::new();
+        let only = |members: &[u32], side: &[Fingerprint], old: u32| -> Option<u32> {
+            let mut calling = members
+                .iter()
+                .filter(|&&m| side[m as usize].callees.contains(&old));
+            calling.next().filter(|_| calling.next().is_none()).copied()
+        };
+        for &x in b {
+            if let Some(y) = self.forward[x as usize].and_then(|old| only(c, self.candidate, old)) {
+                found.push((x, y));
+            }
+        }
+        for &y in c {
+            if let Some(x) = self.backward[y as usize].and_then(|old| only(b, self.baseline, old)) {
+                found.push((x, y));
+            }
+        }
+        let scores: Vec<Vec<f64>> = b
+            .iter()
+            .map(|&x| c.iter().map(|&y| alike(x, y)).collect())
+            .collect();
+        let decisive = |line: &mut dyn Iterator<Item = f64>, best: f64| {
+            line.filter(|&score| score > best - LIKENESS_MARGIN).count() == 1
+        };
+        for (i, row) in scores.iter().enumerate() {
+            let (j, best) =
+                row.iter()
+                    .copied()
+                    .enumerate()
+                    .fold((0, f64::MIN), |most, (j, score)| {
+                        if score > most.1 { (j, score) } else { most }
+                    });
+            if best >= MIN_SOLE_NEIGHBOUR_SIMILARITY
+                && decisive(&mut row.iter().copied(), best)
+                && decisive(&mut scores.iter().map(|other| other[j]), best)
+            {
+                found.push((b[i], c[j]));
+            }
+        }
+        // The first claim on a procedure holds.
+        let (mut taken_b, mut taken_c) = (Vec::new(), Vec::new());
+        found.retain(|&(x, y)| {
+            let free = alike(x, y) > 0.0 && !taken_b.contains(&x) && !taken_c.contains(&y);
+            if free {
+                taken_b.push(x);
+                taken_c.push(y);
+            }
+            free
+        });
+        found
+    }
+
+    /// Undoes the pairs that hold baseline `b` or candidate `c`.
+    fn unpair(&mut self, b: u32, c: u32) {
+        let old = (self.backward[c as usize], self.forward[b as usize]);
+        for (x, y) in [old.0.map(|x| (x, c)), old.1.map(|y| (b, y))]
+            .into_iter()
+            .flatten()
+        {
+            self.forward[x as usize] = None;
+            self.backward[y as usize] = None;
+            self.signals[x as usize] = None;
+            self.queue.retain(|&(left, _)| left != x);
+            self.forget_bests_near(x, y);
+        }
+    }
+
+    /// Forgets the bests the likeness round kept that baseline `b` and candidate `c`, set
+    /// free, could change (the round assumes that procedures are only ever paired away), and
+    /// their own, so that the round finds what it would find anew. The twins round's links
+    /// need nothing: it compares again the procedures whose best changed, and these two.
+    fn forget_bests_near(&mut self, b: u32, c: u32) {
+        let (old, new) = (&self.baseline[b as usize], &self.candidate[c as usize]);
+        self.row_best[b as usize] = None;
+        self.column_best[c as usize] = None;
+        forget_where_changed(&mut self.row_best, self.baseline, new);
+        forget_where_changed(&mut self.column_best, self.candidate, old);
     }
 
     /// Pairs near-twins by what tells them apart (see the module documentation).
@@ -1411,6 +1637,20 @@ mod tests {
         assert_eq!(result.only_in_candidate, vec![2]);
     }
 
+    /// `f` rewritten to a likeness in `band`: other instructions and other operations.
+    fn rewritten(f: &Fingerprint, band: std::ops::Range<f64>) -> Fingerprint {
+        (1..f.tokens.len())
+            .map(|changed| {
+                let mut g = edited(f, changed);
+                let kept = g.mnemonics.len() - changed;
+                g.mnemonics.truncate(kept);
+                g.mnemonics.extend((0..changed as u16).map(|i| 500 + i));
+                g
+            })
+            .find(|g| band.contains(&similarity(f, g)))
+            .expect("a rewrite in the band")
+    }
+
     /// main calls f, rewritten to a likeness in `band`, and with `another_callee` also a
     /// procedure that each side replaced by an unrelated one.
     fn callee_rewritten(
@@ -1419,17 +1659,7 @@ mod tests {
         another_callee: bool,
     ) -> Comparison {
         let f = body(0x20, 9, length, vec![]);
-        let g = (1..length as usize)
-            .map(|changed| {
-                // Other instructions and other operations: a rewrite, not an edit.
-                let mut g = edited(&f, changed);
-                let kept = g.mnemonics.len() - changed;
-                g.mnemonics.truncate(kept);
-                g.mnemonics.extend((0..changed as u16).map(|i| 500 + i));
-                g
-            })
-            .find(|g| band.contains(&similarity(&f, g)))
-            .expect("a rewrite in the band");
+        let g = rewritten(&f, band);
         let callees = if another_callee { vec![1, 2] } else { vec![1] };
         let mut main = procedure(0x10, 1, vec![1, 2, 3], callees);
         main.name = Some("main".to_owned());
@@ -1580,6 +1810,115 @@ mod tests {
         q.shape ^= 0x5555;
         q.bytes ^= 0x5555;
         q
+    }
+
+    /// `callers` procedures named alike on both sides (so they pair by name), each calling the
+    /// first `called.0` of `baseline` (on the candidate side, `called.1` of `candidate`),
+    /// which follow them.
+    fn under_callers(
+        callers: usize,
+        called: (usize, usize),
+        baseline: Vec<Fingerprint>,
+        candidate: Vec<Fingerprint>,
+    ) -> Comparison {
+        let side = |called: usize, rest: Vec<Fingerprint>| {
+            let callees: Vec<u32> = (callers..callers + called).map(|i| i as u32).collect();
+            let mut side: Vec<Fingerprint> = (0..callers)
+                .map(|i| {
+                    let at = i as u64 * 0x10;
+                    let mut caller = procedure(0x10 + at, 100 + at, vec![1, 2, 3], callees.clone());
+                    caller.name = Some(format!("caller{i}"));
+                    caller
+                })
+                .collect();
+            side.extend(rest);
+            side
+        };
+        compare(
+            &side(called.0, baseline),
+            &side(called.1, candidate),
+            &mut never(),
+        )
+    }
+
+    /// A procedure of `length` instructions and operations that no other procedure has.
+    fn foreign(address: u64, seed: u16, length: u16) -> Fingerprint {
+        let tokens = (0..length)
+            .map(|i| u32::from(seed) * 10_000 + u32::from(i))
+            .collect();
+        let mut p = procedure(address, 900 + u64::from(seed), tokens, vec![]);
+        p.mnemonics = (0..length).map(|i| seed * 1_000 + i).collect();
+        p
+    }
+
+    fn partner(result: &Comparison, baseline: u32) -> Option<(u32, Signal)> {
+        let pair = result.pairs.iter().find(|pair| pair.baseline == baseline)?;
+        Some((pair.candidate, pair.signal))
+    }
+
+    #[test]
+    fn a_procedure_rewritten_past_likeness_pairs_by_the_pairs_that_call_it() {
+        let f = body(0x400, 9, 40, vec![]);
+        let g = foreign(0x400, 1, 30);
+        assert!(similarity(&f, &g) < MIN_SOLE_NEIGHBOUR_SIMILARITY);
+        let two = under_callers(2, (1, 1), vec![f.clone()], vec![g.clone()]);
+        assert_eq!(partner(&two, 2), Some((2, Signal::SameCallers)), "{two:?}");
+        // One caller is one call site, where a removed and an added function meet as well.
+        let one = under_callers(1, (1, 1), vec![f.clone()], vec![g.clone()]);
+        assert_eq!(one.only_in_baseline, [1], "{one:?}");
+        // Two that strings tell apart are not paired by their place either.
+        let (mut f, mut g) = (f, g);
+        (f.strings, g.strings) = (vec![1], vec![2]);
+        let told_apart = under_callers(2, (1, 1), vec![f], vec![g]);
+        assert_eq!(told_apart.only_in_baseline, [2], "{told_apart:?}");
+    }
+
+    #[test]
+    fn of_two_in_one_place_the_decisively_most_alike_pairs() {
+        let f = body(0x400, 9, 40, vec![]);
+        let g = rewritten(
+            &f,
+            MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_LARGE_NEIGHBOUR_SIMILARITY,
+        );
+        let unrelated = foreign(0x500, 2, 30);
+        assert!(similarity(&f, &unrelated) < similarity(&f, &g) - LIKENESS_MARGIN);
+        let decided = under_callers(2, (1, 2), vec![f.clone()], vec![g.clone(), unrelated]);
+        assert_eq!(
+            partner(&decided, 2),
+            Some((2, Signal::SameCallers)),
+            "{decided:?}"
+        );
+        // Two as alike stay apart.
+        let mut copy = g.clone();
+        copy.address = 0x500;
+        let tied = under_callers(2, (1, 2), vec![f], vec![g, copy]);
+        assert_eq!(tied.only_in_baseline, [2], "{tied:?}");
+    }
+
+    #[test]
+    fn a_function_whose_body_moved_into_a_new_callee_keeps_its_callers() {
+        // f's body moved into g, a new function; f is now a wrapper that calls g, in f's
+        // place; m is new too, and called from the same place.
+        let f = body(0x400, 9, 60, vec![]);
+        let mut g = edited(&f, 3);
+        g.address = 0x600;
+        let wrapper = procedure(0x400, 77, vec![5, 6], vec![4]);
+        let m = foreign(0x500, 3, 20);
+        let moved = under_callers(
+            2,
+            (1, 2),
+            vec![f.clone()],
+            vec![wrapper.clone(), m.clone(), g.clone()],
+        );
+        assert_eq!(
+            partner(&moved, 2),
+            Some((2, Signal::SameCallers)),
+            "{moved:?}"
+        );
+        assert_eq!(moved.only_in_candidate, [3, 4], "{moved:?}");
+        // From one caller, the likeness holds.
+        let one = under_callers(1, (1, 2), vec![f], vec![wrapper, m, g]);
+        assert_eq!(partner(&one, 1), Some((3, Signal::Likeness)), "{one:?}");
     }
 
     /// Three instances of one template (a hash over 4, 5 or 6 bytes), each rewritten alike in
@@ -1764,18 +2103,23 @@ mod tests {
                 prop::collection::vec(0u32..24, 8..30),
                 prop::collection::vec(0u64..3, 0..2),
                 prop::collection::vec(0u32..6, 0..4),
+                prop::collection::vec(0u32..10, 0..3),
             ),
             0..10,
         )
         .prop_map(|items| {
+            let count = items.len() as u32;
             items
                 .into_iter()
                 .enumerate()
-                .map(|(index, (tokens, strings, mut immediates))| {
+                .map(|(index, (tokens, strings, mut immediates, mut callees))| {
                     let shape = tokens
                         .iter()
                         .fold(7u64, |h, &t| h.wrapping_mul(31).wrapping_add(u64::from(t)));
-                    let mut p = procedure(index as u64 * 64, shape, tokens, vec![]);
+                    callees.retain(|&callee| callee < count);
+                    callees.sort_unstable();
+                    callees.dedup();
+                    let mut p = procedure(index as u64 * 64, shape, tokens, callees);
                     let mut strings = strings;
                     strings.sort_unstable();
                     strings.dedup();
@@ -1786,6 +2130,72 @@ mod tests {
                 })
                 .collect()
         })
+    }
+
+    /// Two sides where named callers call bodies, and the candidate moved some bodies into a
+    /// new procedure, calling it from a wrapper in the body's place: the callers round
+    /// overrules the likeness that paired a body with its moved copy, and sets the copy free
+    /// among uncalled baseline procedures alike to it.
+    fn moved_bodies() -> impl Strategy<Value = (Vec<Fingerprint>, Vec<Fingerprint>)> {
+        let body = (
+            prop::collection::vec(0u32..24, 8..30),
+            any::<bool>(),
+            0usize..4,
+            0u8..16,
+        );
+        let decoys = prop::collection::vec(prop::collection::vec(0u32..24, 8..30), 0..4);
+        (2usize..5, prop::collection::vec(body, 1..7), decoys).prop_map(
+            |(callers, bodies, decoys)| {
+                let shaped = |address: u64, tokens: Vec<u32>, callees: Vec<u32>| {
+                    let shape = tokens
+                        .iter()
+                        .fold(7u64, |h, &t| h.wrapping_mul(31).wrapping_add(u64::from(t)));
+                    procedure(address, shape, tokens, callees)
+                };
+                let first = callers as u32;
+                let moved_at = first + bodies.len() as u32;
+                let (mut baseline, mut candidate, mut moved) = (Vec::new(), Vec::new(), Vec::new());
+                for (i, (tokens, is_moved, edit, _)) in bodies.iter().enumerate() {
+                    let address = 0x1000 + i as u64 * 0x100;
+                    baseline.push(shaped(address, tokens.clone(), vec![]));
+                    let mut edited = tokens.clone();
+                    for token in edited.iter_mut().take(*edit) {
+                        *token += 100;
+                    }
+                    if *is_moved {
+                        let wrapper = vec![200 + i as u32, 201];
+                        let target = moved_at + moved.len() as u32;
+                        candidate.push(shaped(address, wrapper, vec![target]));
+                        moved.push(shaped(0x9000 + i as u64 * 0x100, edited, vec![]));
+                    } else {
+                        candidate.push(shaped(address, edited, vec![]));
+                    }
+                }
+                candidate.extend(moved);
+                // Procedures no one calls, alike to the bodies, that a body set free may be more
+                // alike to than to what they were alike to before.
+                for (i, tokens) in decoys.into_iter().enumerate() {
+                    baseline.push(shaped(0x20000 + i as u64 * 0x100, tokens, vec![]));
+                }
+                let named = |side: Vec<Fingerprint>| {
+                    let mut all: Vec<Fingerprint> = (0..callers)
+                        .map(|c| {
+                            let callees = (bodies.iter().enumerate())
+                                .filter(|(_, body)| body.3 & (1 << c) != 0)
+                                .map(|(i, _)| first + i as u32)
+                                .collect();
+                            let mut caller =
+                                procedure(c as u64 * 0x10, 500 + c as u64, vec![1, 2, 3], callees);
+                            caller.name = Some(format!("caller{c}"));
+                            caller
+                        })
+                        .collect();
+                    all.extend(side);
+                    all
+                };
+                (named(baseline), named(candidate))
+            },
+        )
     }
 
     fn arbitrary_side() -> impl Strategy<Value = Vec<Fingerprint>> {
@@ -1838,6 +2248,16 @@ mod tests {
         #[test]
         fn keeping_the_likeness_bests_changes_nothing(a in long_side(), b in long_side()) {
             prop_assert_eq!(compare(&a, &b, &mut never()), compare_forgetting(&a, &b));
+        }
+
+        #[test]
+        fn keeping_the_likeness_bests_changes_nothing_when_the_place_overrules(
+            (a, b) in moved_bodies()
+        ) {
+            let result = compare(&a, &b, &mut never());
+            prop_assert_eq!(&result, &compare_forgetting(&a, &b));
+            prop_assert_eq!(result.pairs.len() + result.only_in_baseline.len(), a.len());
+            prop_assert_eq!(result.pairs.len() + result.only_in_candidate.len(), b.len());
         }
 
         #[test]

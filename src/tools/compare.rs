@@ -113,8 +113,10 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         string anchors, the same slot of two tables of procedure pointers that other pairs \
         align (`pointer_table`), call-graph neighbours of pairs already made, then the most similar \
         of all unpaired procedures by a margin (`likeness`), the place between two pairs \
-        (`address_order`) and, among near-twins, the immediates that tell them apart \
-        (`twins`), until stable. Paged \
+        (`address_order`), among near-twins the immediates that tell them apart \
+        (`twins`), and the same callers, at least two pairs, when only one procedure on each \
+        side has them (`same_callers`: it also overrules a fuzzy pair whose procedures share \
+        no paired caller), until stable. Paged \
         (`cursor`, `limit` up to 500): `matched` pairs (`identical`, or `changed` with a \
         `similarity` in [0, 1] and what changed: size, instructions, callees, strings, \
         constants; each with the `signal` that paired it), then `only_in_baseline`, then \
@@ -412,8 +414,8 @@ pub(super) struct MatchedPair {
     /// inference).
     similarity: f64,
     /// What paired them: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `pointer_table`, `call_graph`, `likeness`, `address_order` or `twins`.
-    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order", "twins"]))]
+    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins` or `same_callers`.
+    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order", "twins", "same_callers"]))]
     signal: &'static str,
     /// What differs: `size`, `instructions`, `callees`, `strings`, `constants` (empty when
     /// identical).

@@ -827,6 +827,84 @@ int main(int argc, char **argv) {
     );
 }
 
+/// A function rewritten past any likeness, and one whose body moved into a new callee (it
+/// is now a wrapper calling it), keep the two callers each: both pair by them
+/// (`same_callers`, as brotli 1.1.0's `BrotliDecoderStateInit` and
+/// `BrotliFindAllStaticDictionaryMatches`); the new callee is reported new.
+#[test]
+fn functions_rewritten_or_split_in_their_place_pair_by_their_callers() {
+    const STATE: &str = r#"
+struct state { int count; int table[64]; unsigned seed; char name[16]; };
+#define FIND_MATCHES(more) \
+    int found = 0; \
+    for (int i = 0; text[i] more; i++) { \
+        unsigned h = ((unsigned char)text[i] * 2654435761u) >> 26; \
+        if (s->table[h] > 0 && text[s->table[h] - 1] == text[i]) found++; \
+        s->table[h] = i + 1; \
+        s->seed = s->seed * 16777619u ^ (unsigned char)text[i]; \
+    } \
+    s->count += found; \
+    return found;
+"#;
+    const OLD: &str = r#"
+KEEP void reset_state(struct state *s) { memset(s, 0, sizeof *s); s->seed = 2166136261u; }
+KEEP int find_matches(struct state *s, const char *text) { FIND_MATCHES() }
+"#;
+    const NEW: &str = r#"
+KEEP void reset_state(struct state *s) {
+    s->count = 0;
+    for (int i = 0; i < 64; i++) s->table[i] = (i & 3) == 3 ? -1 : 0;
+    s->seed = s->seed * 31u + 7u;
+    strcpy(s->name, "fresh");
+}
+KEEP int find_matches_for(struct state *s, const char *text, int limit) {
+    FIND_MATCHES(&& i < limit)
+}
+KEEP int find_matches(struct state *s, const char *text) {
+    int found = find_matches_for(s, text, 1 << 20);
+    return found < 0 ? 0 : found;
+}
+"#;
+    const CALLERS: &str = r#"
+KEEP int encode_all(struct state *s, const char *text) {
+    reset_state(s);
+    return find_matches(s, text) + s->count;
+}
+KEEP int encode_one(struct state *s, const char *text, int k) {
+    s->count = k;
+    return find_matches(s, text) * 2 + k;
+}
+KEEP unsigned decode_all(struct state *s, int n) {
+    reset_state(s);
+    return s->seed ^ (unsigned)n;
+}
+int main(int argc, char **argv) {
+    static struct state s;
+    const char *text = argc > 1 ? argv[1] : "abracadabra";
+    printf("%d %d %u\n", encode_all(&s, text), encode_one(&s, text, argc), decode_all(&s, argc));
+    return 0;
+}
+"#;
+    let compared = Compared::sources(
+        &format!("{STATE}{OLD}{CALLERS}"),
+        &format!("{STATE}{NEW}{CALLERS}"),
+    );
+    let by_callers: BTreeSet<String> = (compared.named_pairs().into_iter())
+        .filter(|(_, pair)| pair["signal"] == "same_callers")
+        .filter_map(|(name, pair)| {
+            assert_eq!(pair["status"], "changed", "{pair}");
+            name
+        })
+        .collect();
+    assert_eq!(
+        by_callers,
+        BTreeSet::from(["find_matches".to_owned(), "reset_state".to_owned()]),
+        "{:#?}",
+        compared.matched
+    );
+    assert!(compared.only_in_candidate().contains("find_matches_for"));
+}
+
 /// Two versions of a program (after [`COMMON`]) compiled at -O2, stripped and compared through
 /// `rea serve`, every page read; with the unstripped builds' names by address.
 struct Compared {
