@@ -977,11 +977,24 @@ impl<'a> Matcher<'a> {
                 groups.entry(key).or_default().1.push(c as u32);
             }
         }
-        let places: Vec<(u32, u32)> = groups
-            .into_values()
-            .flat_map(|(b, c)| self.place_partners(&b, &c))
-            .collect();
+        let mut places = Vec::new();
+        for (b, c) in groups.into_values() {
+            if self.should_stop(b.len() * c.len(), false) {
+                return;
+            }
+            places.extend(self.place_partners(&b, &c));
+        }
         for (x, y) in places {
+            // Undoing a pair looks at every kept best once.
+            let undoes = self.forward[x as usize].is_some() || self.backward[y as usize].is_some();
+            let units = if undoes {
+                self.baseline.len() + self.candidate.len()
+            } else {
+                1
+            };
+            if self.should_stop(units, false) {
+                return;
+            }
             self.unpair(x, y);
             self.pair(x, y, Signal::SameCallers);
         }
