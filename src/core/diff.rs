@@ -469,6 +469,7 @@ fn forget_where_changed(bests: &mut [Option<Best>], side: &[Fingerprint], freed:
         return;
     }
     for (best, procedure) in bests.iter_mut().zip(side) {
+        // The half-to-twice window of `size_window`.
         let in_window = freed.size.saturating_mul(2) >= procedure.size
             && freed.size <= procedure.size.saturating_mul(2);
         if let Some(kept) = best
@@ -880,9 +881,9 @@ impl<'a> Matcher<'a> {
             };
             let Some(c) = row.at else { continue };
             if let Some(column) = self.column_best[c as usize]
-                && row.decisive()
+                && row.decisive(MIN_LIKENESS)
                 && column.at == Some(b)
-                && column.decisive()
+                && column.decisive(MIN_LIKENESS)
             {
                 self.pair(b, c, Signal::Likeness);
             }
@@ -1037,26 +1038,24 @@ impl<'a> Matcher<'a> {
                 found.push((x, y));
             }
         }
-        let scores: Vec<Vec<f64>> = b
-            .iter()
-            .map(|&x| c.iter().map(|&y| alike(x, y)).collect())
-            .collect();
-        let decisive = |line: &mut dyn Iterator<Item = f64>, best: f64| {
-            line.filter(|&score| score > best - LIKENESS_MARGIN).count() == 1
-        };
-        for (i, row) in scores.iter().enumerate() {
-            let (j, best) =
-                row.iter()
-                    .copied()
-                    .enumerate()
-                    .fold((0, f64::MIN), |most, (j, score)| {
-                        if score > most.1 { (j, score) } else { most }
-                    });
-            if best >= MIN_SOLE_NEIGHBOUR_SIMILARITY
-                && decisive(&mut row.iter().copied(), best)
-                && decisive(&mut scores.iter().map(|other| other[j]), best)
+        let (mut rows, mut columns) = (
+            vec![Best::default(); b.len()],
+            vec![Best::default(); c.len()],
+        );
+        for (i, &x) in b.iter().enumerate() {
+            for (j, &y) in c.iter().enumerate() {
+                let score = alike(x, y);
+                rows[i].offer(score, j as u32);
+                columns[j].offer(score, i as u32);
+            }
+        }
+        for (i, row) in rows.iter().enumerate() {
+            if let Some(j) = row.at
+                && columns[j as usize].at == Some(i as u32)
+                && row.decisive(MIN_SOLE_NEIGHBOUR_SIMILARITY)
+                && columns[j as usize].decisive(MIN_SOLE_NEIGHBOUR_SIMILARITY)
             {
-                found.push((b[i], c[j]));
+                found.push((b[i], c[j as usize]));
             }
         }
         // The first claim on a procedure holds.
@@ -1515,8 +1514,8 @@ fn multiset_difference(a: &[u32], b: &[u32]) -> Vec<u32> {
     rest
 }
 
-/// The best and second-best similarity one procedure has met in the likeness round, and with
-/// which procedures of the other side.
+/// The best and second-best similarity one procedure has met (in the likeness round, or in
+/// a group of the callers round), and with which procedures of the other side.
 #[derive(Clone, Copy, Default)]
 struct Best {
     score: f64,
@@ -1544,14 +1543,14 @@ impl Best {
         unpaired(self.at) && unpaired(self.runner_up_at)
     }
 
-    /// Similar enough, and clearly more than to anything else.
-    fn decisive(&self) -> bool {
+    /// At least `least` alike, and by [`LIKENESS_MARGIN`] more than to anything else.
+    fn decisive(&self, least: f64) -> bool {
         let runner_up = if self.runner_up_at.is_some() {
             self.runner_up
         } else {
             0.0
         };
-        self.score >= MIN_LIKENESS && self.score - runner_up >= LIKENESS_MARGIN
+        self.score >= least && self.score - runner_up >= LIKENESS_MARGIN
     }
 }
 
