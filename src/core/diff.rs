@@ -47,7 +47,11 @@
 //!     one on the other side that calls its old partner (a function whose body moved into a
 //!     new callee, which is now called in its place), and the others by mutual best
 //!     [`similarity`] of at least [`MIN_SOLE_NEIGHBOUR_SIMILARITY`], [`LIKENESS_MARGIN`]
-//!     above the rest. A pair overruled is undone, and the rounds go on.
+//!     above the rest. A pair overruled is undone, and the rounds go on. Unpaired procedures
+//!     of at least [`MIN_LIKENESS_INSTRUCTIONS`] called by one same pair group too, and
+//!     there, even one on each side pairs only by that decisive best, half to twice the
+//!     other's size (a function rewritten at its one call site; a single call site vouches
+//!     less, and tiny procedures all look alike).
 //!
 //! The fuzzy rounds (5 to 10) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
@@ -107,7 +111,7 @@ pub const MIN_ORDER_SIMILARITY: f64 = 0.6;
 
 /// Fewest paired callers an unpaired procedure needs for the callers round to pair it by
 /// them alone (one caller is a single call site, which a removed and an added function share
-/// as easily as a function and its rewrite).
+/// as easily as a function and its rewrite: there, a decisive likeness must add to it).
 pub const MIN_SAME_CALLERS: usize = 2;
 
 /// Least similarity a pair needs in the pointer-table round, where its slot in a table that
@@ -196,7 +200,8 @@ pub enum Signal {
     Twins,
     /// Called by the same pairs (at least [`MIN_SAME_CALLERS`]), which call nothing else on
     /// either side that could be it: a function rewritten past likeness, or split, in its
-    /// place. It overrules a fuzzy pair that the place contradicts.
+    /// place. It overrules a fuzzy pair that the place contradicts. Called by one same pair,
+    /// the decisively most alike of the procedures it alone calls.
     SameCallers,
 }
 
@@ -387,6 +392,12 @@ fn size_window(sorted: &[u32], side: &[Fingerprint], size: u64) -> std::ops::Ran
     low..high.max(low)
 }
 
+/// Whether each of two procedures is half to twice the other's size: the window the likeness
+/// and twins rounds compare within ([`size_window`] finds it in a sorted list).
+fn within_size_window(a: &Fingerprint, b: &Fingerprint) -> bool {
+    a.size.saturating_mul(2) >= b.size && a.size <= b.size.saturating_mul(2)
+}
+
 /// Least similarity two neighbours of a pair need in the call-graph round.
 fn neighbour_least(a: &Fingerprint, b: &Fingerprint) -> f64 {
     if is_large(a) && is_large(b) {
@@ -469,11 +480,8 @@ fn forget_where_changed(bests: &mut [Option<Best>], side: &[Fingerprint], freed:
         return;
     }
     for (best, procedure) in bests.iter_mut().zip(side) {
-        // The half-to-twice window of `size_window`.
-        let in_window = freed.size.saturating_mul(2) >= procedure.size
-            && freed.size <= procedure.size.saturating_mul(2);
         if let Some(kept) = best
-            && in_window
+            && within_size_window(freed, procedure)
             && (kept.runner_up_at.is_none() || kinship(procedure, freed) >= kept.runner_up)
         {
             *best = None;
@@ -933,7 +941,8 @@ impl<'a> Matcher<'a> {
 
     /// Pairs the procedures that the same pairs call, at least [`MIN_SAME_CALLERS`] of them,
     /// when each is the only one so called on its side among the unpaired procedures and
-    /// those a fuzzy round paired against their place (see the module documentation).
+    /// those a fuzzy round paired against their place; and, among the unpaired procedures
+    /// one same pair calls, the decisively most alike (see the module documentation).
     fn same_callers_round(&mut self) {
         // Only the unpaired procedures and those of fuzzy pairs can take part: the others'
         // callers are not looked at (two copies of a program pair entirely by bytes).
@@ -957,34 +966,49 @@ impl<'a> Matcher<'a> {
         if self.should_stop(self.baseline.len() + self.candidate.len(), false) {
             return;
         }
-        // A pair a fuzzy round made is against its place when its procedures have no paired
-        // caller in common: then the place may name another partner.
-        let open = |key: &[u32], partner: Option<&Option<Vec<u32>>>| {
-            key.len() >= MIN_SAME_CALLERS
-                && partner.is_none_or(|other| {
+        // An unpaired procedure takes part with enough callers, or with one when it is not
+        // tiny. A pair a fuzzy round made is against its place when its procedures have no
+        // paired caller in common: then the place may name another partner.
+        let open = |key: &[u32], partner: Option<&Option<Vec<u32>>>, procedure: &Fingerprint| {
+            match partner {
+                None => {
+                    key.len() >= MIN_SAME_CALLERS
+                        || (!key.is_empty() && procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
+                }
+                Some(other) => {
                     let other = other.as_deref().unwrap_or_default();
-                    !key.iter().any(|pair| other.binary_search(pair).is_ok())
-                })
+                    key.len() >= MIN_SAME_CALLERS
+                        && !key.iter().any(|pair| other.binary_search(pair).is_ok())
+                }
+            }
         };
         let mut groups: BTreeMap<&[u32], (Vec<u32>, Vec<u32>)> = BTreeMap::new();
         for (b, key) in baseline_keys.iter().enumerate() {
             let Some(key) = key else { continue };
-            if open(key, self.forward[b].map(|c| &candidate_keys[c as usize])) {
+            if open(
+                key,
+                self.forward[b].map(|c| &candidate_keys[c as usize]),
+                &self.baseline[b],
+            ) {
                 groups.entry(key).or_default().0.push(b as u32);
             }
         }
         for (c, key) in candidate_keys.iter().enumerate() {
             let Some(key) = key else { continue };
-            if open(key, self.backward[c].map(|b| &baseline_keys[b as usize])) {
+            if open(
+                key,
+                self.backward[c].map(|b| &baseline_keys[b as usize]),
+                &self.candidate[c],
+            ) {
                 groups.entry(key).or_default().1.push(c as u32);
             }
         }
         let mut places = Vec::new();
-        for (b, c) in groups.into_values() {
+        for (key, (b, c)) in groups {
             if self.should_stop(b.len() * c.len(), false) {
                 return;
             }
-            places.extend(self.place_partners(&b, &c));
+            places.extend(self.place_partners(&b, &c, key.len()));
         }
         for (x, y) in places {
             // Undoing a pair looks at every kept best once.
@@ -1002,16 +1026,27 @@ impl<'a> Matcher<'a> {
         }
     }
 
-    /// Who pairs with whom among procedures called by the same pairs: the only one on each
-    /// side (unless they conflict: [`kinship`] 0); else, for one that a fuzzy round paired
-    /// against its place, the only one on the other side that calls its old partner (a
-    /// function whose body moved into a new callee keeps its callers); else mutual bests by
-    /// [`LIKENESS_MARGIN`], at least [`MIN_SOLE_NEIGHBOUR_SIMILARITY`] alike.
-    fn place_partners(&self, b: &[u32], c: &[u32]) -> Vec<(u32, u32)> {
-        let alike =
-            |x: u32, y: u32| kinship(&self.baseline[x as usize], &self.candidate[y as usize]);
+    /// Who pairs with whom among procedures called by the same `callers` pairs: the only one
+    /// on each side, when at least [`MIN_SAME_CALLERS`] vouch for them (unless they conflict:
+    /// [`kinship`] 0); else, for one that a fuzzy round paired against its place, the only
+    /// one on the other side that calls its old partner (a function whose body moved into a
+    /// new callee keeps its callers); else mutual bests by [`LIKENESS_MARGIN`], at least
+    /// [`MIN_SOLE_NEIGHBOUR_SIMILARITY`] alike (and, from one caller, half to twice the
+    /// other's size).
+    fn place_partners(&self, b: &[u32], c: &[u32], callers: usize) -> Vec<(u32, u32)> {
+        let place_alone = callers >= MIN_SAME_CALLERS;
+        // One call site vouches less than several: there, only procedures of comparable
+        // size are alike (a new function inlining the old one is not its rewrite).
+        let alike = |x: u32, y: u32| {
+            let (old, new) = (&self.baseline[x as usize], &self.candidate[y as usize]);
+            if place_alone || within_size_window(old, new) {
+                kinship(old, new)
+            } else {
+                0.0
+            }
+        };
         match (b, c) {
-            (&[x], &[y]) => {
+            (&[x], &[y]) if place_alone => {
                 return if alike(x, y) > 0.0 {
                     vec![(x, y)]
                 } else {
@@ -1679,8 +1714,8 @@ mod tests {
         let mut baseline = vec![main.clone(), f];
         let mut candidate = vec![main, g];
         if another_callee {
-            baseline.push(body(0x400, 3, length, vec![]));
-            candidate.push(body(0x400, 4, length / 3, vec![7]));
+            baseline.push(foreign(0x400, 3, length as u16));
+            candidate.push(foreign(0x400, 4, length as u16 / 3));
         }
         compare(&baseline, &candidate, &mut never())
     }
@@ -1700,8 +1735,14 @@ mod tests {
             [2],
             "the unrelated callee stays apart"
         );
+        // A small one is left to the callers round, which pairs by a decisive best.
         let small = callee_rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 / 2, band, true);
-        assert_eq!(small.only_in_baseline, [1, 2], "{small:?}");
+        assert_eq!(
+            partner(&small, 1),
+            Some((1, Signal::SameCallers)),
+            "{small:?}"
+        );
+        assert_eq!(small.only_in_baseline, [2], "{small:?}");
     }
 
     #[test]
@@ -1718,11 +1759,21 @@ mod tests {
             Some((1, Signal::CallGraph)),
             "{large:?}"
         );
-        // Not when another unpaired callee is left beside it, nor when it is small.
+        // Not when another unpaired callee is left beside it, nor when it is small: then the
+        // callers round pairs it, by a decisive best.
         let beside = callee_rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 + 16, band.clone(), true);
-        assert_eq!(beside.only_in_baseline, [1, 2], "{beside:?}");
+        assert_eq!(
+            partner(&beside, 1),
+            Some((1, Signal::SameCallers)),
+            "{beside:?}"
+        );
+        assert_eq!(beside.only_in_baseline, [2], "{beside:?}");
         let small = callee_rewritten(LARGE_PROCEDURE_INSTRUCTIONS as u32 / 2, band, false);
-        assert_eq!(small.only_in_baseline, [1], "{small:?}");
+        assert_eq!(
+            partner(&small, 1),
+            Some((1, Signal::SameCallers)),
+            "{small:?}"
+        );
     }
 
     #[test]
@@ -1876,7 +1927,8 @@ mod tests {
         assert!(similarity(&f, &g) < MIN_SOLE_NEIGHBOUR_SIMILARITY);
         let two = under_callers(2, (1, 1), vec![f.clone()], vec![g.clone()]);
         assert_eq!(partner(&two, 2), Some((2, Signal::SameCallers)), "{two:?}");
-        // One caller is one call site, where a removed and an added function meet as well.
+        // One caller is one call site, where a removed and an added function meet as well:
+        // it needs a likeness too.
         let one = under_callers(1, (1, 1), vec![f.clone()], vec![g.clone()]);
         assert_eq!(one.only_in_baseline, [1], "{one:?}");
         // Two that strings tell apart are not paired by their place either.
@@ -1886,26 +1938,64 @@ mod tests {
         assert_eq!(told_apart.only_in_baseline, [2], "{told_apart:?}");
     }
 
-    #[test]
-    fn of_two_in_one_place_the_decisively_most_alike_pairs() {
+    /// A small procedure and its rewrite, too unlike for the call-graph round (which asks
+    /// small neighbours for more) and alike enough for a decisive best in their place.
+    fn small_rewrite() -> (Fingerprint, Fingerprint) {
         let f = body(0x400, 9, 40, vec![]);
         let g = rewritten(
             &f,
             MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_LARGE_NEIGHBOUR_SIMILARITY,
         );
+        (f, g)
+    }
+
+    #[test]
+    fn of_two_in_one_place_the_decisively_most_alike_pairs() {
+        let (f, g) = small_rewrite();
         let unrelated = foreign(0x500, 2, 30);
         assert!(similarity(&f, &unrelated) < similarity(&f, &g) - LIKENESS_MARGIN);
-        let decided = under_callers(2, (1, 2), vec![f.clone()], vec![g.clone(), unrelated]);
-        assert_eq!(
-            partner(&decided, 2),
-            Some((2, Signal::SameCallers)),
-            "{decided:?}"
+        // From one caller as from two (the procedures follow the callers).
+        for callers in [1, 2] {
+            let (f, g, at) = (f.clone(), g.clone(), callers as u32);
+            let decided = under_callers(
+                callers,
+                (1, 2),
+                vec![f.clone()],
+                vec![g.clone(), unrelated.clone()],
+            );
+            assert_eq!(
+                partner(&decided, at),
+                Some((at, Signal::SameCallers)),
+                "{decided:?}"
+            );
+            // Two as alike stay apart.
+            let mut copy = g.clone();
+            copy.address = 0x500;
+            let tied = under_callers(callers, (1, 2), vec![f], vec![g, copy]);
+            assert_eq!(tied.only_in_baseline, [at], "{tied:?}");
+        }
+    }
+
+    #[test]
+    fn from_one_caller_only_procedures_of_a_comparable_size_pair_and_not_tiny_ones() {
+        let (f, g) = small_rewrite();
+        // Three times the size is another function that took it in, unless two callers say
+        // otherwise.
+        let mut grown = g.clone();
+        grown.size = f.size * 3;
+        assert!(similarity(&f, &grown) >= MIN_SOLE_NEIGHBOUR_SIMILARITY);
+        let inlined = under_callers(1, (1, 1), vec![f.clone()], vec![grown.clone()]);
+        assert_eq!(inlined.only_in_baseline, [1], "{inlined:?}");
+        let two = under_callers(2, (1, 1), vec![f], vec![grown]);
+        assert_eq!(partner(&two, 2), Some((2, Signal::SameCallers)), "{two:?}");
+        // Tiny procedures all look alike: one call site does not pair them.
+        let tiny = body(0x400, 9, MIN_LIKENESS_INSTRUCTIONS as u32 - 1, vec![]);
+        let tiny_rewritten = rewritten(
+            &tiny,
+            MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY,
         );
-        // Two as alike stay apart.
-        let mut copy = g.clone();
-        copy.address = 0x500;
-        let tied = under_callers(2, (1, 2), vec![f], vec![g, copy]);
-        assert_eq!(tied.only_in_baseline, [2], "{tied:?}");
+        let small = under_callers(1, (1, 1), vec![tiny], vec![tiny_rewritten]);
+        assert_eq!(small.only_in_baseline, [1], "{small:?}");
     }
 
     #[test]

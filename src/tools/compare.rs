@@ -115,8 +115,8 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         of all unpaired procedures by a margin (`likeness`), the place between two pairs \
         (`address_order`), among near-twins the immediates that tell them apart \
         (`twins`), and the same callers, at least two pairs, when only one procedure on each \
-        side has them (`same_callers`: it also overrules a fuzzy pair whose procedures share \
-        no paired caller), until stable. Paged \
+        side has them, or one pair and a decisive likeness (`same_callers`: it also overrules \
+        a fuzzy pair whose procedures share no paired caller), until stable. Paged \
         (`cursor`, `limit` up to 500): `matched` pairs (`identical`, or `changed` with a \
         `similarity` in [0, 1] and what changed: size, instructions, callees, strings, \
         constants; each with the `signal` that paired it), then `only_in_baseline`, then \

@@ -905,6 +905,51 @@ int main(int argc, char **argv) {
     assert!(compared.only_in_candidate().contains("find_matches_for"));
 }
 
+/// A function rewritten at its one call site (a power by repeated multiplication, then by
+/// squaring), too unlike itself for the call-graph round, pairs by its caller and a
+/// decisive likeness (`same_callers`); a smaller function beside it that the new version
+/// replaced is reported removed and added.
+#[test]
+fn a_function_rewritten_at_its_one_call_pairs_by_its_caller() {
+    const OLD: &str = r#"
+KEEP long ipow(long b, long e) { long r = 1; while (e-- > 0) r *= b; return r; }
+KEEP long removed_two(long a, long b) { return a > b ? a - b : b * 2; }
+"#;
+    const NEW: &str = r#"
+KEEP long ipow(long b, long e) {
+    long r = 1;
+    if (e < 0) return 0;
+    while (e) { if (e & 1) r *= b; b *= b; e >>= 1; }
+    return r;
+}
+KEEP long added_two(long a, long b) { return a * b + (a ^ b); }
+"#;
+    const CALLER: &str = r#"
+KEEP long power_line(const char *text) {
+    long b = parse_number(text), e = parse_number(strchr(text, '^') ? strchr(text, '^') + 1 : "1");
+    return TWO(ipow(b, e), b);
+}
+int main(int argc, char **argv) {
+    printf("%ld\n", power_line(argc > 1 ? argv[1] : "2^10"));
+    return 0;
+}
+"#;
+    let compared = Compared::sources(
+        &format!("#define TWO removed_two\n{OLD}{CALLER}"),
+        &format!("#define TWO added_two\n{NEW}{CALLER}"),
+    );
+    let pairs = compared.named_pairs();
+    let ipow = pairs
+        .iter()
+        .find(|(name, _)| name.as_deref() == Some("ipow"))
+        .map(|(_, pair)| pair)
+        .unwrap_or_else(|| panic!("ipow is not paired: {:#?}", compared.matched));
+    assert_eq!(ipow["signal"], "same_callers", "{ipow}");
+    assert_eq!(ipow["status"], "changed", "{ipow}");
+    assert!(compared.only_in_baseline().contains("removed_two"));
+    assert!(compared.only_in_candidate().contains("added_two"));
+}
+
 /// Two versions of a program (after [`COMMON`]) compiled at -O2, stripped and compared through
 /// `rea serve`, every page read; with the unstripped builds' names by address.
 struct Compared {
