@@ -1,7 +1,8 @@
 //! Fingerprints of a document's procedures, for `compare_procedures`: each procedure decoded
-//! again (trailing padding dropped), its masked instruction hashes, its exact bytes, and from
-//! the finished analysis its callees, imports called and strings referred to, and the slots
-//! of the tables of procedure pointers in data that hold it.
+//! again (trailing padding dropped, and the nops inside left out of its instructions), its
+//! masked instruction hashes, its exact bytes, and from the finished analysis its callees,
+//! imports called and strings referred to, and the slots of the tables of procedure pointers
+//! in data that hold it.
 
 use std::time::Instant;
 
@@ -93,15 +94,16 @@ impl Analysis {
         let mut mnemonics = Vec::new();
         let mut constants = Vec::new();
         let mut immediates = Vec::new();
-        // Instructions and bytes up to the last one that is not padding.
-        let (mut kept_tokens, mut kept_bytes) = (0, 0);
+        // Bytes up to the last instruction that is not padding; instructions without the
+        // padding inside too (the nops that align a loop: how many depends on the address
+        // where the procedure starts, on AArch64 where procedures are aligned less than loops).
+        let mut kept_bytes = 0;
         sweep(isa, code, start, false, &mut |step, _| {
             let offset = usize::try_from(step.address - start).unwrap_or(0);
             let encoding = code.get(offset..offset + step.length).unwrap_or(&[]);
-            tokens.push(step.shape);
-            mnemonics.push(step.mnemonic);
             if !is_padding(isa, encoding) {
-                kept_tokens = tokens.len();
+                tokens.push(step.shape);
+                mnemonics.push(step.mnemonic);
                 kept_bytes = offset + step.length;
                 if let Some(value) = step.constant {
                     let operation = u64::from(step.mnemonic);
@@ -113,8 +115,6 @@ impl Analysis {
             }
             Next::Continue
         });
-        tokens.truncate(kept_tokens);
-        mnemonics.truncate(kept_tokens);
         let code = &code[..kept_bytes.min(code.len())];
         let shape = fnv64(tokens.iter().map(|&token| u64::from(token)));
         let exact = fnv64(code.iter().map(|&byte| u64::from(byte)));
