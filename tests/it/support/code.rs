@@ -433,27 +433,92 @@ pub fn aarch64() -> Program {
             greeting.clone(),
         ]
     };
-    let text_at = |at: &dyn Fn(&str) -> u64| at(".text") + 8;
-    let text_probe = std::cell::Cell::new(0);
-    write_elf(
-        elf::EM_AARCH64,
+    let (bytes, _) = write_aarch64(
         &layouts,
-        &functions_at(0),
-        &[],
-        &mut |at| {
-            text_probe.set(at(".text"));
-            layouts.iter().map(|l| vec![0; l.size]).collect()
-        },
-        &text_at,
-    );
-    let bytes = write_elf(
-        elf::EM_AARCH64,
-        &layouts,
-        &functions_at(text_probe.get()),
-        &[],
+        &|text| functions_at(text).to_vec(),
         &mut fill,
-        &text_at,
+        &|at| at(".text") + 8,
     );
     program.bytes = bytes;
     program
+}
+
+/// Writes an AArch64 file twice: with empty sections, to learn where `.text` goes, then with
+/// `functions_at` that address and `fill`'s contents. Returns the file and that address.
+#[allow(clippy::type_complexity)] // the callbacks take the address lookup, as `write_elf`'s
+fn write_aarch64<'a>(
+    layouts: &[Layout],
+    functions_at: &dyn Fn(u64) -> Vec<(&'a str, u64, u64)>,
+    fill: &mut dyn FnMut(&dyn Fn(&str) -> u64) -> Vec<Vec<u8>>,
+    entry_of: &dyn Fn(&dyn Fn(&str) -> u64) -> u64,
+) -> (Vec<u8>, u64) {
+    let text = std::cell::Cell::new(0);
+    write_elf(
+        elf::EM_AARCH64,
+        layouts,
+        &functions_at(0),
+        &[],
+        &mut |at| {
+            text.set(at(".text"));
+            layouts.iter().map(|l| vec![0; l.size]).collect()
+        },
+        entry_of,
+    );
+    let bytes = write_elf(
+        elf::EM_AARCH64,
+        layouts,
+        &functions_at(text.get()),
+        &[],
+        fill,
+        entry_of,
+    );
+    (bytes, text.get())
+}
+
+/// An AArch64 executable whose entry, `main`, calls each of `bodies` with `bl`, in order
+/// (`stp`, the calls, `ldp`, `ret`); the bodies follow it back to back, as given (no body may
+/// refer to an address outside itself), named `{prefix}{index}` (other names than another
+/// build's, so that no two pair by name). Returns the file and each body's address.
+pub fn aarch64_calling(prefix: &str, bodies: &[Vec<u32>]) -> (Vec<u8>, Vec<u64>) {
+    let main_words = bodies.len() + 3;
+    let size = 4 * (main_words + bodies.iter().map(Vec::len).sum::<usize>());
+    let layouts = [Layout {
+        name: ".text",
+        kind: Kind::Code,
+        size,
+        align: 16,
+        entsize: 0,
+    }];
+    let starts = |text: u64| -> Vec<u64> {
+        let mut at = text + 4 * main_words as u64;
+        (bodies.iter())
+            .map(|body| {
+                let start = at;
+                at += 4 * body.len() as u64;
+                start
+            })
+            .collect()
+    };
+    let names: Vec<String> = (0..bodies.len()).map(|k| format!("{prefix}{k}")).collect();
+    let functions_at = |text: u64| -> Vec<(&str, u64, u64)> {
+        let mut functions = vec![("main", text, 4 * main_words as u64)];
+        for ((name, start), body) in names.iter().zip(starts(text)).zip(bodies) {
+            functions.push((name, start, 4 * body.len() as u64));
+        }
+        functions
+    };
+    let mut fill = |at: &dyn Fn(&str) -> u64| -> Vec<Vec<u8>> {
+        let text = at(".text");
+        let mut words = vec![0xa9bf_7bfd]; // stp x29, x30, [sp, #-16]!
+        for (k, start) in starts(text).into_iter().enumerate() {
+            let bl_at = text + 4 * (1 + k as u64);
+            words
+                .push(0x9400_0000 | ((start.wrapping_sub(bl_at) as i64 >> 2) as u32 & 0x03ff_ffff));
+        }
+        words.extend([0xa8c1_7bfd, 0xd65f_03c0]); // ldp x29, x30, [sp], #16; ret
+        words.extend(bodies.iter().flatten());
+        vec![words.iter().flat_map(|w| w.to_le_bytes()).collect()]
+    };
+    let (bytes, text) = write_aarch64(&layouts, &functions_at, &mut fill, &|at| at(".text"));
+    (bytes, starts(text))
 }

@@ -994,6 +994,53 @@ int main(int argc, char **argv) {
     assert!(compared.only_in_candidate().contains("early"));
 }
 
+/// A byte loop over a string (`ldrb`, `cbz` to the end, then add or subtract 1, `strb` with
+/// post-increment, `ldrb`, `cbnz` back, `ret`), with `nops` before the loop to align it.
+fn byte_loop(subtract: bool, nops: u32) -> Vec<u32> {
+    let nop = 0xd503_201f;
+    let skip_to_end = 5 + nops; // from the cbz to the ret
+    let mut words = vec![0x3940_0001, 0x3400_0001 | (skip_to_end << 5)]; // ldrb w1, [x0]; cbz w1
+    words.extend((0..nops).map(|_| nop));
+    words.extend([
+        if subtract { 0x5100_0421 } else { 0x1100_0421 }, // sub/add w1, w1, #1
+        0x3800_1401,                                      // strb w1, [x0], #1
+        0x3940_0001,                                      // ldrb w1, [x0]
+        0x3500_0001 | ((-3i32 as u32 & 0x7_ffff) << 5),   // cbnz w1, the loop
+        0xd65f_03c0,                                      // ret
+    ]);
+    words
+}
+
+/// On AArch64 a function is aligned less than a loop in it, so the nops before its loop
+/// change with its address: two functions laid out in the other order, each with the other's
+/// padding, pair with themselves by instruction hash and are still `identical`.
+#[test]
+fn aarch64_functions_whose_loop_padding_moved_are_identical() {
+    let directory = tempfile::tempdir().unwrap();
+    let (old, old_at) = code::aarch64_calling("old_", &[byte_loop(false, 0), byte_loop(true, 1)]);
+    let (new, new_at) = code::aarch64_calling("new_", &[byte_loop(true, 0), byte_loop(false, 1)]);
+    let mut server = ServerProcess::start(REA);
+    let b = open(
+        &mut server,
+        Path::new(&write(directory.path(), "old", &old)),
+    );
+    let c = open(
+        &mut server,
+        Path::new(&write(directory.path(), "new", &new)),
+    );
+    let (matched, _, _, _) = all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+    server.finish();
+    let address = |at: u64| format!("{at:#x}");
+    for (old, new) in [(old_at[0], new_at[1]), (old_at[1], new_at[0])] {
+        let pair = (matched.iter())
+            .find(|pair| pair["baseline"] == address(old))
+            .unwrap_or_else(|| panic!("{old:#x} is not paired: {matched:#?}"));
+        assert_eq!(pair["candidate"], address(new), "{pair}");
+        assert_eq!(pair["signal"], "instruction_hash", "{pair}");
+        assert_eq!(pair["status"], "identical", "{pair}");
+    }
+}
+
 /// Two versions of a program (after [`COMMON`]) compiled at -O2, stripped and compared through
 /// `rea serve`, every page read; with the unstripped builds' names by address.
 struct Compared {
