@@ -19,8 +19,10 @@
 //! 6. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
 //!    sides: first by a unique instruction hash among them, then by mutual best
 //!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`] ([`MIN_LARGE_NEIGHBOUR_SIMILARITY`]
-//!    when both have at least [`LARGE_PROCEDURE_INSTRUCTIONS`]), then the one unpaired
-//!    neighbour left on each side when both are that large, from
+//!    when both have at least [`LARGE_PROCEDURE_INSTRUCTIONS`]; a best that another is
+//!    within [`LIKENESS_MARGIN`] of goes to the assignment of all of them with the greatest
+//!    total likeness, and pairs there only within that margin of the best both ways), then
+//!    the one unpaired neighbour left on each side when both are that large, from
 //!    [`MIN_SOLE_NEIGHBOUR_SIMILARITY`].
 //! 7. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
 //!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
@@ -1382,7 +1384,10 @@ impl<'a> Matcher<'a> {
     }
 
     /// Pairs each procedure of `b` with the one of `c` it is most similar to, when that is
-    /// the unique best both ways and at least `least` (of the two) alike.
+    /// the unique best both ways and at least `least` (of the two) alike; a near tie (another
+    /// within [`LIKENESS_MARGIN`] of that best, either way) goes to the assignment of the
+    /// greatest total likeness ([`best_assignment`]), which may give the column to another
+    /// row within the margin of its best both ways.
     fn mutual_best(
         &mut self,
         b: &[u32],
@@ -1410,17 +1415,45 @@ impl<'a> Matcher<'a> {
             }
             best
         };
+        let mut assignment: Option<Vec<Option<usize>>> = None;
         for (row_index, row) in scores.iter().enumerate() {
             let Some(column) = best_of(row) else { continue };
             let score = row[column];
-            let (x, y) = (b[row_index] as usize, c[column] as usize);
-            if score < least(&self.baseline[x], &self.candidate[y]) {
-                continue;
-            }
             // Unique best in its row, and the row is the column's unique best.
             let ties = row.iter().filter(|&&s| s == score).count();
             let column_ties = scores.iter().filter(|r| r[column] >= score).count();
-            if ties == 1 && column_ties == 1 {
+            if ties != 1 || column_ties != 1 {
+                continue;
+            }
+            // Two instances of one template rewritten alike are a hair from each other's old
+            // selves: the best alone pairs them crosswise, the total of the two does not.
+            let runner_up = |cells: &mut dyn Iterator<Item = f64>| {
+                cells.filter(|&s| s < score).fold(0.0, f64::max)
+            };
+            let near_tie = score - runner_up(&mut row.iter().copied()) < LIKENESS_MARGIN
+                || score - runner_up(&mut scores.iter().map(|r| r[column])) < LIKENESS_MARGIN;
+            let row_index = if near_tie {
+                if assignment.is_none() {
+                    if self.should_stop(b.len() * b.len().min(c.len()) * c.len(), false) {
+                        return;
+                    }
+                    assignment = Some(best_assignment(&scores));
+                }
+                let assigned = assignment.as_deref().unwrap_or_default();
+                let Some(holder) = assigned.iter().position(|&at| at == Some(column)) else {
+                    continue;
+                };
+                let held = scores[holder][column];
+                let holder_best = scores[holder].iter().copied().fold(0.0, f64::max);
+                if score - held >= LIKENESS_MARGIN || holder_best - held >= LIKENESS_MARGIN {
+                    continue;
+                }
+                holder
+            } else {
+                row_index
+            };
+            let (x, y) = (b[row_index] as usize, c[column] as usize);
+            if scores[row_index][column] >= least(&self.baseline[x], &self.candidate[y]) {
                 self.pair(b[row_index], c[column], signal);
             }
         }
@@ -1555,6 +1588,80 @@ fn multiset_difference(a: &[u32], b: &[u32]) -> Vec<u32> {
         }
     }
     rest
+}
+
+/// The assignment of rows to distinct columns (one row to one column) with the greatest total
+/// score: each row's column, if it has one (Kuhn–Munkres, in O(n²·m) for n rows of m
+/// columns, n ≤ m, the other way round transposed).
+fn best_assignment(scores: &[Vec<f64>]) -> Vec<Option<usize>> {
+    let rows = scores.len();
+    let columns = scores.first().map_or(0, Vec::len);
+    if rows > columns {
+        let transposed: Vec<Vec<f64>> = (0..columns)
+            .map(|column| scores.iter().map(|row| row[column]).collect())
+            .collect();
+        let mut by_row = vec![None; rows];
+        for (column, row) in best_assignment(&transposed).into_iter().enumerate() {
+            if let Some(row) = row {
+                by_row[row] = Some(column);
+            }
+        }
+        return by_row;
+    }
+    // Potentials `row_potential`, `column_potential` and, per column, the row holding it
+    // (`holder`, 1-based, 0 for none) and the column it was reached from; column 0 is virtual.
+    let mut row_potential = vec![0.0; rows + 1];
+    let mut column_potential = vec![0.0; columns + 1];
+    let mut holder = vec![0usize; columns + 1];
+    let mut reached_from = vec![0usize; columns + 1];
+    for row in 1..=rows {
+        holder[0] = row;
+        let mut column = 0;
+        let mut least_slack = vec![f64::INFINITY; columns + 1];
+        let mut visited = vec![false; columns + 1];
+        loop {
+            visited[column] = true;
+            let from_row = holder[column];
+            let (mut delta, mut next) = (f64::INFINITY, 0);
+            for j in 1..=columns {
+                if visited[j] {
+                    continue;
+                }
+                let slack =
+                    -scores[from_row - 1][j - 1] - row_potential[from_row] - column_potential[j];
+                if slack < least_slack[j] {
+                    (least_slack[j], reached_from[j]) = (slack, column);
+                }
+                if least_slack[j] < delta {
+                    (delta, next) = (least_slack[j], j);
+                }
+            }
+            for j in 0..=columns {
+                if visited[j] {
+                    row_potential[holder[j]] += delta;
+                    column_potential[j] -= delta;
+                } else {
+                    least_slack[j] -= delta;
+                }
+            }
+            column = next;
+            if holder[column] == 0 {
+                break;
+            }
+        }
+        while column != 0 {
+            let previous = reached_from[column];
+            holder[column] = holder[previous];
+            column = previous;
+        }
+    }
+    let mut by_row = vec![None; rows];
+    for (column, &row) in holder.iter().enumerate().skip(1) {
+        if row != 0 {
+            by_row[row - 1] = Some(column - 1);
+        }
+    }
+    by_row
 }
 
 /// The best and second-best similarity one procedure has met (in the likeness round, or in
@@ -2084,6 +2191,49 @@ mod tests {
         assert_eq!(result.only_in_baseline, [0, 1, 2]);
     }
 
+    /// A procedure of the given parts: `(pool, from, count)` takes instructions `from..from +
+    /// count` of a pool of instructions no other pool shares.
+    fn of_pools(address: u64, parts: &[(u32, u32, u32)]) -> Fingerprint {
+        let tokens = (parts.iter())
+            .flat_map(|&(pool, from, count)| (from..from + count).map(move |i| pool * 10_000 + i))
+            .collect();
+        let shape = (parts.iter()).fold(address, |shape, &(pool, from, count)| {
+            shape * 31 + u64::from(pool * 1_000_000 + from * 1_000 + count)
+        });
+        procedure(address, shape, tokens, vec![])
+    }
+
+    #[test]
+    fn of_two_template_instances_a_near_tie_goes_to_the_assignment_of_the_neighbours() {
+        // Two instances of one template (zstd's `lazy2`, `lazy2_row`), both rewritten: the
+        // new `lazy2` is a hair more alike to the old `lazy2_row` than to its old self, and
+        // the new `lazy2_row` is unlike the old `lazy2`.
+        let lazy = of_pools(0x400, &[(1, 0, 50), (2, 0, 30)]);
+        let row = of_pools(0x800, &[(1, 0, 32), (3, 0, 26), (4, 0, 22)]);
+        let new_lazy = of_pools(0x400, &[(1, 0, 50), (3, 0, 30)]);
+        let new_row = of_pools(0x800, &[(4, 0, 22), (5, 0, 58)]);
+        let s = |a: &Fingerprint, b: &Fingerprint| similarity(a, b);
+        assert!(s(&row, &new_lazy) > s(&lazy, &new_lazy));
+        assert!(s(&row, &new_lazy) - s(&lazy, &new_lazy) < LIKENESS_MARGIN);
+        assert!(s(&row, &new_lazy) > s(&row, &new_row));
+        assert!(s(&lazy, &new_lazy) + s(&row, &new_row) > s(&row, &new_lazy) + s(&lazy, &new_row));
+        assert!(
+            s(&lazy, &new_row) >= MIN_LARGE_NEIGHBOUR_SIMILARITY,
+            "the greedy pairs it"
+        );
+        let result = under_callers(1, (2, 2), vec![lazy, row], vec![new_lazy, new_row]);
+        assert_eq!(
+            partner(&result, 1),
+            Some((1, Signal::CallGraph)),
+            "{result:?}"
+        );
+        assert_eq!(
+            partner(&result, 2),
+            Some((2, Signal::CallGraph)),
+            "{result:?}"
+        );
+    }
+
     #[test]
     fn a_changed_procedure_without_neighbours_pairs_by_likeness() {
         let old = body(0x10, 1, 40, vec![]);
@@ -2361,6 +2511,48 @@ mod tests {
                 })
                 .collect()
         })
+    }
+
+    /// The greatest total of an assignment of rows to distinct columns, by trying them all.
+    fn best_total_by_search(scores: &[Vec<f64>], row: usize, taken: &mut Vec<bool>) -> f64 {
+        if row == scores.len() {
+            return 0.0;
+        }
+        let mut best = best_total_by_search(scores, row + 1, taken);
+        for column in 0..taken.len() {
+            if !taken[column] {
+                taken[column] = true;
+                let total = scores[row][column] + best_total_by_search(scores, row + 1, taken);
+                taken[column] = false;
+                best = best.max(total);
+            }
+        }
+        best
+    }
+
+    proptest! {
+        #[test]
+        fn the_assignment_is_one_to_one_and_of_the_greatest_total(
+            (rows, columns, cells) in (1usize..6, 1usize..6)
+                .prop_flat_map(|(r, c)| (Just(r), Just(c), prop::collection::vec(0u8..=100, r * c)))
+        ) {
+            let scores: Vec<Vec<f64>> = cells
+                .chunks(columns)
+                .map(|row| row.iter().map(|&cell| f64::from(cell) / 100.0).collect())
+                .collect();
+            let assignment = best_assignment(&scores);
+            prop_assert_eq!(assignment.len(), rows);
+            let mut used: Vec<usize> = assignment.iter().flatten().copied().collect();
+            prop_assert_eq!(used.len(), rows.min(columns));
+            used.sort_unstable();
+            used.dedup();
+            prop_assert_eq!(used.len(), rows.min(columns));
+            let total: f64 = (assignment.iter().enumerate())
+                .filter_map(|(row, column)| column.map(|column| scores[row][column]))
+                .sum();
+            let best = best_total_by_search(&scores, 0, &mut vec![false; columns]);
+            prop_assert!((total - best).abs() < 1e-9, "{} against {}", total, best);
+        }
     }
 
     proptest! {
