@@ -22,7 +22,7 @@ Definitions (also in the README):
 - the required changed set is the true pairs whose source text changed and whose masked
   disassembly changed; rea meets it when each of them is a correct pair with status `changed`.
 
-Usage: python3 benches/compare_quality/measure.py [--rea target/release/rea] [--keep]
+Usage: python3 benches/compare_quality/measure.py [--rea target/release/rea] [--cc clang]
 Needs: pip, cc, strip, readelf, objdump (binutils), ctags (universal-ctags).
 """
 
@@ -105,13 +105,13 @@ def fetch(package, release, into):
     return folder
 
 
-def build(pair, source, out):
-    """Compiles one release at -O2; answers (unstripped, stripped, C files)."""
+def build(pair, source, out, cc="cc"):
+    """Compiles one release at -O2 with `cc`; answers (unstripped, stripped, C files)."""
     files = sorted(f for pattern in pair["sources"] for f in glob.glob(os.path.join(source, pattern)))
     if not files:
         raise SystemExit(f"no sources in {source} for {pair['sources']}")
     binary = os.path.join(out, "unstripped")
-    command = ["cc", "-O2", "-w"]
+    command = [cc, "-O2", "-w"]
     command += [f"-I{os.path.join(source, folder)}" for folder in pair["include"]]
     command += [f"-D{define}" for define in pair.get("defines", [])]
     if pair["kind"] == "shared":
@@ -343,6 +343,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rea", default=os.path.join(ROOT, "target", "release", "rea"))
     parser.add_argument("--only", help="a substring of the pair labels to run")
+    parser.add_argument("--cc", default="cc",
+                        help="the C compiler (`clang` builds into build-clang/)")
     arguments = parser.parse_args()
     if not os.path.exists(arguments.rea):
         raise SystemExit(f"{arguments.rea}: build it first (cargo build --release)")
@@ -355,8 +357,9 @@ def main():
             versions = []
             for release in pair["releases"]:
                 source = fetch(pair["package"], release, WORK)
-                out = os.path.join(WORK, "build", f"{pair['package']}-{release}")
-                versions.append(build(pair, source, out))
+                folder = "build" if arguments.cc == "cc" else f"build-{os.path.basename(arguments.cc)}"
+                out = os.path.join(WORK, folder, f"{pair['package']}-{release}")
+                versions.append(build(pair, source, out, arguments.cc))
             result = compare(server, versions[0][1], versions[1][1])
             report = score(pair, versions, result)
             report["exact_symbol_names"] = score(pair, versions, result, strict=True)

@@ -20,9 +20,8 @@
 //!    sides: first by a unique instruction hash among them, then by mutual best
 //!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`] ([`MIN_LARGE_NEIGHBOUR_SIMILARITY`]
 //!    when both have at least [`LARGE_PROCEDURE_INSTRUCTIONS`]; a best that another is
-//!    within [`LIKENESS_MARGIN`] of goes to the assignment of all of them with the greatest
-//!    total likeness, and pairs there only within that margin of the best both ways), then
-//!    the one unpaired neighbour left on each side when both are that large, from
+//!    within [`LIKENESS_MARGIN`] of is a near tie, see below), then the one unpaired
+//!    neighbour left on each side when both are that large, from
 //!    [`MIN_SOLE_NEIGHBOUR_SIMILARITY`].
 //! 7. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
 //!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
@@ -55,8 +54,15 @@
 //!     other's size, and only when the group has one procedure on a side (a function
 //!     rewritten at its one call site; a single call site vouches less, and tiny
 //!     procedures all look alike).
+//! 11. Near ties, when the same-callers round paired nothing either: a mutual best of the
+//!     call-graph or order round that another procedure is within [`LIKENESS_MARGIN`] of
+//!     (the instances of one template, rewritten alike) waits for the rounds that tell them
+//!     apart (tables, twins, callers). When those pair nothing more, the call-graph round
+//!     (then the order round) runs again and settles each by the assignment of its
+//!     neighbourhood with the greatest total [`similarity`], which pairs
+//!     two only within [`LIKENESS_MARGIN`] of the best on both sides.
 //!
-//! The fuzzy rounds (5 to 10) never pair two procedures that both refer to strings and share
+//! The fuzzy rounds (5 to 11) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
 //! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
 //! messages, or two bracket tables of other thresholds, are different functions, however
@@ -74,7 +80,7 @@
 //! asked at least once per round and every [`CHECK_EVERY`] units of work, and a stopped
 //! comparison keeps the pairs it made and says so.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Fewest constants each of two procedures must hold for sharing none of them to keep the
 /// fuzzy rounds from pairing them (an edit keeps some of a function's constants; one or two
@@ -555,6 +561,14 @@ struct Matcher<'a> {
     /// Whether the likeness round keeps its bests between rounds (off only in the test that
     /// checks that keeping them changes nothing).
     remember: bool,
+    /// Whether the mutual best of a neighbourhood settles a near tie by the assignment
+    /// ([`best_assignment`]); otherwise it leaves it to the rounds that tell the instances of
+    /// one template apart (tables, twins, callers), and settles it only when they pair
+    /// nothing more.
+    settle_near_ties: bool,
+    /// The unpaired neighbours of a pair (baseline, candidate, and whether near ties were
+    /// settled) among which the call-graph round paired nothing: it would pair nothing again.
+    quiet_neighbours: BTreeSet<(Vec<u32>, Vec<u32>, bool)>,
     /// What the last twins round found, kept as `row_best` is.
     twins: TwinMemory,
     /// The pairs in force, in the order made (the call-graph round walks their neighbours).
@@ -586,6 +600,8 @@ impl<'a> Matcher<'a> {
             row_best: vec![None; baseline.len()],
             column_best: vec![None; candidate.len()],
             remember: true,
+            settle_near_ties: false,
+            quiet_neighbours: BTreeSet::new(),
             twins: TwinMemory::default(),
             queue: Vec::new(),
             made: 0,
@@ -649,6 +665,15 @@ impl<'a> Matcher<'a> {
             }
             if self.made == before {
                 self.same_callers_round();
+            }
+            if self.made == before {
+                // Last, the near ties the rounds above left.
+                self.settle_near_ties = true;
+                self.call_graph_round();
+                if self.made == before {
+                    self.order_round();
+                }
+                self.settle_near_ties = false;
             }
             if self.made == before || self.stopped {
                 return;
@@ -1335,16 +1360,32 @@ impl<'a> Matcher<'a> {
         if b.is_empty() || c.is_empty() {
             return;
         }
+        // What pairs among them depends on nothing else: the same unpaired neighbours that
+        // paired nothing before pair nothing again.
+        let quiet = (b, c, self.settle_near_ties);
+        if self.quiet_neighbours.contains(&quiet) {
+            return;
+        }
+        let (b, c, _) = &quiet;
+        let made = self.made;
+        self.pair_neighbours(b, c);
+        if self.made == made && !self.stopped {
+            self.quiet_neighbours.insert(quiet);
+        }
+    }
+
+    /// [`Self::neighbours`] among `b` and `c`, unpaired and not empty.
+    fn pair_neighbours(&mut self, b: &[u32], c: &[u32]) {
         // Unique instruction hashes among the neighbours.
         let mut groups: BTreeMap<u64, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
-        for &i in &b {
+        for &i in b {
             groups
                 .entry(self.baseline[i as usize].shape)
                 .or_default()
                 .0
                 .push(i);
         }
-        for &i in &c {
+        for &i in c {
             groups
                 .entry(self.candidate[i as usize].shape)
                 .or_default()
@@ -1369,7 +1410,7 @@ impl<'a> Matcher<'a> {
                     .collect(),
             )
         };
-        let (b, c) = unpaired(self, &b, &c);
+        let (b, c) = unpaired(self, b, c);
         let first = |side: &[u32]| side[..side.len().min(MAX_NEIGHBOURS)].to_vec();
         self.mutual_best(&first(&b), &first(&c), neighbour_least, Signal::CallGraph);
         // The one unpaired neighbour left on each side, when both are large.
@@ -1385,9 +1426,10 @@ impl<'a> Matcher<'a> {
 
     /// Pairs each procedure of `b` with the one of `c` it is most similar to, when that is
     /// the unique best both ways and at least `least` (of the two) alike; a near tie (another
-    /// within [`LIKENESS_MARGIN`] of that best, either way) goes to the assignment of the
-    /// greatest total likeness ([`best_assignment`]), which may give the column to another
-    /// row within the margin of its best both ways.
+    /// within [`LIKENESS_MARGIN`] of that best, either way) waits, or, when the matcher
+    /// settles near ties, goes to the assignment of the greatest total likeness
+    /// ([`best_assignment`]), which may give the column to another row within the margin of
+    /// its best both ways.
     fn mutual_best(
         &mut self,
         b: &[u32],
@@ -1432,6 +1474,9 @@ impl<'a> Matcher<'a> {
             };
             let near_tie = score - runner_up(&mut row.iter().copied()) < LIKENESS_MARGIN
                 || score - runner_up(&mut scores.iter().map(|r| r[column])) < LIKENESS_MARGIN;
+            if near_tie && !self.settle_near_ties {
+                continue;
+            }
             let row_index = if near_tie {
                 if assignment.is_none() {
                     if self.should_stop(b.len() * b.len().min(c.len()) * c.len(), false) {
@@ -2189,6 +2234,36 @@ mod tests {
         let result = compare(&baseline, &candidate, &mut never());
         assert!(result.pairs.is_empty(), "{:?}", result.pairs);
         assert_eq!(result.only_in_baseline, [0, 1, 2]);
+    }
+
+    #[test]
+    fn a_near_tie_among_the_callees_of_a_pair_waits_for_what_tells_twins_apart() {
+        // The twins above, called by one pair, and the first a hair more alike to the wrong
+        // instance (one instruction more, which both have): the mutual best of the call-graph
+        // round would pair them, the immediates tell them apart.
+        let (mut baseline, mut candidate) = twins(true);
+        for p in [&mut baseline[0], &mut candidate[1]] {
+            p.tokens.push(5_000);
+            p.mnemonics.push(5);
+            p.mnemonics.sort_unstable();
+            p.size += 4;
+        }
+        let s = |b: usize, c: usize| similarity(&baseline[b], &candidate[c]);
+        assert!(s(0, 1) >= MIN_NEIGHBOUR_SIMILARITY);
+        assert!(s(0, 1) > s(0, 2) && s(0, 1) - s(0, 2) < LIKENESS_MARGIN);
+        assert!(s(0, 1) > s(1, 1) && s(0, 1) > s(2, 1));
+        let result = under_callers(1, (3, 3), baseline, candidate);
+        let made: Vec<(u32, Option<(u32, Signal)>)> =
+            (1..=3).map(|b| (b, partner(&result, b))).collect();
+        assert_eq!(
+            made,
+            [
+                (1, Some((3, Signal::Twins))),
+                (2, Some((2, Signal::Twins))),
+                (3, Some((1, Signal::Twins)))
+            ],
+            "{result:?}"
+        );
     }
 
     /// A procedure of the given parts: `(pool, from, count)` takes instructions `from..from +
