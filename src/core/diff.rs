@@ -62,6 +62,13 @@
 //!     neighbourhood with the greatest total [`similarity`], which pairs
 //!     two only within [`LIKENESS_MARGIN`] of the best on both sides.
 //!
+//! The rounds of likeness and place (6, 7, 8, 10 and 11) never pair two procedures that the
+//! pairs calling both call in different places: when, for every pair that calls both, of the
+//! longest run of its other callees called in the same order on both sides (each side's
+//! callees in the order of their first call), at least [`MIN_PLACES_APART`] are called before
+//! one and not before the other. A function removed from one call and another added at
+//! another are two functions, however alike; one call moved past another is not enough.
+//!
 //! The fuzzy rounds (5 to 11) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
 //! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
@@ -127,6 +134,10 @@ pub const MIN_SAME_CALLERS: usize = 2;
 /// other pairs already align vouches for it (rewritten code in the same slot stays paired).
 pub const MIN_SLOT_SIMILARITY: f64 = 0.25;
 
+/// Fewest pairs called in order between the place of one procedure and that of another
+/// for the callers they share to tell them apart (one call moved past another is common).
+pub const MIN_PLACES_APART: usize = 2;
+
 /// Most unpaired neighbours of a pair, per side, compared by similarity (all of them are
 /// compared by instruction hash).
 pub const MAX_NEIGHBOURS: usize = 64;
@@ -156,7 +167,9 @@ pub struct Fingerprint {
     pub tokens: Vec<u32>,
     /// The per-instruction operations (mnemonics without operands), sorted (a multiset).
     pub mnemonics: Vec<u16>,
-    /// Indices (into the same side) of the procedures it calls or tail-calls: sorted, distinct.
+    /// Indices (into the same side) of the procedures it calls or tail-calls: distinct, in
+    /// the order of their first call in its code (the call-graph round reads that order; a
+    /// list in another order, sorted say, only splits its neighbourhoods less well).
     pub callees: Vec<u32>,
     /// Imported symbols it calls: sorted, distinct.
     pub imports: Vec<String>,
@@ -236,6 +249,18 @@ impl Signal {
         matches!(
             self,
             Signal::Anchors | Signal::CallGraph | Signal::Likeness | Signal::Order | Signal::Twins
+        )
+    }
+
+    /// Whether the signal is one of likeness or place that a pair calling the two procedures
+    /// in different places overrules ([`Signal::Anchors`], [`Signal::PointerTable`] and
+    /// [`Signal::Twins`] have evidence of their own: the same anchors, a slot, the
+    /// immediates that tell a template's instances apart, whose calls a dispatcher orders
+    /// as it likes).
+    fn follows_call_order(self) -> bool {
+        matches!(
+            self,
+            Signal::CallGraph | Signal::Likeness | Signal::Order | Signal::SameCallers
         )
     }
 
@@ -512,6 +537,31 @@ fn paired_callers(callers: &[u32], pair_of: impl Fn(u32) -> Option<u32>) -> Vec<
     pairs
 }
 
+/// The longest subsequence of `points` (increasing in their first member, distinct in the
+/// second) whose second members increase too; of several, the one patience sorting finds.
+fn longest_increasing(points: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    // `ends[k]`: the index of the point that ends the lowest run of length k + 1 found.
+    let mut ends: Vec<usize> = Vec::new();
+    let mut before: Vec<Option<usize>> = Vec::with_capacity(points.len());
+    for (index, &(_, second)) in points.iter().enumerate() {
+        let length = ends.partition_point(|&end| points[end].1 < second);
+        before.push(length.checked_sub(1).map(|previous| ends[previous]));
+        if length == ends.len() {
+            ends.push(index);
+        } else {
+            ends[length] = index;
+        }
+    }
+    let mut run = Vec::with_capacity(ends.len());
+    let mut at = ends.last().copied();
+    while let Some(index) = at {
+        run.push(points[index]);
+        at = before[index];
+    }
+    run.reverse();
+    run
+}
+
 /// The procedures of one side whose code names each table.
 fn referrers_of(side: &[Fingerprint]) -> BTreeMap<u32, Vec<u32>> {
     let mut referrers: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
@@ -627,6 +677,9 @@ impl<'a> Matcher<'a> {
     fn pair(&mut self, b: u32, c: u32, signal: Signal) {
         let (bi, ci) = (b as usize, c as usize);
         if self.forward[bi].is_some() || self.backward[ci].is_some() {
+            return;
+        }
+        if signal.follows_call_order() && self.against_call_order(b, c) {
             return;
         }
         self.forward[bi] = Some(c);
@@ -830,6 +883,64 @@ impl<'a> Matcher<'a> {
                 return;
             }
         }
+    }
+
+    /// The places (in `baseline` and `candidate`, two callee lists in call order) of the
+    /// longest run of pairs called in the same order on both sides, leaving out the pairs
+    /// of the procedures of `besides` (baseline, candidate).
+    fn call_anchors(
+        &self,
+        baseline: &[u32],
+        candidate: &[u32],
+        besides: Option<(u32, u32)>,
+    ) -> Vec<(usize, usize)> {
+        let place: BTreeMap<u32, usize> = (candidate.iter().enumerate())
+            .map(|(at, &callee)| (callee, at))
+            .collect();
+        let points: Vec<(usize, usize)> = (baseline.iter().enumerate())
+            .filter_map(|(at, &callee)| {
+                let partner = self.forward.get(callee as usize).copied().flatten()?;
+                if besides.is_some_and(|(b, c)| b == callee || c == partner) {
+                    return None;
+                }
+                Some((at, *place.get(&partner)?))
+            })
+            .collect();
+        longest_increasing(&points)
+    }
+
+    /// Whether the pairs that call both `b` and `c` all call them in different places: of
+    /// the longest run of their other callees called in the same order on both sides, at
+    /// least [`MIN_PLACES_APART`] lie before one and not before the other (a function
+    /// removed from one place and another added in another, however alike).
+    fn against_call_order(&self, b: u32, c: u32) -> bool {
+        let (caller_lists, candidate_callers) = (
+            &self.baseline_callers[b as usize],
+            &self.candidate_callers[c as usize],
+        );
+        let mut places = caller_lists.iter().filter_map(|&caller| {
+            let partner = self.forward[caller as usize]?;
+            candidate_callers.binary_search(&partner).ok()?;
+            let (old, new) = (
+                &self.baseline[caller as usize].callees,
+                &self.candidate[partner as usize].callees,
+            );
+            let (Some(at_b), Some(at_c)) = (
+                old.iter().position(|&callee| callee == b),
+                new.iter().position(|&callee| callee == c),
+            ) else {
+                return None;
+            };
+            let anchors = self.call_anchors(old, new, Some((b, c)));
+            Some(
+                anchors
+                    .partition_point(|anchor| anchor.0 < at_b)
+                    .abs_diff(anchors.partition_point(|anchor| anchor.1 < at_c))
+                    < MIN_PLACES_APART,
+            )
+        });
+        let first = places.next();
+        first == Some(false) && places.all(|same| !same)
     }
 
     /// Pairs unpaired procedures that are each other's most similar, by a margin, among all
@@ -1050,6 +1161,9 @@ impl<'a> Matcher<'a> {
             };
             if self.should_stop(units, false) {
                 return;
+            }
+            if self.against_call_order(x, y) {
+                continue;
             }
             self.unpair(x, y);
             self.pair(x, y, Signal::SameCallers);
@@ -2336,6 +2450,68 @@ mod tests {
         assert!(result.pairs.is_empty(), "{result:?}");
     }
 
+    /// A caller named alike on both sides (so it pairs by name) calling, in this order,
+    /// the procedures that follow it.
+    fn calling_in_order(procedures: Vec<Fingerprint>, calls: &[u32]) -> Vec<Fingerprint> {
+        let mut caller = procedure(0x10, 100, vec![1, 2, 3], calls.to_vec());
+        caller.name = Some("main".into());
+        std::iter::once(caller).chain(procedures).collect()
+    }
+
+    /// Six kept procedures, each alike on both sides, at 0x100 on; `moved` is the one
+    /// procedure more, alike to its counterpart, at 0x800.
+    fn kept_and(moved: Fingerprint) -> Vec<Fingerprint> {
+        let mut side: Vec<Fingerprint> = (0..6)
+            .map(|i| foreign(0x100 + u64::from(i) * 0x40, 10 + i, 12))
+            .collect();
+        side.push(moved);
+        side
+    }
+
+    #[test]
+    fn a_function_removed_from_one_call_and_another_added_at_another_stay_apart() {
+        let removed = body(0x800, 7, 20, vec![]);
+        let added = edited(&removed, 2);
+        assert!(similarity(&removed, &added) >= MIN_LIKENESS + LIKENESS_MARGIN);
+        // `main` called the removed function between the second and third kept ones; it
+        // calls the added one last. Indices: 0 is `main`, 1 to 6 the kept, 7 the other.
+        let baseline = calling_in_order(kept_and(removed), &[1, 2, 7, 3, 4, 5, 6]);
+        let apart = calling_in_order(kept_and(added.clone()), &[1, 2, 3, 4, 5, 6, 7]);
+        let result = compare(&baseline, &apart, &mut never());
+        assert_eq!(partner(&result, 7), None, "{result:?}");
+        assert_eq!(result.only_in_candidate, vec![7]);
+        // Called in the same place, or one call over (a call moved past another), it is
+        // the same function changed.
+        for calls in [[1, 2, 7, 3, 4, 5, 6], [1, 2, 3, 7, 4, 5, 6]] {
+            let near = calling_in_order(kept_and(added.clone()), &calls);
+            let result = compare(&baseline, &near, &mut never());
+            assert_eq!(
+                partner(&result, 7),
+                Some((7, Signal::CallGraph)),
+                "{calls:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pair_that_calls_two_in_the_same_place_keeps_them_together() {
+        // A second caller calls both first (before any other pair): one caller against is
+        // not all of them.
+        let removed = body(0x800, 7, 20, vec![]);
+        let added = edited(&removed, 2);
+        let with_second = |side: Vec<Fingerprint>| {
+            let mut side = side;
+            let mut second = procedure(0x900, 200, vec![4, 5, 6], vec![7, 1]);
+            second.name = Some("second".into());
+            side.push(second);
+            side
+        };
+        let baseline = with_second(calling_in_order(kept_and(removed), &[1, 2, 7, 3, 4, 5, 6]));
+        let candidate = with_second(calling_in_order(kept_and(added), &[1, 2, 3, 4, 5, 6, 7]));
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(partner(&result, 7).map(|(c, _)| c), Some(7), "{result:?}");
+    }
+
     #[test]
     fn a_procedure_between_two_pairs_pairs_by_its_place() {
         let first = body(0x10, 1, 10, vec![]);
@@ -2606,6 +2782,28 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn the_longest_increasing_run_is_increasing_and_longest(
+            seconds in proptest::collection::btree_set(0usize..40, 0..12)
+                .prop_map(|set| set.into_iter().collect::<Vec<_>>())
+                .prop_shuffle(),
+        ) {
+            let points: Vec<(usize, usize)> = seconds.into_iter().enumerate().collect();
+            let run = longest_increasing(&points);
+            prop_assert!(run.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+            prop_assert!(run.iter().all(|point| points.contains(point)));
+            // The longest, by the quadratic recurrence.
+            let mut longest_ending = vec![1usize; points.len()];
+            for i in 0..points.len() {
+                for j in 0..i {
+                    if points[j].1 < points[i].1 {
+                        longest_ending[i] = longest_ending[i].max(longest_ending[j] + 1);
+                    }
+                }
+            }
+            prop_assert_eq!(run.len(), longest_ending.into_iter().max().unwrap_or(0));
+        }
+
         #[test]
         fn the_assignment_is_one_to_one_and_of_the_greatest_total(
             (rows, columns, cells) in (1usize..6, 1usize..6)

@@ -660,6 +660,60 @@ int main(int argc, char **argv) {
     assert!(compared.only_in_candidate().contains("added_two"));
 }
 
+/// Built without optimisation (a compiler's default), a function removed from one call of
+/// `main` and another added at another call are reported removed and added, however alike
+/// their code (every statement a load, an operation and a store); the steps called around
+/// them in the same order place them apart.
+#[test]
+fn unoptimised_a_removed_and_an_added_function_called_in_other_places_stay_apart() {
+    const STEPS: &str = r#"
+volatile long sink;
+KEEP long step_one(long x, long b) { for (long i = 0; i < (b & 7); i++) x = x * 31 + i; return x; }
+KEEP long step_two(long x, long b) { if (x > 1234) x -= b; else x ^= 77777; return x; }
+KEEP long step_three(long x, long b) { switch (x & 3) { case 0: return b; case 1: return x; default: return x * b; } }
+KEEP long step_four(long x, long b) { return (x << 3) | (b >> 2); }
+KEEP long step_five(long x, long b) { long s = 0; while (x > 0) { s += x % 10; x /= 10; } return s + b; }
+KEEP long step_six(long x, long b) { return x > b ? x - b : b - x; }
+"#;
+    const REMOVED: &str = r#"
+KEEP long removed_step(long x, long b) { x = (x ^ 92555) + (b >> 6); x = x * 17 - b; return x; }
+"#;
+    const ADDED: &str = r#"
+KEEP long added_step(long x, long b) { x = (x ^ 43128) + (b >> 5); x = x * 13 - b; return x; }
+"#;
+    // `main` calls the steps in turn, and the removed or the added one where `order` says.
+    let calling = |order: &[&str]| {
+        let calls: String = (order.iter().enumerate())
+            .map(|(at, step)| format!("    sink += {step}(argc, {at});\n"))
+            .collect();
+        format!("int main(int argc, char **argv) {{\n    (void)argv;\n{calls}    return 0;\n}}\n")
+    };
+    let (one, two) = ("step_one", "step_two");
+    let rest = ["step_three", "step_four", "step_five", "step_six"];
+    let old_main = calling(&[&[one, two, "removed_step"][..], &rest].concat());
+    let new_main = calling(&[&[one, two][..], &rest, &["added_step"]].concat());
+    let compared = Compared::built_with(
+        &["-O0"],
+        &format!("{STEPS}{REMOVED}{old_main}"),
+        &format!("{STEPS}{ADDED}{new_main}"),
+    );
+    let paired: BTreeSet<String> = compared
+        .named_pairs()
+        .into_iter()
+        .filter_map(|(name, _)| name)
+        .collect();
+    assert!(
+        paired.contains("step_six") && paired.contains("main"),
+        "{paired:?}"
+    );
+    assert!(
+        compared.only_in_baseline().contains("removed_step"),
+        "{:#?}",
+        compared.matched
+    );
+    assert!(compared.only_in_candidate().contains("added_step"));
+}
+
 /// A function that gets a twin in the new version (the same code over another table of
 /// names) stays paired with itself, told apart by the strings of the table it indexes; and a
 /// bracket function replaced by another of its shape at the same call, with other thresholds,

@@ -4,6 +4,7 @@
 //! imports called and strings referred to, and the slots of the tables of procedure pointers
 //! in data that hold it.
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use super::decode::{Isa, Next};
@@ -288,8 +289,9 @@ impl Analysis {
                 }
             }
         }
-        callees.sort_unstable();
-        callees.dedup();
+        // In the order of their first call (the references are in address order).
+        let mut seen = BTreeSet::new();
+        callees.retain(|&callee| seen.insert(callee));
         imports.sort_unstable();
         imports.dedup();
         strings.sort_unstable();
