@@ -22,7 +22,9 @@
 //!    when both have at least [`LARGE_PROCEDURE_INSTRUCTIONS`]; a best that another is
 //!    within [`LIKENESS_MARGIN`] of is a near tie, see below), then the one unpaired
 //!    neighbour left on each side when both are that large, from
-//!    [`MIN_SOLE_NEIGHBOUR_SIMILARITY`].
+//!    [`MIN_SOLE_NEIGHBOUR_SIMILARITY`]; and the one unpaired callee on each side between
+//!    two callees called in the same order on both sides (a call slot), when both have at
+//!    least [`MIN_LIKENESS_INSTRUCTIONS`], from [`MIN_SOLE_NEIGHBOUR_SIMILARITY`].
 //! 7. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
 //!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
 //!    unpaired procedures of half to twice their size, at least [`MIN_LIKENESS`] alike and
@@ -874,6 +876,7 @@ impl<'a> Matcher<'a> {
                 self.candidate[ci].callees.clone(),
             );
             self.neighbours(&callees.0, &callees.1);
+            self.call_slots(&callees.0, &callees.1);
             let callers = (
                 self.baseline_callers[bi].clone(),
                 self.candidate_callers[ci].clone(),
@@ -881,6 +884,44 @@ impl<'a> Matcher<'a> {
             self.neighbours(&callers.0, &callers.1);
             if self.stopped {
                 return;
+            }
+        }
+    }
+
+    /// Pairs the one unpaired callee on each side between two callees of a pair called in
+    /// the same order on both sides (of the longest run of them), when both have at least
+    /// [`MIN_LIKENESS_INSTRUCTIONS`] and are at least [`MIN_SOLE_NEIGHBOUR_SIMILARITY`]
+    /// alike: the function called in that place, rewritten (its callees inlined otherwise,
+    /// its call now a constant).
+    fn call_slots(&mut self, baseline: &[u32], candidate: &[u32]) {
+        let unpaired_b = |b: &u32| self.forward[*b as usize].is_none();
+        let unpaired_c = |c: &u32| self.backward[*c as usize].is_none();
+        if !baseline.iter().any(unpaired_b) || !candidate.iter().any(unpaired_c) {
+            return;
+        }
+        let anchors = self.call_anchors(baseline, candidate, None);
+        let mut slots = Vec::new();
+        for bounds in anchors.windows(2) {
+            let (before, after) = (bounds[0], bounds[1]);
+            let mut b = baseline[before.0 + 1..after.0]
+                .iter()
+                .filter(|b| unpaired_b(b));
+            let mut c = candidate[before.1 + 1..after.1]
+                .iter()
+                .filter(|c| unpaired_c(c));
+            if let (Some(&x), None, Some(&y), None) = (b.next(), b.next(), c.next(), c.next()) {
+                slots.push((x, y));
+            }
+        }
+        if self.should_stop(baseline.len() + candidate.len(), false) {
+            return;
+        }
+        for (x, y) in slots {
+            let (old, new) = (&self.baseline[x as usize], &self.candidate[y as usize]);
+            if old.tokens.len().min(new.tokens.len()) >= MIN_LIKENESS_INSTRUCTIONS
+                && kinship(old, new) >= MIN_SOLE_NEIGHBOUR_SIMILARITY
+            {
+                self.pair(x, y, Signal::CallGraph);
             }
         }
     }
@@ -2491,6 +2532,42 @@ mod tests {
                 "{calls:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_function_rewritten_past_likeness_in_its_place_among_the_calls_pairs_by_it() {
+        let old = body(0x800, 7, 30, vec![]);
+        let new = rewritten(
+            &old,
+            MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY,
+        );
+        // Another rewrite, as alike, called last: the callers round sees two called by
+        // `main` and neither decisively; the place between the second and third calls
+        // tells.
+        let mut other = rewritten(
+            &old,
+            MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY,
+        );
+        other.address = 0x900;
+        other.bytes ^= 1;
+        let baseline = calling_in_order(kept_and(old.clone()), &[1, 2, 7, 3, 4, 5, 6]);
+        let mut candidate = calling_in_order(kept_and(new), &[1, 2, 7, 3, 4, 5, 6, 8]);
+        candidate.push(other);
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(
+            partner(&result, 7),
+            Some((7, Signal::CallGraph)),
+            "{result:?}"
+        );
+        assert_eq!(result.only_in_candidate, vec![8]);
+        // Tiny ones all look alike: a place alone does not pair them.
+        let tiny = body(0x800, 7, MIN_LIKENESS_INSTRUCTIONS as u32 - 1, vec![]);
+        let other_tiny = body(0x800, 9, MIN_LIKENESS_INSTRUCTIONS as u32 - 1, vec![]);
+        assert!(similarity(&tiny, &other_tiny) >= MIN_SOLE_NEIGHBOUR_SIMILARITY);
+        let baseline = calling_in_order(kept_and(tiny), &[1, 2, 7, 3, 4, 5, 6]);
+        let candidate = calling_in_order(kept_and(other_tiny), &[1, 2, 7, 3, 4, 5, 6]);
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(partner(&result, 7), None, "{result:?}");
     }
 
     #[test]
