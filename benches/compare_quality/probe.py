@@ -102,7 +102,8 @@ def change(rng, function, callees):
                       else ["constant", "insert"])
     if what == "constant":
         index = rng.randrange(len(function.statements))
-        numbers = list(re.finditer(r"\b\d+\b", function.statements[index]))
+        # Not a case label: two cases of one value do not compile.
+        numbers = list(re.finditer(r"(?<!case )\b\d+\b", function.statements[index]))
         if numbers:
             m = rng.choice(numbers)
             s = function.statements[index]
