@@ -170,8 +170,8 @@ pub struct Fingerprint {
     /// The per-instruction operations (mnemonics without operands), sorted (a multiset).
     pub mnemonics: Vec<u16>,
     /// Indices (into the same side) of the procedures it calls or tail-calls: distinct, in
-    /// the order of their first call in its code (the call-graph round reads that order; a
-    /// list in another order, sorted say, only splits its neighbourhoods less well).
+    /// the order of their first call in its code (the call-graph round places a callee
+    /// between the others by it; a list sorted by index places callees by address instead).
     pub callees: Vec<u32>,
     /// Imported symbols it calls: sorted, distinct.
     pub imports: Vec<String>,
@@ -2576,8 +2576,7 @@ mod tests {
         // not all of them.
         let removed = body(0x800, 7, 20, vec![]);
         let added = edited(&removed, 2);
-        let with_second = |side: Vec<Fingerprint>| {
-            let mut side = side;
+        let with_second = |mut side: Vec<Fingerprint>| {
             let mut second = procedure(0x900, 200, vec![4, 5, 6], vec![7, 1]);
             second.name = Some("second".into());
             side.push(second);
