@@ -23,8 +23,10 @@
 //!    within [`LIKENESS_MARGIN`] of is a near tie, see below), then the one unpaired
 //!    neighbour left on each side when both are that large, from
 //!    [`MIN_SOLE_NEIGHBOUR_SIMILARITY`]; and the one unpaired callee on each side between
-//!    two callees called in the same order on both sides (a call slot), when both have at
-//!    least [`MIN_LIKENESS_INSTRUCTIONS`], from [`MIN_SOLE_NEIGHBOUR_SIMILARITY`].
+//!    two callees called in the same order on both sides, or before the first of them, or
+//!    after the last (a call slot), when both have at least [`MIN_LIKENESS_INSTRUCTIONS`],
+//!    from [`MIN_SOLE_NEIGHBOUR_SIMILARITY`] (before the first and after the last, only
+//!    of half to twice the other's size).
 //! 7. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
 //!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
 //!    unpaired procedures of half to twice their size, at least [`MIN_LIKENESS`] alike and
@@ -889,7 +891,10 @@ impl<'a> Matcher<'a> {
     }
 
     /// Pairs the one unpaired callee on each side between two callees of a pair called in
-    /// the same order on both sides (of the longest run of them), when both have at least
+    /// the same order on both sides (of the longest run of them), or before the first or
+    /// after the last of them (bounded on one side only, there the two must also be of half
+    /// to twice the other's size: a new function called last may have taken the old one in),
+    /// when both have at least
     /// [`MIN_LIKENESS_INSTRUCTIONS`] and are at least [`MIN_SOLE_NEIGHBOUR_SIMILARITY`]
     /// alike: the function called in that place, rewritten (its callees inlined otherwise,
     /// its call now a constant).
@@ -900,26 +905,37 @@ impl<'a> Matcher<'a> {
             return;
         }
         let anchors = self.call_anchors(baseline, candidate, None);
+        if anchors.is_empty() {
+            return; // No place without a pair called in it.
+        }
+        // The start and the end of the calls bound the first and the last slot (each bound
+        // is one past its anchor: 0 is the start, one past the last call the end).
+        let bounds: Vec<(usize, usize)> = std::iter::once((0, 0))
+            .chain(anchors.iter().map(|&(b, c)| (b + 1, c + 1)))
+            .chain(std::iter::once((baseline.len() + 1, candidate.len() + 1)))
+            .collect();
         let mut slots = Vec::new();
-        for bounds in anchors.windows(2) {
+        let last = bounds.len() - 2;
+        for (at, bounds) in bounds.windows(2).enumerate() {
             let (before, after) = (bounds[0], bounds[1]);
-            let mut b = baseline[before.0 + 1..after.0]
+            let mut b = baseline[before.0..after.0 - 1]
                 .iter()
                 .filter(|b| unpaired_b(b));
-            let mut c = candidate[before.1 + 1..after.1]
+            let mut c = candidate[before.1..after.1 - 1]
                 .iter()
                 .filter(|c| unpaired_c(c));
             if let (Some(&x), None, Some(&y), None) = (b.next(), b.next(), c.next(), c.next()) {
-                slots.push((x, y));
+                slots.push((x, y, at == 0 || at == last));
             }
         }
         if self.should_stop(baseline.len() + candidate.len(), false) {
             return;
         }
-        for (x, y) in slots {
+        for (x, y, at_an_end) in slots {
             let (old, new) = (&self.baseline[x as usize], &self.candidate[y as usize]);
             if old.tokens.len().min(new.tokens.len()) >= MIN_LIKENESS_INSTRUCTIONS
                 && kinship(old, new) >= MIN_SOLE_NEIGHBOUR_SIMILARITY
+                && (!at_an_end || within_size_window(old, new))
             {
                 self.pair(x, y, Signal::CallGraph);
             }
@@ -2566,6 +2582,53 @@ mod tests {
         assert!(similarity(&tiny, &other_tiny) >= MIN_SOLE_NEIGHBOUR_SIMILARITY);
         let baseline = calling_in_order(kept_and(tiny), &[1, 2, 7, 3, 4, 5, 6]);
         let candidate = calling_in_order(kept_and(other_tiny), &[1, 2, 7, 3, 4, 5, 6]);
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(partner(&result, 7), None, "{result:?}");
+    }
+
+    #[test]
+    fn the_start_and_the_end_of_the_calls_bound_a_call_slot_too() {
+        let old = body(0x800, 7, 30, vec![]);
+        let new = rewritten(
+            &old,
+            MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY,
+        );
+        // As alike a rewrite called elsewhere (index 8): `main` calls two unpaired
+        // procedures on the candidate side and neither decisively, so only the place tells.
+        let mut other = new.clone();
+        other.address = 0x900;
+        other.bytes ^= 1;
+        let first = ([7, 1, 2, 3, 4, 5, 6], [7, 1, 2, 3, 8, 4, 5, 6]);
+        let last = ([1, 2, 3, 4, 5, 6, 7], [1, 2, 8, 3, 4, 5, 6, 7]);
+        for (old_calls, new_calls) in [first, last] {
+            let baseline = calling_in_order(kept_and(old.clone()), &old_calls);
+            let mut candidate = calling_in_order(kept_and(new.clone()), &new_calls);
+            candidate.push(other.clone());
+            let result = compare(&baseline, &candidate, &mut never());
+            assert_eq!(
+                partner(&result, 7),
+                Some((7, Signal::CallGraph)),
+                "{new_calls:?}: {result:?}"
+            );
+            assert_eq!(result.only_in_candidate, vec![8], "{new_calls:?}");
+        }
+        // Bounded on one side only, three times the size is a new function that took the
+        // old one in.
+        let mut grown = rewritten(
+            &old,
+            MIN_SOLE_NEIGHBOUR_SIMILARITY + 0.1..MIN_NEIGHBOUR_SIMILARITY,
+        );
+        grown.size = old.size * 3;
+        assert!(kinship(&old, &grown) >= MIN_SOLE_NEIGHBOUR_SIMILARITY);
+        let baseline = calling_in_order(kept_and(old.clone()), &last.0);
+        let mut candidate = calling_in_order(kept_and(grown), &last.1);
+        candidate.push(other.clone());
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(partner(&result, 7), None, "{result:?}");
+        // Two unpaired at the end of one side (a function added last) are no slot.
+        let baseline = calling_in_order(kept_and(old), &[1, 2, 3, 4, 5, 6, 7]);
+        let mut candidate = calling_in_order(kept_and(new), &[1, 2, 3, 4, 5, 6, 7, 8]);
+        candidate.push(other);
         let result = compare(&baseline, &candidate, &mut never());
         assert_eq!(partner(&result, 7), None, "{result:?}");
     }

@@ -111,12 +111,15 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         `baseline_document`/`candidate_document` pick documents. Procedures are paired by \
         symbol name, exact bytes, an address-independent instruction hash, imported-symbol and \
         string anchors, the same slot of two tables of procedure pointers that other pairs \
-        align (`pointer_table`), call-graph neighbours of pairs already made, then the most similar \
+        align (`pointer_table`), call-graph neighbours of pairs already made (among them the \
+        one unpaired callee in the same place among a pair's calls), then the most similar \
         of all unpaired procedures by a margin (`likeness`), the place between two pairs \
         (`address_order`), among near-twins the immediates that tell them apart \
         (`twins`), and the same callers, at least two pairs, when only one procedure on each \
         side has them, or one pair and a decisive likeness (`same_callers`: it also overrules \
-        a fuzzy pair whose procedures share no paired caller), until stable. Paged \
+        a fuzzy pair whose procedures share no paired caller), until stable; the rounds of \
+        likeness and place never pair two procedures that every pair calling both calls in \
+        different places. Paged \
         (`cursor`, `limit` up to 500): `matched` pairs (`identical`, or `changed` with a \
         `similarity` in [0, 1] and what changed: size, instructions, callees, strings, \
         constants; each with the `signal` that paired it), then `only_in_baseline`, then \
