@@ -2634,6 +2634,35 @@ mod tests {
     }
 
     #[test]
+    fn the_callers_round_keeps_a_likeness_pair_that_the_call_order_does_not_overrule() {
+        // `main` and `second` call `b` (7) between the second and third kept procedures and
+        // the unrelated new `c` (7) last; `x` (9), called by nobody, is `b` edited. The
+        // callers that `b` and `c` share place them apart, so they do not undo `b` with `x`.
+        let b = body(0x800, 7, 20, vec![]);
+        let c = foreign(0x800, 3, 20);
+        let mut x = edited(&b, 2);
+        x.address = 0xa00;
+        assert!(similarity(&b, &x) >= MIN_LIKENESS + LIKENESS_MARGIN);
+        let with_second = |mut side: Vec<Fingerprint>, calls: &[u32]| {
+            let mut second = procedure(0x900, 200, vec![4, 5, 6], calls.to_vec());
+            second.name = Some("second".into());
+            side.push(second);
+            side
+        };
+        let (old, new) = ([1, 2, 7, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6, 7]);
+        let baseline = with_second(calling_in_order(kept_and(b), &old), &old);
+        let mut candidate = with_second(calling_in_order(kept_and(c), &new), &new);
+        candidate.push(x);
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(
+            partner(&result, 7),
+            Some((9, Signal::Likeness)),
+            "{result:?}"
+        );
+        assert_eq!(result.only_in_candidate, vec![7], "{result:?}");
+    }
+
+    #[test]
     fn a_pair_that_calls_two_in_the_same_place_keeps_them_together() {
         // A second caller calls both first (before any other pair): one caller against is
         // not all of them.
