@@ -65,8 +65,15 @@
 //!     (then the order round) runs again and settles each by the assignment of its
 //!     neighbourhood with the greatest total [`similarity`], which pairs
 //!     two only within [`LIKENESS_MARGIN`] of the best on both sides.
+//! 12. Inlined callees, once, when the near ties settled nothing either: the likeness round
+//!     ([`Signal::Likeness`], the same thresholds) with each unpaired procedure's paired
+//!     callees of fewer than [`LARGE_PROCEDURE_INSTRUCTIONS`] taken in (their instructions,
+//!     strings, constants and imports added, their callees called instead), for two of which
+//!     at least one took code in: a function whose small callee one version inlines and the
+//!     other calls. It runs once because it keeps nothing between runs (the likeness round
+//!     keeps its bests); the rounds go on from the pairs it makes.
 //!
-//! The rounds of likeness and place (6, 7, 8, 10 and 11) never pair two procedures that the
+//! The rounds of likeness and place (6, 7, 8, 10, 11 and 12) never pair two procedures that the
 //! pairs calling both call in different places: when, for every pair that calls both, of the
 //! longest run of its other callees called in the same order on both sides (each side's
 //! callees in the order of their first call), at least [`MIN_PLACES_APART`] are called before
@@ -91,6 +98,7 @@
 //! asked at least once per round and every [`CHECK_EVERY`] units of work, and a stopped
 //! comparison keeps the pairs it made and says so.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Fewest constants each of two procedures must hold for sharing none of them to keep the
@@ -620,6 +628,8 @@ struct Matcher<'a> {
     /// one template apart (tables, twins, callers), and settles it only when they pair
     /// nothing more.
     settle_near_ties: bool,
+    /// Whether the round of inlined callees ([`Matcher::inlined_round`]) has run.
+    inlined_tried: bool,
     /// The unpaired neighbours of a pair (baseline, candidate, and whether near ties were
     /// settled) among which the call-graph round paired nothing: it would pair nothing again.
     quiet_neighbours: BTreeSet<(Vec<u32>, Vec<u32>, bool)>,
@@ -655,6 +665,7 @@ impl<'a> Matcher<'a> {
             column_best: vec![None; candidate.len()],
             remember: true,
             settle_near_ties: false,
+            inlined_tried: false,
             quiet_neighbours: BTreeSet::new(),
             twins: TwinMemory::default(),
             queue: Vec::new(),
@@ -731,6 +742,11 @@ impl<'a> Matcher<'a> {
                     self.order_round();
                 }
                 self.settle_near_ties = false;
+            }
+            if self.made == before && !self.inlined_tried {
+                // Once: it compares more than the likeness round and keeps nothing.
+                self.inlined_tried = true;
+                self.inlined_round();
             }
             if self.made == before || self.stopped {
                 return;
@@ -998,6 +1014,108 @@ impl<'a> Matcher<'a> {
         });
         let first = places.next();
         first == Some(false) && places.all(|same| !same)
+    }
+
+    /// `procedure` (of the baseline side, or the candidate's) with the code of its paired
+    /// callees of fewer than [`LARGE_PROCEDURE_INSTRUCTIONS`] taken in, as a compiler inlines
+    /// them: their instructions, strings, constants and imports added, their callees called
+    /// instead; `None` when it calls none such.
+    fn with_callees_inlined(&self, procedure: &Fingerprint, baseline: bool) -> Option<Fingerprint> {
+        let (side, partners) = if baseline {
+            (self.baseline, &self.forward)
+        } else {
+            (self.candidate, &self.backward)
+        };
+        // A callee index past the side (a caller's own fingerprints) is never inlined.
+        let inlined = |callee: &u32| {
+            partners.get(*callee as usize).is_some_and(Option::is_some)
+                && side[*callee as usize].tokens.len() < LARGE_PROCEDURE_INSTRUCTIONS
+        };
+        if !procedure.callees.iter().any(inlined) {
+            return None;
+        }
+        let mut grown = procedure.clone();
+        grown.callees.clear();
+        for &callee in &procedure.callees {
+            if !inlined(&callee) {
+                grown.callees.push(callee);
+                continue;
+            }
+            let inner = &side[callee as usize];
+            grown.tokens.extend_from_slice(&inner.tokens);
+            grown.mnemonics.extend_from_slice(&inner.mnemonics);
+            grown.strings.extend_from_slice(&inner.strings);
+            grown.constants.extend_from_slice(&inner.constants);
+            grown.imports.extend(inner.imports.iter().cloned());
+            grown.size += inner.size;
+            grown
+                .callees
+                .extend(inner.callees.iter().filter(|&&c| c != callee));
+        }
+        grown.tokens.sort_unstable();
+        grown.mnemonics.sort_unstable();
+        for set in [&mut grown.strings, &mut grown.constants] {
+            set.sort_unstable();
+            set.dedup();
+        }
+        grown.imports.sort();
+        grown.imports.dedup();
+        let mut seen = BTreeSet::new();
+        grown.callees.retain(|&callee| seen.insert(callee));
+        Some(grown)
+    }
+
+    /// Pairs unpaired procedures that are each other's most similar by a margin, as the
+    /// likeness round does, with each one's small paired callees taken in
+    /// ([`Matcher::with_callees_inlined`]), when that took in code on at least one side: a
+    /// function whose callee one version inlines and the other calls.
+    fn inlined_round(&mut self) {
+        let gather = |side: &'a [Fingerprint], partners: &[Option<u32>], baseline: bool| {
+            let mut gathered: Vec<(u32, Cow<'a, Fingerprint>)> = (0..side.len() as u32)
+                .filter(|&at| partners[at as usize].is_none())
+                .map(|at| {
+                    let procedure = &side[at as usize];
+                    let grown = self.with_callees_inlined(procedure, baseline);
+                    (at, grown.map_or(Cow::Borrowed(procedure), Cow::Owned))
+                })
+                .filter(|(_, procedure)| procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
+                .collect();
+            gathered.sort_by_key(|(at, procedure)| (procedure.size, *at));
+            gathered
+        };
+        let rows = gather(self.baseline, &self.forward, true);
+        let columns = gather(self.candidate, &self.backward, false);
+        let grown = |procedure: &Cow<'a, Fingerprint>| matches!(procedure, Cow::Owned(_));
+        if !rows.iter().any(|(_, f)| grown(f)) && !columns.iter().any(|(_, g)| grown(g)) {
+            return;
+        }
+        let mut row_best = vec![Best::default(); rows.len()];
+        let mut column_best = vec![Best::default(); columns.len()];
+        for (row, (_, f)) in rows.iter().enumerate() {
+            // Half to twice its size (columns are sorted by size).
+            let low = columns.partition_point(|(_, g)| g.size.saturating_mul(2) < f.size);
+            let high = columns.partition_point(|(_, g)| g.size <= f.size.saturating_mul(2));
+            if self.should_stop(high.saturating_sub(low), false) {
+                return;
+            }
+            for (column, (_, g)) in columns.iter().enumerate().take(high).skip(low) {
+                let score = kinship(f, g);
+                row_best[row].offer(score, column as u32);
+                column_best[column].offer(score, row as u32);
+            }
+        }
+        for (row, best) in row_best.iter().enumerate() {
+            let Some(column) = best.at else { continue };
+            let (b, f) = &rows[row];
+            let (c, g) = &columns[column as usize];
+            if (grown(f) || grown(g))
+                && best.decisive(MIN_LIKENESS)
+                && column_best[column as usize].at == Some(row as u32)
+                && column_best[column as usize].decisive(MIN_LIKENESS)
+            {
+                self.pair(*b, *c, Signal::Likeness);
+            }
+        }
     }
 
     /// Pairs unpaired procedures that are each other's most similar, by a margin, among all
@@ -2660,6 +2778,53 @@ mod tests {
             "{result:?}"
         );
         assert_eq!(result.only_in_candidate, vec![7], "{result:?}");
+    }
+
+    #[test]
+    fn a_function_whose_small_callee_one_version_inlines_pairs_with_the_callee_taken_in() {
+        // Index 1 is the callee (the same on both sides, so it pairs by bytes); 2 calls it in
+        // the baseline and holds its code in the candidate. Nothing calls 2, and 3 is an
+        // unrelated procedure on each side.
+        let sides = |callee_length: u16| {
+            let callee = foreign(0x300, 5, callee_length);
+            let own = foreign(0x400, 6, 12);
+            let mut calling = own.clone();
+            calling.callees = vec![1];
+            let inlined = procedure(
+                0x400,
+                77,
+                own.tokens.iter().chain(&callee.tokens).copied().collect(),
+                vec![],
+            );
+            let mut inlined = Fingerprint {
+                mnemonics: own
+                    .mnemonics
+                    .iter()
+                    .chain(&callee.mnemonics)
+                    .copied()
+                    .collect(),
+                ..inlined
+            };
+            inlined.mnemonics.sort_unstable();
+            let mut main = procedure(0x10, 100, vec![1, 2, 3], vec![1]);
+            main.name = Some("main".into());
+            let baseline = vec![main.clone(), callee.clone(), calling, foreign(0x500, 8, 30)];
+            let candidate = vec![main, callee, inlined, foreign(0x500, 9, 30)];
+            (baseline, candidate)
+        };
+        let (baseline, candidate) = sides(24);
+        assert!(similarity(&baseline[2], &candidate[2]) < MIN_LIKENESS);
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(
+            partner(&result, 2),
+            Some((2, Signal::Likeness)),
+            "{result:?}"
+        );
+        assert_eq!(partner(&result, 3), None, "{result:?}");
+        // A large callee is not inlined: its code is not taken in.
+        let (baseline, candidate) = sides(LARGE_PROCEDURE_INSTRUCTIONS as u16);
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(partner(&result, 2), None, "{result:?}");
     }
 
     #[test]
