@@ -435,8 +435,17 @@ fn kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
 /// The places in `sorted` (indices into `side`, sorted by size) of the procedures of half to
 /// twice `size`: the ones the likeness and twins rounds compare with a procedure of that size.
 fn size_window(sorted: &[u32], side: &[Fingerprint], size: u64) -> std::ops::Range<usize> {
-    let low = sorted.partition_point(|&i| side[i as usize].size.saturating_mul(2) < size);
-    let high = sorted.partition_point(|&i| side[i as usize].size <= size.saturating_mul(2));
+    sizes_within_window(sorted, |&i| side[i as usize].size, size)
+}
+
+/// The places in `sorted` (sorted by `size_of`) of the items of half to twice `size`.
+fn sizes_within_window<T>(
+    sorted: &[T],
+    size_of: impl Fn(&T) -> u64,
+    size: u64,
+) -> std::ops::Range<usize> {
+    let low = sorted.partition_point(|item| size_of(item).saturating_mul(2) < size);
+    let high = sorted.partition_point(|item| size_of(item) <= size.saturating_mul(2));
     low..high.max(low)
 }
 
@@ -1092,13 +1101,11 @@ impl<'a> Matcher<'a> {
         let mut row_best = vec![Best::default(); rows.len()];
         let mut column_best = vec![Best::default(); columns.len()];
         for (row, (_, f)) in rows.iter().enumerate() {
-            // Half to twice its size (columns are sorted by size).
-            let low = columns.partition_point(|(_, g)| g.size.saturating_mul(2) < f.size);
-            let high = columns.partition_point(|(_, g)| g.size <= f.size.saturating_mul(2));
-            if self.should_stop(high.saturating_sub(low), false) {
+            let range = sizes_within_window(&columns, |(_, g)| g.size, f.size);
+            if self.should_stop(range.len(), false) {
                 return;
             }
-            for (column, (_, g)) in columns.iter().enumerate().take(high).skip(low) {
+            for (column, (_, g)) in columns.iter().enumerate().take(range.end).skip(range.start) {
                 let score = kinship(f, g);
                 row_best[row].offer(score, column as u32);
                 column_best[column].offer(score, row as u32);
@@ -1108,11 +1115,7 @@ impl<'a> Matcher<'a> {
             let Some(column) = best.at else { continue };
             let (b, f) = &rows[row];
             let (c, g) = &columns[column as usize];
-            if (grown(f) || grown(g))
-                && best.decisive(MIN_LIKENESS)
-                && column_best[column as usize].at == Some(row as u32)
-                && column_best[column as usize].decisive(MIN_LIKENESS)
-            {
+            if (grown(f) || grown(g)) && best.mutual(row as u32, &column_best[column as usize]) {
                 self.pair(*b, *c, Signal::Likeness);
             }
         }
@@ -1205,9 +1208,7 @@ impl<'a> Matcher<'a> {
             };
             let Some(c) = row.at else { continue };
             if let Some(column) = self.column_best[c as usize]
-                && row.decisive(MIN_LIKENESS)
-                && column.at == Some(b)
-                && column.decisive(MIN_LIKENESS)
+                && row.mutual(b, &column)
             {
                 self.pair(b, c, Signal::Likeness);
             }
@@ -2027,6 +2028,12 @@ impl Best {
         unpaired(self.at) && unpaired(self.runner_up_at)
     }
 
+    /// Whether this best of `row` and `column`'s best are each other, both decisive at
+    /// [`MIN_LIKENESS`] (the likeness rounds' pair).
+    fn mutual(&self, row: u32, column: &Best) -> bool {
+        self.decisive(MIN_LIKENESS) && column.at == Some(row) && column.decisive(MIN_LIKENESS)
+    }
+
     /// At least `least` alike, and by [`LIKENESS_MARGIN`] more than to anything else.
     fn decisive(&self, least: f64) -> bool {
         let runner_up = if self.runner_up_at.is_some() {
@@ -2633,6 +2640,14 @@ mod tests {
         std::iter::once(caller).chain(procedures).collect()
     }
 
+    /// `side` with one more procedure, named `second`, calling `calls` in that order.
+    fn with_second_caller(mut side: Vec<Fingerprint>, calls: &[u32]) -> Vec<Fingerprint> {
+        let mut second = procedure(0x900, 200, vec![4, 5, 6], calls.to_vec());
+        second.name = Some("second".into());
+        side.push(second);
+        side
+    }
+
     /// Six kept procedures, each alike on both sides, at 0x100 on; `moved` is the one
     /// procedure more, alike to its counterpart, at 0x800.
     fn kept_and(moved: Fingerprint) -> Vec<Fingerprint> {
@@ -2716,13 +2731,16 @@ mod tests {
         let mut other = new.clone();
         other.address = 0x900;
         other.bytes ^= 1;
+        let compared = |rewrite: &Fingerprint, old_calls: &[u32], new_calls: &[u32]| {
+            let baseline = calling_in_order(kept_and(old.clone()), old_calls);
+            let mut candidate = calling_in_order(kept_and(rewrite.clone()), new_calls);
+            candidate.push(other.clone());
+            compare(&baseline, &candidate, &mut never())
+        };
         let first = ([7, 1, 2, 3, 4, 5, 6], [7, 1, 2, 3, 8, 4, 5, 6]);
         let last = ([1, 2, 3, 4, 5, 6, 7], [1, 2, 8, 3, 4, 5, 6, 7]);
         for (old_calls, new_calls) in [first, last] {
-            let baseline = calling_in_order(kept_and(old.clone()), &old_calls);
-            let mut candidate = calling_in_order(kept_and(new.clone()), &new_calls);
-            candidate.push(other.clone());
-            let result = compare(&baseline, &candidate, &mut never());
+            let result = compared(&new, &old_calls, &new_calls);
             assert_eq!(
                 partner(&result, 7),
                 Some((7, Signal::CallGraph)),
@@ -2738,16 +2756,10 @@ mod tests {
         );
         grown.size = old.size * 3;
         assert!(kinship(&old, &grown) >= MIN_SOLE_NEIGHBOUR_SIMILARITY);
-        let baseline = calling_in_order(kept_and(old.clone()), &last.0);
-        let mut candidate = calling_in_order(kept_and(grown), &last.1);
-        candidate.push(other.clone());
-        let result = compare(&baseline, &candidate, &mut never());
+        let result = compared(&grown, &last.0, &last.1);
         assert_eq!(partner(&result, 7), None, "{result:?}");
         // Two unpaired at the end of one side (a function added last) are no slot.
-        let baseline = calling_in_order(kept_and(old), &[1, 2, 3, 4, 5, 6, 7]);
-        let mut candidate = calling_in_order(kept_and(new), &[1, 2, 3, 4, 5, 6, 7, 8]);
-        candidate.push(other);
-        let result = compare(&baseline, &candidate, &mut never());
+        let result = compared(&new, &[1, 2, 3, 4, 5, 6, 7], &[1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(partner(&result, 7), None, "{result:?}");
     }
 
@@ -2761,15 +2773,9 @@ mod tests {
         let mut x = edited(&b, 2);
         x.address = 0xa00;
         assert!(similarity(&b, &x) >= MIN_LIKENESS + LIKENESS_MARGIN);
-        let with_second = |mut side: Vec<Fingerprint>, calls: &[u32]| {
-            let mut second = procedure(0x900, 200, vec![4, 5, 6], calls.to_vec());
-            second.name = Some("second".into());
-            side.push(second);
-            side
-        };
         let (old, new) = ([1, 2, 7, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6, 7]);
-        let baseline = with_second(calling_in_order(kept_and(b), &old), &old);
-        let mut candidate = with_second(calling_in_order(kept_and(c), &new), &new);
+        let baseline = with_second_caller(calling_in_order(kept_and(b), &old), &old);
+        let mut candidate = with_second_caller(calling_in_order(kept_and(c), &new), &new);
         candidate.push(x);
         let result = compare(&baseline, &candidate, &mut never());
         assert_eq!(
@@ -2833,14 +2839,14 @@ mod tests {
         // not all of them.
         let removed = body(0x800, 7, 20, vec![]);
         let added = edited(&removed, 2);
-        let with_second = |mut side: Vec<Fingerprint>| {
-            let mut second = procedure(0x900, 200, vec![4, 5, 6], vec![7, 1]);
-            second.name = Some("second".into());
-            side.push(second);
-            side
-        };
-        let baseline = with_second(calling_in_order(kept_and(removed), &[1, 2, 7, 3, 4, 5, 6]));
-        let candidate = with_second(calling_in_order(kept_and(added), &[1, 2, 3, 4, 5, 6, 7]));
+        let baseline = with_second_caller(
+            calling_in_order(kept_and(removed), &[1, 2, 7, 3, 4, 5, 6]),
+            &[7, 1],
+        );
+        let candidate = with_second_caller(
+            calling_in_order(kept_and(added), &[1, 2, 3, 4, 5, 6, 7]),
+            &[7, 1],
+        );
         let result = compare(&baseline, &candidate, &mut never());
         assert_eq!(partner(&result, 7).map(|(c, _)| c), Some(7), "{result:?}");
     }
