@@ -240,7 +240,7 @@ def main():
     parser.add_argument("--show", action="store_true")
     arguments = parser.parse_args()
     server = measure.Server(arguments.rea)
-    totals = Counter()
+    totals, below = Counter(), []
     try:
         for cc in arguments.cc.split(","):
             for opt in arguments.opt.split(","):
@@ -249,6 +249,11 @@ def main():
                     if arguments.show:
                         print(f"  seed {seed} {cc} -{opt}")
                     r = probe(server, seed, arguments.functions, cc, opt, arguments.show)
+                    # The targets hold for each pair of programs, not only in sum.
+                    totals["programs"] += 1
+                    if r["precision"] < 0.98 or r["recall"] < 0.90:
+                        below.append(f"seed {seed} {cc} -{opt}: precision {r['precision']:.3f}, "
+                                     f"recall {r['recall']:.3f}")
                     for key in ("true", "correct", "wrong", "changed_missed", "identical_missed"):
                         sums[key] += r[key]
                 scored = sums["correct"] + sums["wrong"]
@@ -263,6 +268,9 @@ def main():
     scored = totals["correct"] + totals["wrong"]
     print(f"all: precision {totals['correct'] / max(scored, 1):.4f}, "
           f"recall {totals['correct'] / max(totals['true'], 1):.4f}")
+    print(f"pairs of programs below precision 0.98 or recall 0.90: {len(below)} of {totals['programs']}")
+    for line in below:
+        print("  ", line)
 
 
 if __name__ == "__main__":

@@ -41,13 +41,16 @@
 //!    side within [`LIKENESS_MARGIN`]. Linked that way they make a family; in a family, each
 //!    procedure's own immediates (those not every member of its side holds: the shift by 5,
 //!    the other hash prime) decide, by mutual unique best likeness of them, sharing at
-//!    least one.
+//!    least one, among the members that the pairs calling both do not call in different
+//!    places (see below).
 //!
 //! 10. [`Signal::SameCallers`], when the twins round paired nothing either: procedures called
 //!     by the same pairs, at least [`MIN_SAME_CALLERS`] (a function rewritten past any
 //!     likeness keeps its callers). Those that share a set of paired callers are the
 //!     unpaired procedures and those a fuzzy round (4 and 6 to 9) paired with a procedure
-//!     that has none of their paired callers: the place overrules the likeness. The only
+//!     that something calls and that has none of their paired callers: the place overrules
+//!     the likeness (a procedure that nothing calls, every caller having inlined it, has no
+//!     place to be against). The only
 //!     one on each side pairs; among more, one set against its place pairs with the only
 //!     one on the other side that calls its old partner (a function whose body moved into a
 //!     new callee, which is now called in its place), and the others by mutual best
@@ -74,7 +77,8 @@
 //!     keeps its bests); the rounds go on from the pairs it makes.
 //!
 //! The rounds of likeness and place (6, 7, 8, 10, 11 and 12) never pair two procedures that the
-//! pairs calling both call in different places: when, for every pair that calls both, of the
+//! pairs calling both call in different places, nor does the twins round (9) tell apart two
+//! so called: when, for every pair that calls both, of the
 //! longest run of its other callees called in the same order on both sides (each side's
 //! callees in the order of their first call), at least [`MIN_PLACES_APART`] are called before
 //! one and not before the other. A function removed from one call and another added at
@@ -265,10 +269,9 @@ impl Signal {
     }
 
     /// Whether the signal is one of likeness or place that a pair calling the two procedures
-    /// in different places overrules ([`Signal::Anchors`], [`Signal::PointerTable`] and
-    /// [`Signal::Twins`] have evidence of their own: the same anchors, a slot, the
-    /// immediates that tell a template's instances apart, whose calls a dispatcher orders
-    /// as it likes).
+    /// in different places overrules ([`Signal::Anchors`] and [`Signal::PointerTable`] have
+    /// evidence of their own: the same anchors, a slot; the twins round leaves out the
+    /// members so called before it looks for what tells them apart).
     fn follows_call_order(self) -> bool {
         matches!(
             self,
@@ -1285,38 +1288,39 @@ impl<'a> Matcher<'a> {
         }
         // An unpaired procedure takes part with enough callers, or with one when it is not
         // tiny. A pair a fuzzy round made is against its place when its procedures have no
-        // paired caller in common: then the place may name another partner.
-        let open = |key: &[u32], partner: Option<&Option<Vec<u32>>>, procedure: &Fingerprint| {
-            match partner {
-                None => {
-                    key.len() >= MIN_SAME_CALLERS
-                        || (!key.is_empty() && procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
-                }
-                Some(other) => {
-                    let other = other.as_deref().unwrap_or_default();
-                    key.len() >= MIN_SAME_CALLERS
-                        && !key.iter().any(|pair| other.binary_search(pair).is_ok())
-                }
+        // paired caller in common: then the place may name another partner. A partner that
+        // nothing calls has no place to be against (every caller inlined it, or it is
+        // called through pointers).
+        let open = |key: &[u32], partner: Option<Partner>, procedure: &Fingerprint| match partner {
+            None => {
+                key.len() >= MIN_SAME_CALLERS
+                    || (!key.is_empty() && procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
+            }
+            Some(Partner { key: other, called }) => {
+                let other = other.as_deref().unwrap_or_default();
+                called
+                    && key.len() >= MIN_SAME_CALLERS
+                    && !key.iter().any(|pair| other.binary_search(pair).is_ok())
             }
         };
         let mut groups: BTreeMap<&[u32], (Vec<u32>, Vec<u32>)> = BTreeMap::new();
         for (b, key) in baseline_keys.iter().enumerate() {
             let Some(key) = key else { continue };
-            if open(
-                key,
-                self.forward[b].map(|c| &candidate_keys[c as usize]),
-                &self.baseline[b],
-            ) {
+            let partner = self.forward[b].map(|c| Partner {
+                key: &candidate_keys[c as usize],
+                called: !self.candidate_callers[c as usize].is_empty(),
+            });
+            if open(key, partner, &self.baseline[b]) {
                 groups.entry(key).or_default().0.push(b as u32);
             }
         }
         for (c, key) in candidate_keys.iter().enumerate() {
             let Some(key) = key else { continue };
-            if open(
-                key,
-                self.backward[c].map(|b| &baseline_keys[b as usize]),
-                &self.candidate[c],
-            ) {
+            let partner = self.backward[c].map(|b| Partner {
+                key: &baseline_keys[b as usize],
+                called: !self.baseline_callers[b as usize].is_empty(),
+            });
+            if open(key, partner, &self.candidate[c]) {
                 groups.entry(key).or_default().1.push(c as u32);
             }
         }
@@ -1478,7 +1482,11 @@ impl<'a> Matcher<'a> {
                     && !own_b[i].is_empty()
                     && !own_c[j].is_empty()
                 {
-                    scores[i][j] = jaccard_multiset(&own_b[i], &own_c[j]);
+                    let score = jaccard_multiset(&own_b[i], &own_c[j]);
+                    // The place is asked only of links that could decide (it is dearer).
+                    if score > 0.0 && !self.against_call_order(b, c) {
+                        scores[i][j] = score;
+                    }
                 }
             }
             for (i, row) in scores.iter().enumerate() {
@@ -1999,6 +2007,14 @@ fn best_assignment(scores: &[Vec<f64>]) -> Vec<Option<usize>> {
     by_row
 }
 
+/// The present partner of a procedure of a fuzzy pair, as the callers round sees it: its
+/// paired callers (`None` when its own pair is not fuzzy) and whether anything calls it.
+#[derive(Clone, Copy)]
+struct Partner<'a> {
+    key: &'a Option<Vec<u32>>,
+    called: bool,
+}
+
 /// The best and second-best similarity one procedure has met (in the likeness round, or in
 /// a group of the callers round), and with which procedures of the other side.
 #[derive(Clone, Copy, Default)]
@@ -2472,6 +2488,30 @@ mod tests {
         assert_eq!(partner(&one, 1), Some((3, Signal::Likeness)), "{one:?}");
     }
 
+    #[test]
+    fn a_fuzzy_pair_whose_partner_nothing_calls_keeps_it() {
+        // The two callers called f; in the candidate they call w, which inlined f's edit
+        // (f's code and more), and nothing calls f's edit any more (every caller inlined
+        // it; it stays for its symbol). Its place is unknown, not another.
+        let f = body(0x400, 9, 40, vec![]);
+        let mut f_edited = edited(&f, 3);
+        f_edited.address = 0x600;
+        let mut w = foreign(0x500, 4, 30);
+        w.tokens.extend_from_slice(&f_edited.tokens);
+        w.tokens.sort_unstable();
+        w.size = w.tokens.len() as u64 * 4;
+        assert!(similarity(&f, &w) > 0.0);
+        let inlined = under_callers(2, (1, 1), vec![f.clone()], vec![w, f_edited.clone()]);
+        assert_eq!(
+            partner(&inlined, 2),
+            Some((3, Signal::Likeness)),
+            "{inlined:?}"
+        );
+        assert_eq!(inlined.only_in_candidate, [2], "{inlined:?}");
+        // Called by another procedure, f's edit has a place, and the pairs calling f and w
+        // name theirs (the moved-body test above).
+    }
+
     /// Three instances of one template (a hash over 4, 5 or 6 bytes), each rewritten alike in
     /// the candidate and laid out in reverse: each is as alike to all three of the other
     /// side, and only `tell_apart` (each instance's own immediates) can decide.
@@ -2530,6 +2570,36 @@ mod tests {
         let result = compare(&baseline, &candidate, &mut never());
         assert!(result.pairs.is_empty(), "{:?}", result.pairs);
         assert_eq!(result.only_in_baseline, [0, 1, 2]);
+    }
+
+    #[test]
+    fn near_twins_called_in_different_places_stay_apart() {
+        // The twins above after six kept procedures, all called by `main`: the first
+        // instance where the second kept one was called, in the candidate four calls later
+        // (indices: 0 `main`, 1 to 6 the kept, 7 to 9 the twins, the candidate's reversed).
+        let (baseline_twins, candidate_twins) = twins(true);
+        let side = |twins: Vec<Fingerprint>, calls: &[u32]| {
+            let mut side = kept_and(twins[0].clone());
+            side.extend(twins[1..].iter().cloned());
+            for (i, p) in side[6..].iter_mut().enumerate() {
+                p.address = 0x800 + 0x100 * i as u64;
+            }
+            calling_in_order(side, calls)
+        };
+        let baseline = side(baseline_twins, &[1, 2, 7, 3, 4, 5, 6, 8, 9]);
+        let in_place = |calls: &[u32]| {
+            let candidate = side(candidate_twins.clone(), calls);
+            compare(&baseline, &candidate, &mut never())
+        };
+        let moved = in_place(&[1, 2, 3, 4, 5, 6, 8, 7, 9]);
+        assert_eq!(partner(&moved, 8), Some((8, Signal::Twins)), "{moved:?}");
+        assert_eq!(partner(&moved, 9), Some((7, Signal::Twins)), "{moved:?}");
+        assert_eq!(partner(&moved, 7), None, "{moved:?}");
+        assert_eq!(moved.only_in_candidate, [9], "{moved:?}");
+        // Called in its place, the first instance pairs as well: the last one left of
+        // `main`'s callees on each side.
+        let kept = in_place(&[1, 2, 9, 3, 4, 5, 6, 8, 7]);
+        assert_eq!(partner(&kept, 7), Some((9, Signal::CallGraph)), "{kept:?}");
     }
 
     #[test]
