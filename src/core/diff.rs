@@ -76,9 +76,10 @@
 //!     other calls. It runs once because it keeps nothing between runs (the likeness round
 //!     keeps its bests); the rounds go on from the pairs it makes.
 //!
-//! The rounds of likeness and place (6, 7, 8, 10, 11 and 12) never pair two procedures that the
-//! pairs calling both call in different places, nor does the twins round (9) tell apart two
-//! so called: when, for every pair that calls both, of the
+//! The rounds of likeness and place (6, 7, 8, 10, 11 and 12) and the anchors round (4) never
+//! pair two procedures that the pairs calling both call in different places, nor does the
+//! twins round (9) tell apart two so called (inlining copies a callee's strings and imports
+//! into its callers, so the same anchors are no proof on their own): when, for every pair that calls both, of the
 //! longest run of its other callees called in the same order on both sides (each side's
 //! callees in the order of their first call), at least [`MIN_PLACES_APART`] are called before
 //! one and not before the other. A function removed from one call and another added at
@@ -269,13 +270,17 @@ impl Signal {
     }
 
     /// Whether the signal is one of likeness or place that a pair calling the two procedures
-    /// in different places overrules ([`Signal::Anchors`] and [`Signal::PointerTable`] have
-    /// evidence of their own: the same anchors, a slot; the twins round leaves out the
-    /// members so called before it looks for what tells them apart).
+    /// in different places overrules ([`Signal::PointerTable`] has evidence of its own, a
+    /// slot; the twins round leaves out the members so called before it looks for what tells
+    /// them apart).
     fn follows_call_order(self) -> bool {
         matches!(
             self,
-            Signal::CallGraph | Signal::Likeness | Signal::Order | Signal::SameCallers
+            Signal::Anchors
+                | Signal::CallGraph
+                | Signal::Likeness
+                | Signal::Order
+                | Signal::SameCallers
         )
     }
 
@@ -2751,6 +2756,27 @@ mod tests {
                 "{calls:?}"
             );
         }
+    }
+
+    #[test]
+    fn two_functions_with_the_same_anchors_called_in_different_places_stay_apart() {
+        // Inlining copies a callee's strings into its callers: a function and its caller's
+        // counterpart can refer to the same one string, and nothing else.
+        let removed = body(0x800, 7, 20, vec![42]);
+        let mut added = foreign(0x800, 3, 20);
+        added.strings = vec![42];
+        let baseline = calling_in_order(kept_and(removed), &[1, 2, 7, 3, 4, 5, 6]);
+        let apart = calling_in_order(kept_and(added.clone()), &[1, 2, 3, 4, 5, 6, 7]);
+        let result = compare(&baseline, &apart, &mut never());
+        assert_eq!(partner(&result, 7), None, "{result:?}");
+        // In the same place, the anchors pair them.
+        let near = calling_in_order(kept_and(added), &[1, 2, 7, 3, 4, 5, 6]);
+        let result = compare(&baseline, &near, &mut never());
+        assert_eq!(
+            partner(&result, 7),
+            Some((7, Signal::Anchors)),
+            "{result:?}"
+        );
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         (`twins`), and the same callers, at least two pairs, when only one procedure on each \
         side has them, or one pair and a decisive likeness (`same_callers`: it also overrules \
         a fuzzy pair whose procedures share no paired caller, unless nothing calls one), \
-        until stable; the rounds of likeness and place (twins too) never pair two procedures \
+        until stable; the rounds of likeness and place (anchors and twins too) never pair two procedures \
         that every pair calling both calls in different places. Paged \
         (`cursor`, `limit` up to 500): `matched` pairs (`identical`, or `changed` with a \
         `similarity` in [0, 1] and what changed: size, instructions, callees, strings, \
