@@ -79,10 +79,10 @@
 //! The rounds of likeness and place (6, 7, 8, 10, 11 and 12) and the anchors round (4) never
 //! pair two procedures that the pairs calling both call in different places, nor does the
 //! twins round (9) tell apart two so called (inlining copies a callee's strings and imports
-//! into its callers, so the same anchors are no proof on their own): when, for every pair that calls both, of the
-//! longest run of its other callees called in the same order on both sides (each side's
-//! callees in the order of their first call), at least [`MIN_PLACES_APART`] are called before
-//! one and not before the other. A function removed from one call and another added at
+//! into its callers, so the same anchors are no proof on their own): when, for every pair
+//! that calls both, of the longest run of its other callees called in the same order on both
+//! sides (each side's callees in the order of their first call), at least
+//! [`MIN_PLACES_APART`] are called before one and not before the other. A function removed from one call and another added at
 //! another are two functions, however alike; one call moved past another is not enough.
 //!
 //! The fuzzy rounds (5 to 11) never pair two procedures that both refer to strings and share
@@ -2013,7 +2013,7 @@ fn best_assignment(scores: &[Vec<f64>]) -> Vec<Option<usize>> {
 }
 
 /// The present partner of a procedure of a fuzzy pair, as the callers round sees it: its
-/// paired callers (`None` when its own pair is not fuzzy) and whether anything calls it.
+/// paired callers (its key in that round) and whether anything calls it at all.
 #[derive(Clone, Copy)]
 struct Partner<'a> {
     key: &'a Option<Vec<u32>>,
@@ -2579,8 +2579,8 @@ mod tests {
 
     #[test]
     fn near_twins_called_in_different_places_stay_apart() {
-        // The twins above after six kept procedures, all called by `main`: the first
-        // instance where the second kept one was called, in the candidate four calls later
+        // The twins above after six kept procedures, all called by `main`, which calls the
+        // first instance after the second kept one, and in the candidate four calls later
         // (indices: 0 `main`, 1 to 6 the kept, 7 to 9 the twins, the candidate's reversed).
         let (baseline_twins, candidate_twins) = twins(true);
         let side = |twins: Vec<Fingerprint>, calls: &[u32]| {
