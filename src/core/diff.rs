@@ -38,7 +38,8 @@
 //! 9. [`Signal::Twins`], when the order round paired nothing either: near-twins, the
 //!    instances of one template that a new release rewrote alike (a match finder built for
 //!    4, 5 and 6 bytes), each at least [`MIN_TWIN_LIKENESS`] alike to several of the other
-//!    side within [`LIKENESS_MARGIN`]. Linked that way they make a family; in a family, each
+//!    side within [`LIKENESS_MARGIN`], or decisively the best of one that is (a hair less
+//!    alike crosswise one way than the other). Linked that way they make a family; in a family, each
 //!    procedure's own immediates (those not every member of its side holds: the shift by 5,
 //!    the other hash prime) decide, by mutual unique best likeness of them, sharing at
 //!    least one, among the members that the pairs calling both do not call in different
@@ -1579,18 +1580,34 @@ impl<'a> Matcher<'a> {
     /// is the same as comparing everything anew.
     fn twin_links(&mut self) -> Option<Vec<(u32, u32)>> {
         let ambiguous = |best: &Option<Best>| {
-            best.filter(|best| {
+            best.is_some_and(|best| {
                 best.score >= MIN_TWIN_LIKENESS
                     && best.runner_up_at.is_some()
                     && best.score - best.runner_up < LIKENESS_MARGIN
             })
+        };
+        let rows_ambiguous: Vec<bool> = self.row_best.iter().map(ambiguous).collect();
+        let columns_ambiguous: Vec<bool> = self.column_best.iter().map(ambiguous).collect();
+        // A member is a procedure whose best is a near tie, or whose best's is: of two
+        // instances a hair less alike crosswise, one may be decisively the other's best.
+        let member = |best: &Option<Best>, ambiguous: bool, others_ambiguous: &[bool]| {
+            best.filter(|best| {
+                best.score >= MIN_TWIN_LIKENESS
+                    && (ambiguous || best.at.is_some_and(|at| others_ambiguous[at as usize]))
+            })
             .map(|best| best.score)
         };
         let row_scores: Vec<Option<f64>> = (0..self.baseline.len())
-            .map(|b| ambiguous(&self.row_best[b]).filter(|_| self.forward[b].is_none()))
+            .map(|b| {
+                member(&self.row_best[b], rows_ambiguous[b], &columns_ambiguous)
+                    .filter(|_| self.forward[b].is_none())
+            })
             .collect();
         let column_scores: Vec<Option<f64>> = (0..self.candidate.len())
-            .map(|c| ambiguous(&self.column_best[c]).filter(|_| self.backward[c].is_none()))
+            .map(|c| {
+                member(&self.column_best[c], columns_ambiguous[c], &rows_ambiguous)
+                    .filter(|_| self.backward[c].is_none())
+            })
             .collect();
         let memory = std::mem::take(&mut self.twins);
         let remembered = self.remember && memory.row_scores.len() == row_scores.len();
@@ -2603,6 +2620,36 @@ mod tests {
         let result = compare(&baseline, &candidate, &mut never());
         assert!(result.pairs.is_empty(), "{:?}", result.pairs);
         assert_eq!(result.only_in_baseline, [0, 1, 2]);
+    }
+
+    #[test]
+    fn near_twins_of_which_one_is_decisively_the_others_best_pair_by_what_tells_them_apart() {
+        // Two instances of one template (20 instructions), each with 5 of its own; the second
+        // and the first's rewrite hold 5 more alike. The first and its rewrite are decisively
+        // each other's row best, the rewrite's column best is a near tie (the second is
+        // within the margin), as zstd's `HcFindBestMatch_noDict_5` and `_6` are with GCC.
+        let pool = |pool: u32, count: u32| (0..count).map(move |i| pool * 10_000 + i);
+        let of = |address: u64, shape: u64, pools: &[(u32, u32)]| {
+            let tokens = pools.iter().flat_map(|&(p, n)| pool(p, n)).collect();
+            procedure(address, shape, tokens, vec![])
+        };
+        let (template, first, second, shared) = ((1, 20), (5, 5), (6, 5), (9, 5));
+        let baseline = [
+            of(0x100, 1, &[template, first]),
+            of(0x200, 2, &[template, second, shared]),
+        ];
+        let candidate = [
+            of(0x100, 3, &[template, first, shared]),
+            of(0x200, 4, &[template, second]),
+        ];
+        let s = |b: usize, c: usize| similarity(&baseline[b], &candidate[c]);
+        assert!(s(0, 0) - s(0, 1) >= LIKENESS_MARGIN && s(1, 1) - s(0, 1) >= LIKENESS_MARGIN);
+        assert!(s(0, 0) - s(1, 0) < LIKENESS_MARGIN && s(1, 1) - s(1, 0) < LIKENESS_MARGIN);
+        let result = compare(&baseline, &candidate, &mut never());
+        let made: Vec<(u32, u32, Signal)> = (result.pairs.iter())
+            .map(|pair| (pair.baseline, pair.candidate, pair.signal))
+            .collect();
+        assert_eq!(made, [(0, 0, Signal::Twins), (1, 1, Signal::Twins)]);
     }
 
     #[test]
