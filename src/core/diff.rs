@@ -86,6 +86,11 @@
 //! [`MIN_PLACES_APART`] are called before one and not before the other. A function removed from one call and another added at
 //! another are two functions, however alike; one call moved past another is not enough.
 //!
+//! The rounds of likeness and place (4 and 6 to 12) never pair a procedure with one that
+//! an unpaired caller of it, with it taken in, is more alike to by [`LIKENESS_MARGIN`] (or
+//! the other way round): the other version inlined it into that caller, which now holds its
+//! code.
+//!
 //! The fuzzy rounds (5 to 11) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
 //! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
@@ -735,6 +740,9 @@ impl<'a> Matcher<'a> {
         if signal.follows_call_order() && self.against_call_order(b, c) {
             return;
         }
+        if signal.is_fuzzy() && self.rather_its_caller(b, c) {
+            return;
+        }
         self.forward[bi] = Some(c);
         self.backward[ci] = Some(b);
         self.signals[bi] = Some(signal);
@@ -1075,32 +1083,56 @@ impl<'a> Matcher<'a> {
         let mut grown = procedure.clone();
         grown.callees.clear();
         for &callee in &procedure.callees {
-            if !inlined(&callee) {
+            if inlined(&callee) {
+                take_in(&mut grown, &side[callee as usize], callee);
+            } else {
                 grown.callees.push(callee);
-                continue;
             }
-            let inner = &side[callee as usize];
-            grown.tokens.extend_from_slice(&inner.tokens);
-            grown.mnemonics.extend_from_slice(&inner.mnemonics);
-            grown.strings.extend_from_slice(&inner.strings);
-            grown.constants.extend_from_slice(&inner.constants);
-            grown.imports.extend(inner.imports.iter().cloned());
-            grown.size += inner.size;
-            grown
-                .callees
-                .extend(inner.callees.iter().filter(|&&c| c != callee));
         }
-        grown.tokens.sort_unstable();
-        grown.mnemonics.sort_unstable();
-        for set in [&mut grown.strings, &mut grown.constants] {
-            set.sort_unstable();
-            set.dedup();
-        }
-        grown.imports.sort();
-        grown.imports.dedup();
-        let mut seen = BTreeSet::new();
-        grown.callees.retain(|&callee| seen.insert(callee));
-        Some(grown)
+        Some(tidied(grown))
+    }
+
+    /// Whether `c` is more alike to an unpaired caller of `b` with `b` taken in than to `b`
+    /// itself, or `b` to an unpaired caller of `c` with `c` taken in: the other version
+    /// inlined the callee into that caller, and the callee would pair with the caller that
+    /// holds its code. Procedures with more than [`MAX_NEIGHBOURS`] callers are not asked.
+    fn rather_its_caller(&self, b: u32, c: u32) -> bool {
+        let (old, new) = (&self.baseline[b as usize], &self.candidate[c as usize]);
+        let alike = similarity(old, new);
+        let holds_more = |callers: &[u32],
+                          side: &[Fingerprint],
+                          partners: &[Option<u32>],
+                          callee: u32,
+                          other: &Fingerprint| {
+            callers.len() <= MAX_NEIGHBOURS
+                && callers.iter().any(|&caller| {
+                    let holder = &side[caller as usize];
+                    let size = holder.size + side[callee as usize].size;
+                    if partners[caller as usize].is_some()
+                        || size > other.size.saturating_mul(2)
+                        || size.saturating_mul(2) < other.size
+                    {
+                        return false;
+                    }
+                    let mut grown = holder.clone();
+                    grown.callees.retain(|&other| other != callee);
+                    take_in(&mut grown, &side[callee as usize], callee);
+                    similarity(&tidied(grown), other) >= alike + LIKENESS_MARGIN
+                })
+        };
+        holds_more(
+            &self.baseline_callers[b as usize],
+            self.baseline,
+            &self.forward,
+            b,
+            new,
+        ) || holds_more(
+            &self.candidate_callers[c as usize],
+            self.candidate,
+            &self.backward,
+            c,
+            old,
+        )
     }
 
     /// Pairs unpaired procedures that are each other's most similar by a margin, as the
@@ -1942,6 +1974,36 @@ struct Family {
     candidate: Vec<u32>,
     /// Each baseline member and a candidate member within the margin of both their bests.
     links: Vec<(u32, u32)>,
+}
+
+/// Adds the code of `inner`, a callee (index `callee` on its side), to `grown`, as a compiler
+/// inlines it: its instructions, immediates, strings, constants and imports, and its callees
+/// (but itself) called instead; [`tidied`] sorts the result again.
+fn take_in(grown: &mut Fingerprint, inner: &Fingerprint, callee: u32) {
+    grown.tokens.extend_from_slice(&inner.tokens);
+    grown.mnemonics.extend_from_slice(&inner.mnemonics);
+    grown.immediates.extend_from_slice(&inner.immediates);
+    grown.strings.extend_from_slice(&inner.strings);
+    grown.constants.extend_from_slice(&inner.constants);
+    grown.imports.extend(inner.imports.iter().cloned());
+    grown.size += inner.size;
+    (grown.callees).extend(inner.callees.iter().filter(|&&c| c != callee));
+}
+
+/// `grown` after [`take_in`]: its multisets sorted, its sets and callees distinct.
+fn tidied(mut grown: Fingerprint) -> Fingerprint {
+    grown.tokens.sort_unstable();
+    grown.mnemonics.sort_unstable();
+    grown.immediates.sort_unstable();
+    for set in [&mut grown.strings, &mut grown.constants] {
+        set.sort_unstable();
+        set.dedup();
+    }
+    grown.imports.sort();
+    grown.imports.dedup();
+    let mut seen = BTreeSet::new();
+    grown.callees.retain(|&callee| seen.insert(callee));
+    grown
 }
 
 /// The immediates of each of `members` that not every one of them holds (multisets).
@@ -2801,6 +2863,37 @@ mod tests {
             Some((1, Signal::Likeness)),
             "{result:?}"
         );
+    }
+
+    #[test]
+    fn a_callee_that_the_other_version_inlined_does_not_pair_with_the_caller_holding_it() {
+        // A kept function (0) called by a large callee (1) and by its small caller (2); the
+        // candidate inlined the callee into that caller (1), which now calls the kept one
+        // itself. Among the kept function's callers, the callee is the most alike to the
+        // candidate's caller, but the caller with the callee taken in is more alike still.
+        let kept = body(0x100, 9, 20, vec![]);
+        let mut callee = body(0x200, 1, 60, vec![]);
+        callee.callees = vec![0];
+        let mut caller = body(0x300, 2, 12, vec![]);
+        caller.callees = vec![1, 0];
+        let mut holding = caller.clone();
+        holding.callees = vec![0];
+        take_in(&mut holding, &callee, 1);
+        let mut holding = tidied(holding);
+        (holding.shape, holding.bytes) = (holding.shape ^ 0x77, holding.bytes ^ 0x77);
+        assert!(similarity(&callee, &holding) >= MIN_NEIGHBOUR_SIMILARITY);
+        assert!(similarity(&callee, &holding) > similarity(&caller, &holding));
+        let result = compare(
+            &[kept.clone(), callee, caller],
+            &[kept, holding],
+            &mut never(),
+        );
+        assert_eq!(
+            partner(&result, 0),
+            Some((0, Signal::ExactBytes)),
+            "{result:?}"
+        );
+        assert_eq!(partner(&result, 1), None, "{result:?}");
     }
 
     #[test]

@@ -120,7 +120,8 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         side has them, or one pair and a decisive likeness (`same_callers`: it also overrules \
         a fuzzy pair whose procedures share no paired caller, unless nothing calls one), \
         until stable; the rounds of likeness and place (anchors and twins too) never pair two procedures \
-        that every pair calling both calls in different places. Paged \
+        that every pair calling both calls in different places, nor a callee with the \
+        caller that the other version inlined it into. Paged \
         (`cursor`, `limit` up to 500): `matched` pairs (`identical`, or `changed` with a \
         `similarity` in [0, 1] and what changed: size, instructions, callees, strings, \
         constants; each with the `signal` that paired it), then `only_in_baseline`, then \
