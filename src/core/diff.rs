@@ -39,8 +39,8 @@
 //!    instances of one template that a new release rewrote alike (a match finder built for
 //!    4, 5 and 6 bytes), each at least [`MIN_TWIN_LIKENESS`] alike to several of the other
 //!    side within [`LIKENESS_MARGIN`], or decisively the best of one that is (a hair less
-//!    alike crosswise one way than the other). Linked that way they make a family; in a family, each
-//!    procedure's own immediates (those not every member of its side holds: the shift by 5,
+//!    alike crosswise one way than the other). Linked that way they make a family; in a
+//!    family, each procedure's own immediates (those not every member of its side holds: the shift by 5,
 //!    the other hash prime) decide, by mutual unique best likeness of them, sharing at
 //!    least one, among the members that the pairs calling both do not call in different
 //!    places (see below).
@@ -1092,10 +1092,12 @@ impl<'a> Matcher<'a> {
         Some(tidied(grown))
     }
 
-    /// Whether `c` is more alike to an unpaired caller of `b` with `b` taken in than to `b`
-    /// itself, or `b` to an unpaired caller of `c` with `c` taken in: the other version
-    /// inlined the callee into that caller, and the callee would pair with the caller that
-    /// holds its code. Procedures with more than [`MAX_NEIGHBOURS`] callers are not asked.
+    /// Whether an unpaired caller of `b`, with `b` taken in, is at least [`LIKENESS_MARGIN`]
+    /// more alike to `c` than `b` is, or an unpaired caller of `c`, with `c` taken in, to `b`:
+    /// the other version inlined the callee into that caller, and the callee would pair with
+    /// the caller that holds its code. Only callers of half to twice the other's size with
+    /// the callee taken in are asked, and none of a procedure with more than
+    /// [`MAX_NEIGHBOURS`] callers.
     fn rather_its_caller(&self, b: u32, c: u32) -> bool {
         let (old, new) = (&self.baseline[b as usize], &self.candidate[c as usize]);
         let alike = similarity(old, new);
@@ -1115,7 +1117,7 @@ impl<'a> Matcher<'a> {
                         return false;
                     }
                     let mut grown = holder.clone();
-                    grown.callees.retain(|&other| other != callee);
+                    grown.callees.retain(|&called| called != callee);
                     take_in(&mut grown, &side[callee as usize], callee);
                     similarity(&tidied(grown), other) >= alike + LIKENESS_MARGIN
                 })
