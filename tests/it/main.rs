@@ -88,6 +88,7 @@ mod providers {
     mod external;
     mod native;
     mod native_calls;
+    mod native_data_pointers;
     mod native_fidelity;
     mod native_imports;
     mod native_system;

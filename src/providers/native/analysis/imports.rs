@@ -1,7 +1,8 @@
 //! What the dynamic relocations of an ELF file say: the import slots (GOT entries) the code
-//! calls through, named by their symbol, and the pointers the loader writes (`RELATIVE`).
+//! calls through, named by their symbol, the pointers the loader writes (`RELATIVE`), and,
+//! for a position-independent file, where any pointer in its data can be at all.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use object::read::elf::SectionHeader;
 use object::{
@@ -15,6 +16,12 @@ pub(super) struct Relocated {
     pub(super) slots: HashMap<u64, String>,
     /// (address of the pointer, value the loader writes there).
     pub(super) pointers: Vec<(u64, u64)>,
+    /// Where the loader writes anything, when that is the only place a pointer can be: a
+    /// position-independent ELF file whose dynamic relocations are all in `REL` or `RELA`
+    /// sections. A word elsewhere that happens to hold an address (a table of integers in a
+    /// small program) is then not a pointer. `None` when any word may be one (a file loaded
+    /// at a fixed address, one without section headers, packed `RELR` relocations).
+    pub(super) sites: Option<HashSet<u64>>,
 }
 
 /// The import slots and `RELATIVE` pointers of an ELF file; empty for other formats.
@@ -26,10 +33,12 @@ pub(super) fn relocated(
     let Some(relocations) = file.dynamic_relocations() else {
         return found;
     };
+    let mut sites = HashSet::new();
     let symbols = file.dynamic_symbol_table();
     let machine = file.architecture();
     let pointer_size = if file.is_64() { 8 } else { 4 };
     for (offset, relocation) in relocations {
+        sites.insert(offset);
         let RelocationFlags::Elf { r_type } = relocation.flags() else {
             continue;
         };
@@ -60,7 +69,28 @@ pub(super) fn relocated(
             None => {}
         }
     }
+    let relocatable = file.kind() == object::ObjectKind::Dynamic;
+    if relocatable && !sites.is_empty() && !has_packed_relocations(file) {
+        found.sites = Some(sites);
+    }
     found
+}
+
+/// Whether an ELF file has relocations that [`object::Object::dynamic_relocations`] does
+/// not list: `SHT_RELR` (packed relative) or `SHT_CREL` (compact) sections.
+fn has_packed_relocations(file: &object::File<'_>) -> bool {
+    let packed = |kind: elf::SectionType| kind == elf::SHT_RELR || kind == elf::SHT_CREL;
+    match file {
+        object::File::Elf64(elf) => {
+            let endian = elf.endian();
+            (elf.elf_section_table().iter()).any(|header| packed(header.sh_type(endian)))
+        }
+        object::File::Elf32(elf) => {
+            let endian = elf.endian();
+            (elf.elf_section_table().iter()).any(|header| packed(header.sh_type(endian)))
+        }
+        _ => false,
+    }
 }
 
 enum Kind {

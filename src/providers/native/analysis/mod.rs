@@ -7,7 +7,10 @@
 //! start. Every call and jump target, every RIP-relative operand (x86-64), absolute memory
 //! operand (x86) and `adrp` + `add`/load pair (AArch64) is a reference; so is every pointer in
 //! a data section (or written there by a `RELATIVE` relocation) to a procedure start or into a
-//! string. References are indexed by target and by origin.
+//! string. In a position-independent ELF file whose dynamic relocations are all `REL` or
+//! `RELA` (no packed `RELR`), only a word the loader writes can be a pointer: an integer
+//! elsewhere that equals an address (a table of constants in a small program) is not taken
+//! for one. References are indexed by target and by origin.
 //!
 //! ELF PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) are named `symbol@plt` after the import slot
 //! they jump through (from `.rela.plt` and the `GLOB_DAT` relocations), so calls through them
@@ -333,7 +336,9 @@ impl Analysis {
                     let value = word_value(word, file_little_endian(&file));
                     // A malformed file may place a region at the very top of the address space.
                     let at = base.checked_add((skip + index * pointer_size) as u64);
-                    if let (Some(at), true) = (at, value != 0) {
+                    let possible =
+                        |at: &u64| relocated.sites.as_ref().is_none_or(|s| s.contains(at));
+                    if let (Some(at), true) = (at.filter(possible), value != 0) {
                         pointers.push((at, value));
                     }
                 }
