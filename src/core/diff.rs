@@ -76,8 +76,14 @@
 //!     at least one took code in: a function whose small callee one version inlines and the
 //!     other calls. It runs once because it keeps nothing between runs (the likeness round
 //!     keeps its bests); the rounds go on from the pairs it makes.
+//! 13. Small procedures, once, last ([`Signal::Likeness`]): unpaired procedures of fewer than
+//!     [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most alike among all unpaired
+//!     procedures of half to twice their size, by [`LIKENESS_MARGIN`], at least
+//!     [`MIN_SMALL_LIKENESS`], and that share an immediate when either has one: a small
+//!     function that nothing calls (every caller inlined it) and whose one constant changed.
+//!     The many small functions alike (`mov %rdi,%rax; ret`) tie and stay apart.
 //!
-//! The rounds of likeness and place (6, 7, 8, 10, 11 and 12) and the anchors round (4) never
+//! The rounds of likeness and place (6, 7, 8, 10, 11, 12 and 13) and the anchors round (4) never
 //! pair two procedures that the pairs calling both call in different places, nor does the
 //! twins round (9) tell apart two so called (inlining copies a callee's strings and imports
 //! into its callers, so the same anchors are no proof on their own): when, for every pair
@@ -86,12 +92,12 @@
 //! [`MIN_PLACES_APART`] are called before one and not before the other. A function removed from one call and another added at
 //! another are two functions, however alike; one call moved past another is not enough.
 //!
-//! The rounds of likeness and place (4 and 6 to 12) never pair a procedure with one that
+//! The rounds of likeness and place (4 and 6 to 13) never pair a procedure with one that
 //! an unpaired caller of it, with it taken in, is more alike to by [`LIKENESS_MARGIN`] (or
 //! the other way round): the other version inlined it into that caller, which now holds its
 //! code.
 //!
-//! The fuzzy rounds (5 to 11) never pair two procedures that both refer to strings and share
+//! The fuzzy rounds (5 to 13) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
 //! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
 //! messages, or two bracket tables of other thresholds, are different functions, however
@@ -139,8 +145,15 @@ pub const MIN_LIKENESS: f64 = 0.6;
 /// How far above the runner-up, on both sides, a likeness-round pair must be.
 pub const LIKENESS_MARGIN: f64 = 0.05;
 
-/// Fewest instructions a procedure needs for the likeness round: tiny ones all look alike.
+/// Fewest instructions a procedure needs for the likeness round: tiny ones all look alike
+/// (they pair by likeness only when nearly unchanged: [`MIN_SMALL_LIKENESS`]).
 pub const MIN_LIKENESS_INSTRUCTIONS: usize = 8;
+
+/// Least similarity of a procedure of fewer than [`MIN_LIKENESS_INSTRUCTIONS`] to the one it
+/// pairs with as each other's most alike (round 13 of the module documentation): a few
+/// instructions share their operations with many others, so only a nearly unchanged one
+/// pairs, by its immediates.
+pub const MIN_SMALL_LIKENESS: f64 = 0.7;
 
 /// Least similarity near-twins need in the twins round, where what tells them apart decides.
 pub const MIN_TWIN_LIKENESS: f64 = 0.55;
@@ -460,6 +473,31 @@ fn kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
     }
 }
 
+/// The unpaired procedures of `side` (by `partners`) that `keep` keeps, by size, then index.
+fn unpaired_by_size(
+    side: &[Fingerprint],
+    partners: &[Option<u32>],
+    keep: impl Fn(&Fingerprint) -> bool,
+) -> Vec<u32> {
+    let mut indices: Vec<u32> = (0..side.len() as u32)
+        .filter(|&i| partners[i as usize].is_none() && keep(&side[i as usize]))
+        .collect();
+    indices.sort_by_key(|&i| (side[i as usize].size, i));
+    indices
+}
+
+/// [`kinship`] for the small procedures' round: 0 when they have immediates and share none
+/// (a few instructions with other constants are another function of the same operations,
+/// which the operations' likeness alone would call alike).
+fn small_kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
+    let immediates = !a.immediates.is_empty() || !b.immediates.is_empty();
+    if immediates && multiset_common(&a.immediates, &b.immediates) == 0 {
+        0.0
+    } else {
+        kinship(a, b)
+    }
+}
+
 /// The places in `sorted` (indices into `side`, sorted by size) of the procedures of half to
 /// twice `size`: the ones the likeness and twins rounds compare with a procedure of that size.
 fn size_window(sorted: &[u32], side: &[Fingerprint], size: u64) -> std::ops::Range<usize> {
@@ -673,6 +711,8 @@ struct Matcher<'a> {
     settle_near_ties: bool,
     /// Whether the round of inlined callees ([`Matcher::inlined_round`]) has run.
     inlined_tried: bool,
+    /// Whether the round of small procedures ([`Matcher::small_likeness_round`]) has run.
+    small_tried: bool,
     /// The unpaired neighbours of a pair (baseline, candidate, and whether near ties were
     /// settled) among which the call-graph round paired nothing: it would pair nothing again.
     quiet_neighbours: BTreeSet<(Vec<u32>, Vec<u32>, bool)>,
@@ -709,6 +749,7 @@ impl<'a> Matcher<'a> {
             remember: true,
             settle_near_ties: false,
             inlined_tried: false,
+            small_tried: false,
             quiet_neighbours: BTreeSet::new(),
             twins: TwinMemory::default(),
             queue: Vec::new(),
@@ -793,6 +834,11 @@ impl<'a> Matcher<'a> {
                 // Once: it compares more than the likeness round and keeps nothing.
                 self.inlined_tried = true;
                 self.inlined_round();
+            }
+            if self.made == before && !self.small_tried {
+                // Once, last: what is left of the small procedures after every place.
+                self.small_tried = true;
+                self.small_likeness_round();
             }
             if self.made == before || self.stopped {
                 return;
@@ -1198,15 +1244,8 @@ impl<'a> Matcher<'a> {
         }
         let eligible =
             |procedure: &Fingerprint| procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS;
-        let by_size = |side: &[Fingerprint], unpaired: &[Option<u32>]| -> Vec<u32> {
-            let mut indices: Vec<u32> = (0..side.len() as u32)
-                .filter(|&i| unpaired[i as usize].is_none() && eligible(&side[i as usize]))
-                .collect();
-            indices.sort_by_key(|&i| (side[i as usize].size, i));
-            indices
-        };
-        let rows = by_size(self.baseline, &self.forward);
-        let columns = by_size(self.candidate, &self.backward);
+        let rows = unpaired_by_size(self.baseline, &self.forward, eligible);
+        let columns = unpaired_by_size(self.candidate, &self.backward, eligible);
         let stale_rows: Vec<u32> = rows
             .iter()
             .copied()
@@ -1275,6 +1314,73 @@ impl<'a> Matcher<'a> {
             {
                 self.pair(b, c, Signal::Likeness);
             }
+        }
+    }
+
+    /// Pairs the unpaired procedures of fewer than [`MIN_LIKENESS_INSTRUCTIONS`] that are
+    /// each other's most alike by [`LIKENESS_MARGIN`], at least [`MIN_SMALL_LIKENESS`], among
+    /// all unpaired procedures of half to twice their size, sharing an immediate when they
+    /// have any ([`small_kinship`]): a small function nothing calls (its callers inlined it)
+    /// whose one constant changed. The many alike small functions (`mov %rdi,%rax; ret`) tie
+    /// and stay apart.
+    fn small_likeness_round(&mut self) {
+        let rows = unpaired_by_size(self.baseline, &self.forward, |_| true);
+        let columns = unpaired_by_size(self.candidate, &self.backward, |_| true);
+        let small = |procedure: &Fingerprint| procedure.tokens.len() < MIN_LIKENESS_INSTRUCTIONS;
+        // One side's best among the other side's unpaired procedures in its size window.
+        let best_of = |procedure: &Fingerprint,
+                       others: &[u32],
+                       side: &[Fingerprint],
+                       baseline_first: bool|
+         -> Best {
+            let mut best = Best::default();
+            for &other in &others[size_window(others, side, procedure.size)] {
+                let other_procedure = &side[other as usize];
+                let (old, new) = if baseline_first {
+                    (procedure, other_procedure)
+                } else {
+                    (other_procedure, procedure)
+                };
+                best.offer(small_kinship(old, new), other);
+            }
+            best
+        };
+        let mut made = Vec::new();
+        // From each small baseline procedure, then from each small candidate one whose best
+        // is not small (the pairs of two small ones are found from the baseline).
+        for &b in rows.iter().filter(|&&b| small(&self.baseline[b as usize])) {
+            if self.should_stop(columns.len(), false) {
+                return;
+            }
+            let row = best_of(&self.baseline[b as usize], &columns, self.candidate, true);
+            let Some(c) = row.at.filter(|_| row.decisive(MIN_SMALL_LIKENESS)) else {
+                continue;
+            };
+            let column = best_of(&self.candidate[c as usize], &rows, self.baseline, false);
+            if column.at == Some(b) && column.decisive(MIN_SMALL_LIKENESS) {
+                made.push((b, c));
+            }
+        }
+        for &c in columns
+            .iter()
+            .filter(|&&c| small(&self.candidate[c as usize]))
+        {
+            if self.should_stop(rows.len(), false) {
+                return;
+            }
+            let column = best_of(&self.candidate[c as usize], &rows, self.baseline, false);
+            let Some(b) = column.at.filter(|&b| {
+                column.decisive(MIN_SMALL_LIKENESS) && !small(&self.baseline[b as usize])
+            }) else {
+                continue;
+            };
+            let row = best_of(&self.baseline[b as usize], &columns, self.candidate, true);
+            if row.at == Some(c) && row.decisive(MIN_SMALL_LIKENESS) {
+                made.push((b, c));
+            }
+        }
+        for (b, c) in made {
+            self.pair(b, c, Signal::Likeness);
         }
     }
 
@@ -2896,6 +3002,59 @@ mod tests {
             "{result:?}"
         );
         assert_eq!(partner(&result, 1), None, "{result:?}");
+    }
+
+    /// A small procedure of four instructions (`lea`, `sar`, `imul`, `ret`) with the two
+    /// immediates `immediates`, which its masked instructions hold too.
+    fn small(address: u64, immediates: [u32; 2]) -> Fingerprint {
+        let tokens = vec![100_000 + immediates[0], 200_000 + immediates[1], 3, 4];
+        let mut p = procedure(
+            address,
+            u64::from(immediates[0] ^ immediates[1] << 16),
+            tokens,
+            vec![],
+        );
+        p.mnemonics = vec![1, 2, 3, 4];
+        p.immediates = vec![10_000 + immediates[0], 20_000 + immediates[1]];
+        p.immediates.sort_unstable();
+        p
+    }
+
+    #[test]
+    fn a_small_procedure_whose_constant_changed_pairs_when_nothing_else_is_as_alike() {
+        // A small function nothing calls (every caller inlined it) whose constant changed, a
+        // removed one and an added one of the same operations and other immediates.
+        let kept = small(0x100, [0x39a0, 7]);
+        let changed = small(0x300, [0x39a8, 7]);
+        let removed = small(0x200, [0x1198, 6]);
+        let added = small(0x400, [0xf6a4, 1]);
+        assert!(kept.tokens.len() < MIN_LIKENESS_INSTRUCTIONS);
+        assert!(similarity(&kept, &changed) >= MIN_SMALL_LIKENESS);
+        // The operations' likeness alone would call the removed and the added one alike.
+        assert!(similarity(&removed, &added) >= MIN_SMALL_LIKENESS);
+        let result = compare(
+            std::slice::from_ref(&removed),
+            std::slice::from_ref(&added),
+            &mut never(),
+        );
+        assert!(result.pairs.is_empty(), "{result:?}");
+        let result = compare(&[kept, removed], &[added, changed], &mut never());
+        assert_eq!(
+            partner(&result, 0),
+            Some((1, Signal::Likeness)),
+            "{result:?}"
+        );
+        assert_eq!(partner(&result, 1), None, "{result:?}");
+    }
+
+    #[test]
+    fn a_small_procedure_as_alike_to_two_stays_apart() {
+        let kept = small(0x100, [0x39a0, 7]);
+        let changed = small(0x300, [0x39a8, 7]);
+        let mut copy = changed.clone();
+        (copy.address, copy.bytes) = (0x400, copy.bytes ^ 0x700);
+        let result = compare(&[kept], &[changed, copy], &mut never());
+        assert!(result.pairs.is_empty(), "{result:?}");
     }
 
     #[test]

@@ -114,7 +114,9 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         align (`pointer_table`), call-graph neighbours of pairs already made (among them the \
         one unpaired callee in the same place among a pair's calls), then the most similar \
         of all unpaired procedures by a margin (`likeness`; once more at the end with their \
-        small paired callees taken in, as one version inlines them), the place between two pairs \
+        small paired callees taken in, as one version inlines them; last among procedures of \
+        fewer than 8 instructions, nearly unchanged and sharing an immediate), the place \
+        between two pairs \
         (`address_order`), among near-twins the immediates that tell them apart \
         (`twins`), and the same callers, at least two pairs, when only one procedure on each \
         side has them, or one pair and a decisive likeness (`same_callers`: it also overrules \
