@@ -95,7 +95,9 @@
 //! The rounds of likeness and place (4 and 6 to 13) never pair a procedure with one that
 //! an unpaired caller of it, with it taken in, is more alike to by [`LIKENESS_MARGIN`] (or
 //! the other way round): the other version inlined it into that caller, which now holds its
-//! code.
+//! code. When nothing calls the other one and a pair calls the procedure, that caller need
+//! only be within [`LIKENESS_MARGIN`] of as alike: every caller inlined the callee in the
+//! other version, so its place vouches for nothing, and the caller holding it is as likely.
 //!
 //! The fuzzy rounds (5 to 13) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
@@ -1143,7 +1145,8 @@ impl<'a> Matcher<'a> {
     /// the other version inlined the callee into that caller, and the callee would pair with
     /// the caller that holds its code. Only callers of half to twice the other's size with
     /// the callee taken in are asked, and none of a procedure with more than
-    /// [`MAX_NEIGHBOURS`] callers.
+    /// [`MAX_NEIGHBOURS`] callers. When the callee has a paired caller and nothing calls the
+    /// other procedure, the caller need only be within the margin of as alike.
     fn rather_its_caller(&self, b: u32, c: u32) -> bool {
         let (old, new) = (&self.baseline[b as usize], &self.candidate[c as usize]);
         let alike = similarity(old, new);
@@ -1151,7 +1154,16 @@ impl<'a> Matcher<'a> {
                           side: &[Fingerprint],
                           partners: &[Option<u32>],
                           callee: u32,
-                          other: &Fingerprint| {
+                          other: &Fingerprint,
+                          other_called: bool| {
+            let placed = callers
+                .iter()
+                .any(|&caller| partners[caller as usize].is_some());
+            let least = if placed && !other_called {
+                alike - LIKENESS_MARGIN
+            } else {
+                alike + LIKENESS_MARGIN
+            };
             callers.len() <= MAX_NEIGHBOURS
                 && callers.iter().any(|&caller| {
                     let holder = &side[caller as usize];
@@ -1165,7 +1177,7 @@ impl<'a> Matcher<'a> {
                     let mut grown = holder.clone();
                     grown.callees.retain(|&called| called != callee);
                     take_in(&mut grown, &side[callee as usize], callee);
-                    similarity(&tidied(grown), other) >= alike + LIKENESS_MARGIN
+                    similarity(&tidied(grown), other) >= least
                 })
         };
         holds_more(
@@ -1174,12 +1186,14 @@ impl<'a> Matcher<'a> {
             &self.forward,
             b,
             new,
+            !self.candidate_callers[c as usize].is_empty(),
         ) || holds_more(
             &self.candidate_callers[c as usize],
             self.candidate,
             &self.backward,
             c,
             old,
+            !self.baseline_callers[b as usize].is_empty(),
         )
     }
 
@@ -3002,6 +3016,59 @@ mod tests {
             "{result:?}"
         );
         assert_eq!(partner(&result, 1), None, "{result:?}");
+    }
+
+    /// A large callee (1) called by a named caller (0) and by a small unpaired one (2); the
+    /// candidate inlined it into both, so nothing calls what holds it (1, the small caller
+    /// grown, `edits` instructions edited) and the named caller calls nothing. With the
+    /// callee's paired caller asked, which now calls nothing: (baseline, candidate).
+    fn inlined_into_an_uncalled_caller(edits: usize) -> (Vec<Fingerprint>, Vec<Fingerprint>) {
+        let mut named = procedure(0x10, 100, vec![1, 2, 3], vec![1]);
+        named.name = Some("named".into());
+        let callee = body(0x200, 1, 60, vec![]);
+        let mut caller = body(0x300, 2, 4, vec![]);
+        caller.callees = vec![1];
+        let mut holding = caller.clone();
+        holding.callees.clear();
+        take_in(&mut holding, &callee, 1);
+        let mut holding = edited(&tidied(holding), edits);
+        holding.address = 0x400;
+        let mut named_now = named.clone();
+        named_now.callees.clear();
+        (vec![named, callee, caller], vec![named_now, holding])
+    }
+
+    #[test]
+    fn a_callee_inlined_into_a_caller_nothing_calls_does_not_pair_with_it_from_as_alike() {
+        let (baseline, candidate) = inlined_into_an_uncalled_caller(6);
+        let alone = similarity(&baseline[1], &candidate[1]);
+        let mut grown = baseline[2].clone();
+        grown.callees.clear();
+        take_in(&mut grown, &baseline[1], 1);
+        let held = similarity(&tidied(grown), &candidate[1]);
+        // The caller holding it is not more alike by the margin, only about as alike.
+        assert!(alone >= MIN_LIKENESS, "{alone}");
+        assert!(
+            held < alone + LIKENESS_MARGIN && held >= alone - LIKENESS_MARGIN,
+            "{held} {alone}"
+        );
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(
+            partner(&result, 0),
+            Some((0, Signal::SymbolName)),
+            "{result:?}"
+        );
+        assert_eq!(partner(&result, 1), None, "{result:?}");
+        // Without a paired caller to say where it was called, the callee keeps its likeness
+        // (a wrapper removed in the candidate, and the body it called).
+        let (mut baseline, candidate) = inlined_into_an_uncalled_caller(6);
+        baseline[0].callees.clear();
+        let result = compare(&baseline, &candidate, &mut never());
+        assert_eq!(
+            partner(&result, 1),
+            Some((1, Signal::Likeness)),
+            "{result:?}"
+        );
     }
 
     /// A small procedure of four instructions (`lea`, `sar`, `imul`, `ret`) with the two
