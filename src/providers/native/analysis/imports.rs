@@ -2,7 +2,7 @@
 //! calls through, named by their symbol, the pointers the loader writes (`RELATIVE`), and,
 //! for a position-independent file, where any pointer in its data can be at all.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use object::read::elf::SectionHeader;
 use object::{
@@ -20,8 +20,9 @@ pub(super) struct Relocated {
     /// position-independent ELF file whose dynamic relocations are all in `REL` or `RELA`
     /// sections. A word elsewhere that happens to hold an address (a table of integers in a
     /// small program) is then not a pointer. `None` when any word may be one (a file loaded
-    /// at a fixed address, one without section headers, packed `RELR` relocations).
-    pub(super) sites: Option<HashSet<u64>>,
+    /// at a fixed address, one without section headers, packed `RELR` relocations). Sorted
+    /// and distinct (8 bytes a relocation: a set would hold twice that while analysing).
+    pub(super) sites: Option<Vec<u64>>,
 }
 
 /// The import slots and `RELATIVE` pointers of an ELF file; empty for other formats.
@@ -33,12 +34,12 @@ pub(super) fn relocated(
     let Some(relocations) = file.dynamic_relocations() else {
         return found;
     };
-    let mut sites = HashSet::new();
+    let mut sites = Vec::new();
     let symbols = file.dynamic_symbol_table();
     let machine = file.architecture();
     let pointer_size = if file.is_64() { 8 } else { 4 };
     for (offset, relocation) in relocations {
-        sites.insert(offset);
+        sites.push(offset);
         let RelocationFlags::Elf { r_type } = relocation.flags() else {
             continue;
         };
@@ -71,6 +72,8 @@ pub(super) fn relocated(
     }
     let relocatable = file.kind() == object::ObjectKind::Dynamic;
     if relocatable && !sites.is_empty() && !has_packed_relocations(file) {
+        sites.sort_unstable();
+        sites.dedup();
         found.sites = Some(sites);
     }
     found

@@ -336,8 +336,12 @@ impl Analysis {
                     let value = word_value(word, file_little_endian(&file));
                     // A malformed file may place a region at the very top of the address space.
                     let at = base.checked_add((skip + index * pointer_size) as u64);
-                    let possible =
-                        |at: &u64| relocated.sites.as_ref().is_none_or(|s| s.contains(at));
+                    let possible = |at: &u64| {
+                        relocated
+                            .sites
+                            .as_ref()
+                            .is_none_or(|s| s.binary_search(at).is_ok())
+                    };
                     if let (Some(at), true) = (at.filter(possible), value != 0) {
                         pointers.push((at, value));
                     }
