@@ -1,7 +1,8 @@
 //! Which words of data the native provider takes for pointers. A position-independent file's
 //! loader writes every pointer its data holds, so there a word without a dynamic relocation is
-//! an integer, even one that equals the address of a string; in a file loaded at a fixed
-//! address any word may be a pointer. Programs compiled at test time by `cc`, twice: the
+//! an integer, even one that equals the address of a string (whether the relocations are
+//! listed one by one or packed as `RELR`); in a file loaded at a fixed address any word may
+//! be a pointer. Programs compiled at test time by `cc`, twice: the
 //! second build's table holds the address the first build gave the string (its layout is the
 //! same, since the constant keeps its width), checked with `nm`.
 
@@ -87,13 +88,32 @@ fn data_references(built: &Built) -> Vec<u64> {
         .collect()
 }
 
-#[test]
-fn in_a_position_independent_file_only_relocated_words_point_at_a_string() {
+/// Whether `binary` has a section of packed relative relocations (`SHT_RELR`).
+fn has_packed_relocations(binary: &Path) -> bool {
+    let headers = run("readelf", &["-S", "-W", binary.to_str().unwrap()]).expect("readelf");
+    headers.lines().any(|line| line.contains(" RELR "))
+}
+
+/// Builds a position-independent program with `flags` and checks that the relocated word
+/// points at the string and the integer table does not.
+fn only_relocated_words_point_at_the_string(flags: &[&str], packed: bool) {
     let directory = tempfile::tempdir().unwrap();
-    let pie = built(directory.path(), "pie", &["-fPIE", "-pie"]);
+    let pie = built(directory.path(), "pie", flags);
+    assert_eq!(has_packed_relocations(&pie.path), packed, "{flags:?}");
     let found = data_references(&pie);
     assert!(found.contains(&pie.pointer), "{found:x?}");
     assert!(!found.contains(&pie.numbers), "{found:x?}");
+}
+
+#[test]
+fn in_a_position_independent_file_only_relocated_words_point_at_a_string() {
+    only_relocated_words_point_at_the_string(&["-fPIE", "-pie"], false);
+}
+
+#[test]
+fn with_packed_relative_relocations_only_relocated_words_point_at_a_string() {
+    let packed = ["-fPIE", "-pie", "-Wl,-z,pack-relative-relocs"];
+    only_relocated_words_point_at_the_string(&packed, true);
 }
 
 #[test]

@@ -1,10 +1,11 @@
 //! What the dynamic relocations of an ELF file say: the import slots (GOT entries) the code
 //! calls through, named by their symbol, the pointers the loader writes (`RELATIVE`), and,
-//! for a position-independent file, where any pointer in its data can be at all.
+//! for a position-independent file, where any pointer in its data can be at all (its `REL`
+//! and `RELA` relocations and its packed `RELR` ones).
 
 use std::collections::HashMap;
 
-use object::read::elf::SectionHeader;
+use object::read::elf::{ElfFile, FileHeader, SectionHeader};
 use object::{
     Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget, elf,
 };
@@ -17,18 +18,21 @@ pub(super) struct Relocated {
     /// (address of the pointer, value the loader writes there).
     pub(super) pointers: Vec<(u64, u64)>,
     /// Where the loader writes anything, when that is the only place a pointer can be: a
-    /// position-independent ELF file whose dynamic relocations are all in `REL` or `RELA`
-    /// sections. A word elsewhere that happens to hold an address (a table of integers in a
-    /// small program) is then not a pointer. `None` when any word may be one (a file loaded
-    /// at a fixed address, one without section headers, packed `RELR` relocations). Sorted
-    /// and distinct (8 bytes a relocation: a set would hold twice that while analysing).
+    /// position-independent ELF file whose dynamic relocations are all in `REL`, `RELA` or
+    /// `RELR` sections. A word elsewhere that happens to hold an address (a table of integers
+    /// in a small program) is then not a pointer. `None` when any word may be one (a file
+    /// loaded at a fixed address, one without section headers, compact `CREL` relocations, a
+    /// `RELR` section that cannot be read). Sorted and distinct (8 bytes a relocation: a set
+    /// would hold twice that while analysing).
     pub(super) sites: Option<Vec<u64>>,
 }
 
 /// The import slots and `RELATIVE` pointers of an ELF file; empty for other formats.
+/// `image_words` (the words the file's image holds) bounds the relocation sites kept.
 pub(super) fn relocated(
     file: &object::File<'_>,
     read: &dyn Fn(u64, usize) -> Option<u64>,
+    image_words: usize,
 ) -> Relocated {
     let mut found = Relocated::default();
     let Some(relocations) = file.dynamic_relocations() else {
@@ -71,29 +75,58 @@ pub(super) fn relocated(
         }
     }
     let relocatable = file.kind() == object::ObjectKind::Dynamic;
-    if relocatable && !sites.is_empty() && !has_packed_relocations(file) {
-        sites.sort_unstable();
-        sites.dedup();
-        found.sites = Some(sites);
+    let packed = match file {
+        object::File::Elf64(elf) => packed_sites(elf, image_words),
+        object::File::Elf32(elf) => packed_sites(elf, image_words),
+        _ => None,
+    };
+    if let (true, Some(packed)) = (relocatable, packed) {
+        // The packed sites are `RELATIVE` pointers whose value is the word itself: the data
+        // scan reads them, so they only need to be known as sites.
+        sites.extend(packed);
+        if !sites.is_empty() {
+            sites.sort_unstable();
+            sites.dedup();
+            found.sites = Some(sites);
+        }
     }
     found
 }
 
-/// Whether an ELF file has relocations that [`object::Object::dynamic_relocations`] does
-/// not list: `SHT_RELR` (packed relative) or `SHT_CREL` (compact) sections.
-fn has_packed_relocations(file: &object::File<'_>) -> bool {
-    let packed = |kind: elf::SectionType| kind == elf::SHT_RELR || kind == elf::SHT_CREL;
-    match file {
-        object::File::Elf64(elf) => {
-            let endian = elf.endian();
-            (elf.elf_section_table().iter()).any(|header| packed(header.sh_type(endian)))
+/// The sites of an ELF file's packed relative relocations (`SHT_RELR`), which
+/// [`object::Object::dynamic_relocations`] does not list. `None` when the file has
+/// relocations this does not read either (`SHT_CREL`), a `SHT_RELR` section that cannot be
+/// read, or more packed sites than `limit`: a bit mask can name 63 words, so a malformed file
+/// repeating its masks could otherwise make the list many times larger than the file.
+fn packed_sites<Elf: FileHeader>(elf: &ElfFile<'_, Elf>, limit: usize) -> Option<Vec<u64>> {
+    let endian = elf.endian();
+    let mut sites = Vec::new();
+    for header in elf.elf_section_table().iter() {
+        match header.sh_type(endian) {
+            elf::SHT_CREL => return None,
+            elf::SHT_RELR => {
+                let packed = header.relr(endian, elf.data()).ok()??;
+                collect_bounded(packed.map(Into::into), &mut sites, limit)?;
+            }
+            _ => {}
         }
-        object::File::Elf32(elf) => {
-            let endian = elf.endian();
-            (elf.elf_section_table().iter()).any(|header| packed(header.sh_type(endian)))
-        }
-        _ => false,
     }
+    Some(sites)
+}
+
+/// Appends `sites` to `into`; `None` once `into` would hold more than `limit`.
+fn collect_bounded(
+    sites: impl Iterator<Item = u64>,
+    into: &mut Vec<u64>,
+    limit: usize,
+) -> Option<()> {
+    for site in sites {
+        if into.len() >= limit {
+            return None;
+        }
+        into.push(site);
+    }
+    Some(())
 }
 
 enum Kind {
@@ -146,4 +179,45 @@ pub(super) fn stub_sections(file: &object::File<'_>) -> Vec<(String, u64)> {
             Some((name.to_owned(), size))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use object::LittleEndian;
+    use object::elf::{FileHeader64, Relr64};
+    use object::read::elf::RelrIterator;
+
+    use super::collect_bounded;
+
+    fn relr(words: &[u64]) -> Vec<Relr64<LittleEndian>> {
+        words.iter().map(|&word| Relr64(word.into())).collect()
+    }
+
+    #[test]
+    fn packed_sites_are_an_address_then_the_words_a_mask_names() {
+        // 0x1000, then bits 1 and 3 of the mask: the 1st and 3rd words after it.
+        let entries = relr(&[0x1000, 0b1011]);
+        let mut sites = Vec::new();
+        let packed = RelrIterator::<FileHeader64<LittleEndian>>::new(LittleEndian, &entries);
+        assert_eq!(
+            collect_bounded(packed, &mut sites, 10),
+            Some(())
+        );
+        assert_eq!(sites, [0x1000, 0x1008, 0x1018]);
+    }
+
+    #[test]
+    fn masks_repeated_past_the_limit_give_up_rather_than_grow() {
+        // Each all-ones mask names 63 words: 1,000 of them would name 63,000 sites.
+        let mut words = vec![0x1000];
+        words.extend([u64::MAX; 1_000]);
+        let entries = relr(&words);
+        let mut sites = Vec::new();
+        let packed = RelrIterator::<FileHeader64<LittleEndian>>::new(LittleEndian, &entries);
+        assert_eq!(
+            collect_bounded(packed, &mut sites, 5_000),
+            None
+        );
+        assert_eq!(sites.len(), 5_000);
+    }
 }

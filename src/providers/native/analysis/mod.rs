@@ -7,10 +7,10 @@
 //! start. Every call and jump target, every RIP-relative operand (x86-64), absolute memory
 //! operand (x86) and `adrp` + `add`/load pair (AArch64) is a reference; so is every pointer in
 //! a data section (or written there by a `RELATIVE` relocation) to a procedure start or into a
-//! string. In a position-independent ELF file whose dynamic relocations are all `REL` or
-//! `RELA` (no packed `RELR`), only a word the loader writes can be a pointer: an integer
-//! elsewhere that equals an address (a table of constants in a small program) is not taken
-//! for one. References are indexed by target and by origin.
+//! string. In a position-independent ELF file whose dynamic relocations are all `REL`,
+//! `RELA` or packed `RELR` (no compact `CREL`), only a word the loader writes can be a
+//! pointer: an integer elsewhere that equals an address (a table of constants in a small
+//! program) is not taken for one. References are indexed by target and by origin.
 //!
 //! ELF PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) are named `symbol@plt` after the import slot
 //! they jump through (from `.rela.plt` and the `GLOB_DAT` relocations), so calls through them
@@ -226,7 +226,7 @@ impl Analysis {
         };
         let read =
             |address: u64, size: usize| read_word(input, address, size, file_little_endian(&file));
-        let relocated = imports::relocated(&file, &read);
+        let relocated = imports::relocated(&file, &read, input.image.len() / 4);
         analysis.slots = relocated.slots;
         if matches!(file, object::File::Elf32(_) | object::File::Elf64(_)) {
             analysis.stub_suffix = "@plt";
