@@ -199,10 +199,7 @@ mod tests {
         let entries = relr(&[0x1000, 0b1011]);
         let mut sites = Vec::new();
         let packed = RelrIterator::<FileHeader64<LittleEndian>>::new(LittleEndian, &entries);
-        assert_eq!(
-            collect_bounded(packed, &mut sites, 10),
-            Some(())
-        );
+        assert_eq!(collect_bounded(packed, &mut sites, 10), Some(()));
         assert_eq!(sites, [0x1000, 0x1008, 0x1018]);
     }
 
@@ -214,10 +211,7 @@ mod tests {
         let entries = relr(&words);
         let mut sites = Vec::new();
         let packed = RelrIterator::<FileHeader64<LittleEndian>>::new(LittleEndian, &entries);
-        assert_eq!(
-            collect_bounded(packed, &mut sites, 5_000),
-            None
-        );
+        assert_eq!(collect_bounded(packed, &mut sites, 5_000), None);
         assert_eq!(sites.len(), 5_000);
     }
 }

@@ -1,0 +1,186 @@
+//! The round of procedures called by the same pairs.
+
+use std::collections::BTreeMap;
+
+use crate::core::diff::measure::{kinship, within_size_window};
+use crate::core::diff::{
+    Fingerprint, MAX_NEIGHBOURS, MIN_LIKENESS_INSTRUCTIONS, MIN_SAME_CALLERS,
+    MIN_SOLE_NEIGHBOUR_SIMILARITY, Signal,
+};
+
+use super::{Best, Matcher, Partner, paired_callers};
+
+impl Matcher<'_> {
+    /// Pairs the procedures that the same pairs call, at least [`MIN_SAME_CALLERS`] of them,
+    /// when each is the only one so called on its side among the unpaired procedures and
+    /// those a fuzzy round paired against their place; and, among the unpaired procedures
+    /// one same pair calls, the decisively most alike (see the module documentation).
+    pub(super) fn same_callers_round(&mut self) {
+        // Only the unpaired procedures and those of fuzzy pairs can take part: the others'
+        // callers are not looked at (two copies of a program pair entirely by bytes).
+        let open_b = |b: usize| self.signals[b].is_none_or(Signal::is_fuzzy);
+        let baseline_keys: Vec<Option<Vec<u32>>> = (self.baseline_callers.iter().enumerate())
+            .map(|(b, callers)| {
+                open_b(b).then(|| {
+                    paired_callers(callers, |caller| {
+                        self.forward[caller as usize].map(|_| caller)
+                    })
+                })
+            })
+            .collect();
+        let candidate_keys: Vec<Option<Vec<u32>>> = (self.candidate_callers.iter().enumerate())
+            .map(|(c, callers)| {
+                self.backward[c]
+                    .is_none_or(|b| open_b(b as usize))
+                    .then(|| paired_callers(callers, |caller| self.backward[caller as usize]))
+            })
+            .collect();
+        if self.should_stop(self.baseline.len() + self.candidate.len(), false) {
+            return;
+        }
+        // An unpaired procedure takes part with enough callers, or with one when it is not
+        // tiny. A pair a fuzzy round made is against its place when its procedures have no
+        // paired caller in common: then the place may name another partner. A partner that
+        // nothing calls has no place to be against (every caller inlined it, or it is
+        // called through pointers).
+        let open = |key: &[u32], partner: Option<Partner>, procedure: &Fingerprint| match partner {
+            None => {
+                key.len() >= MIN_SAME_CALLERS
+                    || (!key.is_empty() && procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
+            }
+            Some(Partner { key: other, called }) => {
+                let other = other.as_deref().unwrap_or_default();
+                called
+                    && key.len() >= MIN_SAME_CALLERS
+                    && !key.iter().any(|pair| other.binary_search(pair).is_ok())
+            }
+        };
+        let mut groups: BTreeMap<&[u32], (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+        for (b, key) in baseline_keys.iter().enumerate() {
+            let Some(key) = key else { continue };
+            let partner = self.forward[b].map(|c| Partner {
+                key: &candidate_keys[c as usize],
+                called: !self.candidate_callers[c as usize].is_empty(),
+            });
+            if open(key, partner, &self.baseline[b]) {
+                groups.entry(key).or_default().0.push(b as u32);
+            }
+        }
+        for (c, key) in candidate_keys.iter().enumerate() {
+            let Some(key) = key else { continue };
+            let partner = self.backward[c].map(|b| Partner {
+                key: &baseline_keys[b as usize],
+                called: !self.baseline_callers[b as usize].is_empty(),
+            });
+            if open(key, partner, &self.candidate[c]) {
+                groups.entry(key).or_default().1.push(c as u32);
+            }
+        }
+        let mut places = Vec::new();
+        for (key, (b, c)) in groups {
+            if self.should_stop(b.len() * c.len(), false) {
+                return;
+            }
+            places.extend(self.place_partners(&b, &c, key.len()));
+        }
+        for (x, y) in places {
+            // Undoing a pair looks at every kept best once.
+            let undoes = self.forward[x as usize].is_some() || self.backward[y as usize].is_some();
+            let units = if undoes {
+                self.baseline.len() + self.candidate.len()
+            } else {
+                1
+            };
+            if self.should_stop(units, false) {
+                return;
+            }
+            if self.against_call_order(x, y) {
+                continue;
+            }
+            self.unpair(x, y);
+            self.pair(x, y, Signal::SameCallers);
+        }
+    }
+
+    /// Who pairs with whom among procedures called by the same `callers` pairs: the only one
+    /// on each side, when at least [`MIN_SAME_CALLERS`] vouch for them (unless they conflict:
+    /// [`kinship`] 0); else, for one that a fuzzy round paired against its place, the only
+    /// one on the other side that calls its old partner (a function whose body moved into a
+    /// new callee keeps its callers); else mutual bests by [`LIKENESS_MARGIN`](crate::core::diff::LIKENESS_MARGIN), at least
+    /// [`MIN_SOLE_NEIGHBOUR_SIMILARITY`] alike (and, from one caller, half to twice the
+    /// other's size, when one side has only one).
+    pub(super) fn place_partners(&self, b: &[u32], c: &[u32], callers: usize) -> Vec<(u32, u32)> {
+        let place_alone = callers >= MIN_SAME_CALLERS;
+        // One call site vouches less than several: there, only procedures of comparable
+        // size are alike (a new function inlining the old one is not its rewrite).
+        let alike = |x: u32, y: u32| {
+            let (old, new) = (&self.baseline[x as usize], &self.candidate[y as usize]);
+            if place_alone || within_size_window(old, new) {
+                kinship(old, new)
+            } else {
+                0.0
+            }
+        };
+        match (b, c) {
+            (&[x], &[y]) if place_alone => {
+                return if alike(x, y) > 0.0 {
+                    vec![(x, y)]
+                } else {
+                    vec![]
+                };
+            }
+            // From one caller, the place must single out one procedure on a side.
+            _ if !place_alone && b.len() > 1 && c.len() > 1 => return vec![],
+            _ if b.len() > MAX_NEIGHBOURS || c.len() > MAX_NEIGHBOURS => return vec![],
+            _ => {}
+        }
+        let mut found = Vec::new();
+        let only = |members: &[u32], side: &[Fingerprint], old: u32| -> Option<u32> {
+            let mut calling = members
+                .iter()
+                .filter(|&&m| side[m as usize].callees.contains(&old));
+            calling.next().filter(|_| calling.next().is_none()).copied()
+        };
+        for &x in b {
+            if let Some(y) = self.forward[x as usize].and_then(|old| only(c, self.candidate, old)) {
+                found.push((x, y));
+            }
+        }
+        for &y in c {
+            if let Some(x) = self.backward[y as usize].and_then(|old| only(b, self.baseline, old)) {
+                found.push((x, y));
+            }
+        }
+        let (mut rows, mut columns) = (
+            vec![Best::default(); b.len()],
+            vec![Best::default(); c.len()],
+        );
+        for (i, &x) in b.iter().enumerate() {
+            for (j, &y) in c.iter().enumerate() {
+                let score = alike(x, y);
+                rows[i].offer(score, j as u32);
+                columns[j].offer(score, i as u32);
+            }
+        }
+        for (i, row) in rows.iter().enumerate() {
+            if let Some(j) = row.at
+                && columns[j as usize].at == Some(i as u32)
+                && row.decisive(MIN_SOLE_NEIGHBOUR_SIMILARITY)
+                && columns[j as usize].decisive(MIN_SOLE_NEIGHBOUR_SIMILARITY)
+            {
+                found.push((b[i], c[j as usize]));
+            }
+        }
+        // The first claim on a procedure holds.
+        let (mut taken_b, mut taken_c) = (Vec::new(), Vec::new());
+        found.retain(|&(x, y)| {
+            let free = alike(x, y) > 0.0 && !taken_b.contains(&x) && !taken_c.contains(&y);
+            if free {
+                taken_b.push(x);
+                taken_c.push(y);
+            }
+            free
+        });
+        found
+    }
+}

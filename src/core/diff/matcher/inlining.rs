@@ -1,0 +1,183 @@
+//! Callees inlined into a caller on one side: the round that pairs them, and the check that
+//! refuses a callee the pair its caller holds.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+use crate::core::diff::measure::{kinship, sizes_within_window};
+use crate::core::diff::{
+    Fingerprint, LARGE_PROCEDURE_INSTRUCTIONS, LIKENESS_MARGIN, MAX_NEIGHBOURS,
+    MIN_LIKENESS_INSTRUCTIONS, Signal, similarity,
+};
+
+use super::{Best, Matcher};
+
+impl<'a> Matcher<'a> {
+    /// `procedure` (of the baseline side, or the candidate's) with the code of its paired
+    /// callees of fewer than [`LARGE_PROCEDURE_INSTRUCTIONS`] taken in, as a compiler inlines
+    /// them: their instructions, strings, constants and imports added, their callees called
+    /// instead; `None` when it calls none such.
+    pub(super) fn with_callees_inlined(
+        &self,
+        procedure: &Fingerprint,
+        baseline: bool,
+    ) -> Option<Fingerprint> {
+        let (side, partners) = if baseline {
+            (self.baseline, &self.forward)
+        } else {
+            (self.candidate, &self.backward)
+        };
+        // A callee index past the side (a caller's own fingerprints) is never inlined.
+        let inlined = |callee: &u32| {
+            partners.get(*callee as usize).is_some_and(Option::is_some)
+                && side[*callee as usize].tokens.len() < LARGE_PROCEDURE_INSTRUCTIONS
+        };
+        if !procedure.callees.iter().any(inlined) {
+            return None;
+        }
+        let mut grown = procedure.clone();
+        grown.callees.clear();
+        for &callee in &procedure.callees {
+            if inlined(&callee) {
+                take_in(&mut grown, &side[callee as usize], callee);
+            } else {
+                grown.callees.push(callee);
+            }
+        }
+        Some(tidied(grown))
+    }
+
+    /// Whether an unpaired caller of `b`, with `b` taken in, is at least [`LIKENESS_MARGIN`]
+    /// more alike to `c` than `b` is, or an unpaired caller of `c`, with `c` taken in, to `b`:
+    /// the other version inlined the callee into that caller, and the callee would pair with
+    /// the caller that holds its code. Only callers of half to twice the other's size with
+    /// the callee taken in are asked, and none of a procedure with more than
+    /// [`MAX_NEIGHBOURS`] callers. When the callee has a paired caller and nothing calls the
+    /// other procedure, the caller need only be within the margin of as alike.
+    pub(super) fn rather_its_caller(&self, b: u32, c: u32) -> bool {
+        let (old, new) = (&self.baseline[b as usize], &self.candidate[c as usize]);
+        let alike = similarity(old, new);
+        let holds_more = |callers: &[u32],
+                          side: &[Fingerprint],
+                          partners: &[Option<u32>],
+                          callee: u32,
+                          other: &Fingerprint,
+                          other_called: bool| {
+            let placed = callers
+                .iter()
+                .any(|&caller| partners[caller as usize].is_some());
+            let least = if placed && !other_called {
+                alike - LIKENESS_MARGIN
+            } else {
+                alike + LIKENESS_MARGIN
+            };
+            callers.len() <= MAX_NEIGHBOURS
+                && callers.iter().any(|&caller| {
+                    let holder = &side[caller as usize];
+                    let size = holder.size + side[callee as usize].size;
+                    if partners[caller as usize].is_some()
+                        || size > other.size.saturating_mul(2)
+                        || size.saturating_mul(2) < other.size
+                    {
+                        return false;
+                    }
+                    let mut grown = holder.clone();
+                    grown.callees.retain(|&called| called != callee);
+                    take_in(&mut grown, &side[callee as usize], callee);
+                    similarity(&tidied(grown), other) >= least
+                })
+        };
+        holds_more(
+            &self.baseline_callers[b as usize],
+            self.baseline,
+            &self.forward,
+            b,
+            new,
+            !self.candidate_callers[c as usize].is_empty(),
+        ) || holds_more(
+            &self.candidate_callers[c as usize],
+            self.candidate,
+            &self.backward,
+            c,
+            old,
+            !self.baseline_callers[b as usize].is_empty(),
+        )
+    }
+
+    /// Pairs unpaired procedures that are each other's most similar by a margin, as the
+    /// likeness round does, with each one's small paired callees taken in
+    /// ([`Matcher::with_callees_inlined`]), when that took in code on at least one side: a
+    /// function whose callee one version inlines and the other calls.
+    pub(super) fn inlined_round(&mut self) {
+        let gather = |side: &'a [Fingerprint], partners: &[Option<u32>], baseline: bool| {
+            let mut gathered: Vec<(u32, Cow<'a, Fingerprint>)> = (0..side.len() as u32)
+                .filter(|&at| partners[at as usize].is_none())
+                .map(|at| {
+                    let procedure = &side[at as usize];
+                    let grown = self.with_callees_inlined(procedure, baseline);
+                    (at, grown.map_or(Cow::Borrowed(procedure), Cow::Owned))
+                })
+                .filter(|(_, procedure)| procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
+                .collect();
+            gathered.sort_by_key(|(at, procedure)| (procedure.size, *at));
+            gathered
+        };
+        let rows = gather(self.baseline, &self.forward, true);
+        let columns = gather(self.candidate, &self.backward, false);
+        let grown = |procedure: &Cow<'a, Fingerprint>| matches!(procedure, Cow::Owned(_));
+        if !rows.iter().any(|(_, f)| grown(f)) && !columns.iter().any(|(_, g)| grown(g)) {
+            return;
+        }
+        let mut row_best = vec![Best::default(); rows.len()];
+        let mut column_best = vec![Best::default(); columns.len()];
+        for (row, (_, f)) in rows.iter().enumerate() {
+            let range = sizes_within_window(&columns, |(_, g)| g.size, f.size);
+            if self.should_stop(range.len(), false) {
+                return;
+            }
+            for (column, (_, g)) in columns.iter().enumerate().take(range.end).skip(range.start) {
+                let score = kinship(f, g);
+                row_best[row].offer(score, column as u32);
+                column_best[column].offer(score, row as u32);
+            }
+        }
+        for (row, best) in row_best.iter().enumerate() {
+            let Some(column) = best.at else { continue };
+            let (b, f) = &rows[row];
+            let (c, g) = &columns[column as usize];
+            if (grown(f) || grown(g)) && best.mutual(row as u32, &column_best[column as usize]) {
+                self.pair(*b, *c, Signal::Likeness);
+            }
+        }
+    }
+}
+
+/// Adds the code of `inner`, a callee (index `callee` on its side), to `grown`, as a compiler
+/// inlines it: its instructions, immediates, strings, constants and imports, and its callees
+/// (but itself) called instead; [`tidied`] sorts the result again.
+pub(in crate::core::diff) fn take_in(grown: &mut Fingerprint, inner: &Fingerprint, callee: u32) {
+    grown.tokens.extend_from_slice(&inner.tokens);
+    grown.mnemonics.extend_from_slice(&inner.mnemonics);
+    grown.immediates.extend_from_slice(&inner.immediates);
+    grown.strings.extend_from_slice(&inner.strings);
+    grown.constants.extend_from_slice(&inner.constants);
+    grown.imports.extend(inner.imports.iter().cloned());
+    grown.size += inner.size;
+    (grown.callees).extend(inner.callees.iter().filter(|&&c| c != callee));
+}
+
+/// `grown` after [`take_in`]: its multisets sorted, its sets and callees distinct.
+pub(in crate::core::diff) fn tidied(mut grown: Fingerprint) -> Fingerprint {
+    grown.tokens.sort_unstable();
+    grown.mnemonics.sort_unstable();
+    grown.immediates.sort_unstable();
+    for set in [&mut grown.strings, &mut grown.constants] {
+        set.sort_unstable();
+        set.dedup();
+    }
+    grown.imports.sort();
+    grown.imports.dedup();
+    let mut seen = BTreeSet::new();
+    grown.callees.retain(|&callee| seen.insert(callee));
+    grown
+}
