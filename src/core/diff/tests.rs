@@ -1165,11 +1165,12 @@ fn a_table_whose_pairs_sit_in_other_slots_vouches_for_nothing() {
     );
 }
 
-/// Sides whose procedures are long enough for the likeness round and alike in parts.
+/// Sides whose procedures are alike in parts, most long enough for the likeness round and
+/// some small enough for the round of small procedures.
 fn long_side() -> impl Strategy<Value = Vec<Fingerprint>> {
     prop::collection::vec(
         (
-            prop::collection::vec(0u32..24, 8..30),
+            prop::collection::vec(0u32..24, 2..30),
             prop::collection::vec(0u64..3, 0..2),
             prop::collection::vec(0u32..6, 0..4),
             prop::collection::vec(0u32..10, 0..3),
@@ -1289,6 +1290,10 @@ fn arbitrary_side() -> impl Strategy<Value = Vec<Fingerprint>> {
             prop::option::of("[ab]{1,2}"),
             prop::collection::vec(0u64..4, 0..2),
             prop::collection::vec((0u32..3, 0u32..4), 0..3),
+            (
+                prop::collection::vec(0u32..4, 0..3),
+                prop::collection::vec(0u64..4, 0..4),
+            ),
         ),
         0..12,
     )
@@ -1297,31 +1302,41 @@ fn arbitrary_side() -> impl Strategy<Value = Vec<Fingerprint>> {
         items
             .into_iter()
             .enumerate()
-            .map(|(index, (shape, callees, name, strings, slots))| {
-                // Equal shapes have equal instructions, as in a real binary.
-                let tokens: Vec<u32> = (0..shape as u32).collect();
-                let mut callees: Vec<u32> = callees.into_iter().filter(|&c| c < count).collect();
-                callees.sort_unstable();
-                callees.dedup();
-                let mut strings = strings;
-                strings.sort_unstable();
-                strings.dedup();
-                let mut p = procedure(index as u64 * 16, shape, tokens, callees);
-                p.bytes = shape;
-                p.name = name;
-                p.strings = strings;
-                // Tables it sits in and, from the same draw, tables its code names.
-                p.slots = slots
-                    .iter()
-                    .map(|&(table, index)| Slot { table, index })
-                    .collect();
-                p.slots.sort_unstable();
-                p.slots.dedup();
-                p.tables = slots.iter().map(|&(table, _)| table).collect();
-                p.tables.sort_unstable();
-                p.tables.dedup();
-                p
-            })
+            .map(
+                |(index, (shape, callees, name, strings, slots, operands))| {
+                    let (mut immediates, mut constants) = operands;
+                    // Equal shapes have equal instructions, as in a real binary.
+                    let tokens: Vec<u32> = (0..shape as u32).collect();
+                    let mut callees: Vec<u32> =
+                        callees.into_iter().filter(|&c| c < count).collect();
+                    callees.sort_unstable();
+                    callees.dedup();
+                    let mut strings = strings;
+                    strings.sort_unstable();
+                    strings.dedup();
+                    let mut p = procedure(index as u64 * 16, shape, tokens, callees);
+                    p.bytes = shape;
+                    p.name = name;
+                    p.strings = strings;
+                    // Tables it sits in and, from the same draw, tables its code names.
+                    p.slots = slots
+                        .iter()
+                        .map(|&(table, index)| Slot { table, index })
+                        .collect();
+                    p.slots.sort_unstable();
+                    p.slots.dedup();
+                    p.tables = slots.iter().map(|&(table, _)| table).collect();
+                    p.tables.sort_unstable();
+                    p.tables.dedup();
+                    // Operands a masked instruction hash does not see: equal shapes may differ.
+                    immediates.sort_unstable();
+                    p.immediates = immediates;
+                    constants.sort_unstable();
+                    constants.dedup();
+                    p.constants = constants;
+                    p
+                },
+            )
             .collect()
     })
 }
@@ -1409,6 +1424,25 @@ proptest! {
     fn long_procedures_are_each_in_exactly_one_place(a in long_side(), b in long_side()) {
         let result = compare(&a, &b, &mut never());
         prop_assert_eq!(places(&result), every_place(&a, &b));
+    }
+
+    #[test]
+    fn small_procedures_paired_by_likeness_share_an_immediate_when_they_have_any(
+        a in long_side(),
+        b in long_side(),
+    ) {
+        let result = compare(&a, &b, &mut never());
+        let small = |p: &Fingerprint| p.tokens.len() < MIN_LIKENESS_INSTRUCTIONS;
+        // The round of inlined callees names its pairs `likeness` too, but reads a caller
+        // with its callees taken in: only procedures without callees are the small round's.
+        let alone = |p: &Fingerprint| p.callees.is_empty();
+        for pair in result.pairs.iter().filter(|pair| pair.signal == Signal::Likeness) {
+            let (x, y) = (&a[pair.baseline as usize], &b[pair.candidate as usize]);
+            let either_has_immediates = !(x.immediates.is_empty() && y.immediates.is_empty());
+            if (small(x) || small(y)) && alone(x) && alone(y) && either_has_immediates {
+                prop_assert!(x.immediates.iter().any(|i| y.immediates.contains(i)), "{:?}", pair);
+            }
+        }
     }
 
     #[test]
