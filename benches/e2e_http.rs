@@ -521,7 +521,10 @@ fn run(executable: &Path, scenario: &Scenario, catalog: &Path) -> Measured {
         }
     }
     let throughput = PIPELINED as f64 / started.elapsed().as_secs_f64();
-    let peak_kb = e2e::peak_kb(server.child.id());
+    let (peak_kb, file_kb) = (
+        e2e::peak_kb(server.child.id()),
+        e2e::file_kb(server.child.id()),
+    );
     drop(connections);
     server.stop();
     Measured {
@@ -529,6 +532,7 @@ fn run(executable: &Path, scenario: &Scenario, catalog: &Path) -> Measured {
         p99: e2e::percentile(&latencies, 0.99),
         throughput,
         peak_kb,
+        file_kb,
     }
 }
 
@@ -622,7 +626,9 @@ fn main() {
             runs.push(run(&executable(scenario.server), scenario, &catalog));
         }
     }
-    println!("| scenario | p50 | p99 | req/s, {CONNECTIONS} connections in flight | peak memory |");
+    println!(
+        "| scenario | p50 | p99 | req/s, {CONNECTIONS} connections in flight | peak memory (of it from files) |"
+    );
     println!("|---|---|---|---|---|");
     let medians: Vec<(&str, Median)> = scenarios
         .iter()

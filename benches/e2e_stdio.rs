@@ -144,6 +144,11 @@ impl Peer {
         e2e::peak_kb(self.child.id())
     }
 
+    /// Resident memory of the server mapped from files, in kB.
+    fn file_kb(&self) -> u64 {
+        e2e::file_kb(self.child.id())
+    }
+
     fn stop(mut self) {
         drop(self.input);
         let _ = self.child.wait();
@@ -236,13 +241,14 @@ fn run(binary: &Path, scenario: &Scenario) -> Measured {
         received += 1;
     }
     let throughput = PIPELINED as f64 / started.elapsed().as_secs_f64();
-    let peak_kb = peer.peak_kb();
+    let (peak_kb, file_kb) = (peer.peak_kb(), peer.file_kb());
     peer.stop();
     Measured {
         p50: percentile(&latencies, 0.50),
         p99: percentile(&latencies, 0.99),
         throughput,
         peak_kb,
+        file_kb,
     }
 }
 
@@ -439,7 +445,9 @@ fn main() {
             runs.push(run(&executable(scenario.server), scenario));
         }
     }
-    println!("| scenario | p50 | p99 | req/s, {IN_FLIGHT} in flight | peak memory |");
+    println!(
+        "| scenario | p50 | p99 | req/s, {IN_FLIGHT} in flight | peak memory (of it from files) |"
+    );
     println!("|---|---|---|---|---|");
     let medians: Vec<(&str, Median)> = scenarios
         .iter()
