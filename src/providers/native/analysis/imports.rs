@@ -74,13 +74,16 @@ pub(super) fn relocated(
             None => {}
         }
     }
-    let relocatable = file.kind() == object::ObjectKind::Dynamic;
+    // Only a position-independent file has its every pointer written by the loader.
+    if file.kind() != object::ObjectKind::Dynamic {
+        return found;
+    }
     let packed = match file {
         object::File::Elf64(elf) => packed_sites(elf, image_words),
         object::File::Elf32(elf) => packed_sites(elf, image_words),
         _ => None,
     };
-    if let (true, Some(packed)) = (relocatable, packed) {
+    if let Some(packed) = packed {
         // The packed sites are `RELATIVE` pointers whose value is the word itself: the data
         // scan reads them, so they only need to be known as sites.
         sites.extend(packed);
