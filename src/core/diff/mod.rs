@@ -40,10 +40,10 @@
 //!    4, 5 and 6 bytes), each at least [`MIN_TWIN_LIKENESS`] alike to several of the other
 //!    side within [`LIKENESS_MARGIN`], or decisively the best of one that is (a hair less
 //!    alike crosswise one way than the other). Linked that way they make a family; in a
-//!    family, each procedure's own immediates (those not every member of its side holds: the shift by 5,
-//!    the other hash prime) decide, by mutual unique best likeness of them, sharing at
-//!    least one, among the members that the pairs calling both do not call in different
-//!    places (see below).
+//!    family, each procedure's own immediates (those not every member of its side holds:
+//!    the shift by 5, the other hash prime) decide, by mutual unique best likeness of them,
+//!    sharing at least one, among the members that the pairs calling both do not call in
+//!    different places (see below).
 //!
 //! 10. [`Signal::SameCallers`], when the twins round paired nothing either: procedures called
 //!     by the same pairs, at least [`MIN_SAME_CALLERS`] (a function rewritten past any
@@ -89,8 +89,9 @@
 //! into its callers, so the same anchors are no proof on their own): when, for every pair
 //! that calls both, of the longest run of its other callees called in the same order on both
 //! sides (each side's callees in the order of their first call), at least
-//! [`MIN_PLACES_APART`] are called before one and not before the other. A function removed from one call and another added at
-//! another are two functions, however alike; one call moved past another is not enough.
+//! [`MIN_PLACES_APART`] are called before one and not before the other. A function removed
+//! from one call and another added at another are two functions, however alike; one call
+//! moved past another is not enough.
 //!
 //! The rounds of likeness and place (4 and 6 to 13) never pair a procedure with one that
 //! an unpaired caller of it, with it taken in, is more alike to by [`LIKENESS_MARGIN`] (or

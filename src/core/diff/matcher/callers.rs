@@ -106,9 +106,11 @@ impl Matcher<'_> {
     /// on each side, when at least [`MIN_SAME_CALLERS`] vouch for them (unless they conflict:
     /// [`kinship`] 0); else, for one that a fuzzy round paired against its place, the only
     /// one on the other side that calls its old partner (a function whose body moved into a
-    /// new callee keeps its callers); else mutual bests by [`LIKENESS_MARGIN`](crate::core::diff::LIKENESS_MARGIN), at least
+    /// new callee keeps its callers); else mutual bests by [`LIKENESS_MARGIN`], at least
     /// [`MIN_SOLE_NEIGHBOUR_SIMILARITY`] alike (and, from one caller, half to twice the
     /// other's size, when one side has only one).
+    ///
+    /// [`LIKENESS_MARGIN`]: crate::core::diff::LIKENESS_MARGIN
     pub(super) fn place_partners(&self, b: &[u32], c: &[u32], callers: usize) -> Vec<(u32, u32)> {
         let place_alone = callers >= MIN_SAME_CALLERS;
         // One call site vouches less than several: there, only procedures of comparable

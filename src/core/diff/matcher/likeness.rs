@@ -98,11 +98,13 @@ impl Matcher<'_> {
     }
 
     /// Pairs the unpaired procedures of fewer than [`MIN_LIKENESS_INSTRUCTIONS`] that are
-    /// each other's most alike by [`LIKENESS_MARGIN`](crate::core::diff::LIKENESS_MARGIN), at least [`MIN_SMALL_LIKENESS`], among
+    /// each other's most alike by [`LIKENESS_MARGIN`], at least [`MIN_SMALL_LIKENESS`], among
     /// all unpaired procedures of half to twice their size, sharing an immediate when they
     /// have any ([`small_kinship`]): a small function nothing calls (its callers inlined it)
     /// whose one constant changed. The many alike small functions (`mov %rdi,%rax; ret`) tie
     /// and stay apart.
+    ///
+    /// [`LIKENESS_MARGIN`]: crate::core::diff::LIKENESS_MARGIN
     pub(super) fn small_likeness_round(&mut self) {
         let rows = unpaired_by_size(self.baseline, &self.forward, |_| true);
         let columns = unpaired_by_size(self.candidate, &self.backward, |_| true);
