@@ -1,0 +1,260 @@
+//! The place among the calls and in pointer tables: call slots, the same callers, and
+//! aligned tables.
+
+use super::*;
+use crate::core::diff::measure::kinship;
+
+#[test]
+fn a_function_removed_from_one_call_and_another_added_at_another_stay_apart() {
+    let removed = body(0x800, 7, 20, vec![]);
+    let added = edited(&removed, 2);
+    assert!(similarity(&removed, &added) >= MIN_LIKENESS + LIKENESS_MARGIN);
+    // `main` called the removed function between the second and third kept ones; it
+    // calls the added one last. Indices: 0 is `main`, 1 to 6 the kept, 7 the other.
+    let baseline = calling_in_order(kept_and(removed), &[1, 2, 7, 3, 4, 5, 6]);
+    let apart = calling_in_order(kept_and(added.clone()), &[1, 2, 3, 4, 5, 6, 7]);
+    let result = compare(&baseline, &apart, &mut never());
+    assert_eq!(partner(&result, 7), None, "{result:?}");
+    assert_eq!(result.only_in_candidate, vec![7]);
+    // Called in the same place, or one call over (a call moved past another), it is
+    // the same function changed.
+    for calls in [[1, 2, 7, 3, 4, 5, 6], [1, 2, 3, 7, 4, 5, 6]] {
+        let near = calling_in_order(kept_and(added.clone()), &calls);
+        let result = compare(&baseline, &near, &mut never());
+        assert_eq!(
+            partner(&result, 7),
+            Some((7, Signal::CallGraph)),
+            "{calls:?}"
+        );
+    }
+}
+
+#[test]
+fn two_functions_with_the_same_anchors_called_in_different_places_stay_apart() {
+    // Inlining copies a callee's strings into its callers: a function and its caller's
+    // counterpart can refer to the same one string, and nothing else.
+    let removed = body(0x800, 7, 20, vec![42]);
+    let mut added = foreign(0x800, 3, 20);
+    added.strings = vec![42];
+    let baseline = calling_in_order(kept_and(removed), &[1, 2, 7, 3, 4, 5, 6]);
+    let apart = calling_in_order(kept_and(added.clone()), &[1, 2, 3, 4, 5, 6, 7]);
+    let result = compare(&baseline, &apart, &mut never());
+    assert_eq!(partner(&result, 7), None, "{result:?}");
+    // In the same place, the anchors pair them.
+    let near = calling_in_order(kept_and(added), &[1, 2, 7, 3, 4, 5, 6]);
+    let result = compare(&baseline, &near, &mut never());
+    assert_eq!(
+        partner(&result, 7),
+        Some((7, Signal::Anchors)),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_function_rewritten_past_likeness_in_its_place_among_the_calls_pairs_by_it() {
+    let old = body(0x800, 7, 30, vec![]);
+    let new = rewritten(
+        &old,
+        MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY,
+    );
+    // Another rewrite, as alike, called last: the callers round sees two called by
+    // `main` and neither decisively; the place between the second and third calls
+    // tells.
+    let mut other = rewritten(
+        &old,
+        MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY,
+    );
+    other.address = 0x900;
+    other.bytes ^= 1;
+    let baseline = calling_in_order(kept_and(old.clone()), &[1, 2, 7, 3, 4, 5, 6]);
+    let mut candidate = calling_in_order(kept_and(new), &[1, 2, 7, 3, 4, 5, 6, 8]);
+    candidate.push(other);
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 7),
+        Some((7, Signal::CallGraph)),
+        "{result:?}"
+    );
+    assert_eq!(result.only_in_candidate, vec![8]);
+    // Tiny ones all look alike: a place alone does not pair them.
+    let tiny = body(0x800, 7, MIN_LIKENESS_INSTRUCTIONS as u32 - 1, vec![]);
+    let other_tiny = body(0x800, 9, MIN_LIKENESS_INSTRUCTIONS as u32 - 1, vec![]);
+    assert!(similarity(&tiny, &other_tiny) >= MIN_SOLE_NEIGHBOUR_SIMILARITY);
+    let baseline = calling_in_order(kept_and(tiny), &[1, 2, 7, 3, 4, 5, 6]);
+    let candidate = calling_in_order(kept_and(other_tiny), &[1, 2, 7, 3, 4, 5, 6]);
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(partner(&result, 7), None, "{result:?}");
+}
+
+#[test]
+fn the_start_and_the_end_of_the_calls_bound_a_call_slot_too() {
+    let old = body(0x800, 7, 30, vec![]);
+    let new = rewritten(
+        &old,
+        MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY,
+    );
+    // As alike a rewrite called elsewhere (index 8): `main` calls two unpaired
+    // procedures on the candidate side and neither decisively, so only the place tells.
+    let mut other = new.clone();
+    other.address = 0x900;
+    other.bytes ^= 1;
+    let compared = |rewrite: &Fingerprint, old_calls: &[u32], new_calls: &[u32]| {
+        let baseline = calling_in_order(kept_and(old.clone()), old_calls);
+        let mut candidate = calling_in_order(kept_and(rewrite.clone()), new_calls);
+        candidate.push(other.clone());
+        compare(&baseline, &candidate, &mut never())
+    };
+    let first = ([7, 1, 2, 3, 4, 5, 6], [7, 1, 2, 3, 8, 4, 5, 6]);
+    let last = ([1, 2, 3, 4, 5, 6, 7], [1, 2, 8, 3, 4, 5, 6, 7]);
+    for (old_calls, new_calls) in [first, last] {
+        let result = compared(&new, &old_calls, &new_calls);
+        assert_eq!(
+            partner(&result, 7),
+            Some((7, Signal::CallGraph)),
+            "{new_calls:?}: {result:?}"
+        );
+        assert_eq!(result.only_in_candidate, vec![8], "{new_calls:?}");
+    }
+    // Bounded on one side only, three times the size is a new function that took the
+    // old one in.
+    let mut grown = rewritten(
+        &old,
+        MIN_SOLE_NEIGHBOUR_SIMILARITY + 0.1..MIN_NEIGHBOUR_SIMILARITY,
+    );
+    grown.size = old.size * 3;
+    assert!(kinship(&old, &grown) >= MIN_SOLE_NEIGHBOUR_SIMILARITY);
+    let result = compared(&grown, &last.0, &last.1);
+    assert_eq!(partner(&result, 7), None, "{result:?}");
+    // Two unpaired at the end of one side (a function added last) are no slot.
+    let result = compared(&new, &[1, 2, 3, 4, 5, 6, 7], &[1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(partner(&result, 7), None, "{result:?}");
+}
+
+#[test]
+fn the_callers_round_keeps_a_likeness_pair_that_the_call_order_does_not_overrule() {
+    // `main` and `second` call `b` (7) between the second and third kept procedures and
+    // the unrelated new `c` (7) last; `x` (9), called by nobody, is `b` edited. The
+    // callers that `b` and `c` share place them apart, so they do not undo `b` with `x`.
+    let b = body(0x800, 7, 20, vec![]);
+    let c = foreign(0x800, 3, 20);
+    let mut x = edited(&b, 2);
+    x.address = 0xa00;
+    assert!(similarity(&b, &x) >= MIN_LIKENESS + LIKENESS_MARGIN);
+    let (old, new) = ([1, 2, 7, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6, 7]);
+    let baseline = with_second_caller(calling_in_order(kept_and(b), &old), &old);
+    let mut candidate = with_second_caller(calling_in_order(kept_and(c), &new), &new);
+    candidate.push(x);
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 7),
+        Some((9, Signal::Likeness)),
+        "{result:?}"
+    );
+    assert_eq!(result.only_in_candidate, vec![7], "{result:?}");
+}
+
+#[test]
+fn a_pair_that_calls_two_in_the_same_place_keeps_them_together() {
+    // A second caller calls both first (before any other pair): one caller against is
+    // not all of them.
+    let removed = body(0x800, 7, 20, vec![]);
+    let added = edited(&removed, 2);
+    let baseline = with_second_caller(
+        calling_in_order(kept_and(removed), &[1, 2, 7, 3, 4, 5, 6]),
+        &[7, 1],
+    );
+    let candidate = with_second_caller(
+        calling_in_order(kept_and(added), &[1, 2, 3, 4, 5, 6, 7]),
+        &[7, 1],
+    );
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(partner(&result, 7).map(|(c, _)| c), Some(7), "{result:?}");
+}
+
+#[test]
+fn a_procedure_between_two_pairs_pairs_by_its_place() {
+    let first = body(0x10, 1, 10, vec![]);
+    let middle = body(0x20, 2, 10, vec![]);
+    let last = body(0x30, 3, 10, vec![]);
+    let changed = edited(&middle, 4);
+    assert!(similarity(&middle, &changed) >= MIN_ORDER_SIMILARITY);
+    // A twin of the changed one elsewhere: as like the middle one as its true version, so
+    // the likeness round cannot choose, and only the place decides.
+    let mut twin = changed.clone();
+    twin.address = 0x40;
+    twin.bytes ^= 1;
+    let result = compare(
+        &[first.clone(), middle, last.clone()],
+        &[first, changed, last, twin],
+        &mut never(),
+    );
+    let pair = result
+        .pairs
+        .iter()
+        .find(|p| p.baseline == 1)
+        .expect("paired");
+    assert_eq!((pair.candidate, pair.signal), (1, Signal::Order));
+    assert_eq!(result.only_in_candidate, vec![3]);
+}
+
+#[test]
+fn procedures_in_the_same_slot_of_aligned_tables_pair_by_it() {
+    // A table of an anchor (unique code) and two near twins, rewritten in the new version
+    // and laid out in the other order, so neither likeness nor place can tell them apart.
+    let anchor = body(0x10, 1, 12, vec![]);
+    let first = body(0x20, 2, 30, vec![]);
+    let mut second = edited(&first, 2);
+    second.address = 0x30;
+    let slot = |index| Slot { table: 0, index };
+    let mut baseline = vec![anchor.clone(), first.clone(), second.clone()];
+    for (index, procedure) in baseline.iter_mut().enumerate() {
+        procedure.slots = vec![slot(index as u32)];
+    }
+    let (mut new_first, mut new_second) = (edited(&first, 3), edited(&second, 3));
+    // Four distinct codes: no hash pairs any two of them.
+    for (procedure, code) in [(&mut new_first, 0x71), (&mut new_second, 0x72)] {
+        (procedure.bytes, procedure.shape) = (code, code);
+    }
+    new_first.slots = vec![slot(1)];
+    new_second.slots = vec![slot(2)];
+    let mut new_anchor = anchor;
+    new_anchor.slots = vec![slot(0)];
+    let candidate = vec![new_anchor, new_second, new_first];
+    let result = compare(&baseline, &candidate, &mut never());
+    let partner = |b: u32| result.pairs.iter().find(|p| p.baseline == b).copied();
+    assert_eq!(partner(0).map(|p| p.candidate), Some(0));
+    for (b, c) in [(1, 2), (2, 1)] {
+        let pair = partner(b).expect("paired");
+        assert_eq!((pair.candidate, pair.signal), (c, Signal::PointerTable));
+        assert_eq!(pair.status, Status::Changed);
+    }
+}
+
+#[test]
+fn a_table_whose_pairs_sit_in_other_slots_vouches_for_nothing() {
+    // Two anchors paired by their code, in swapped slots: the tables disagree as often as
+    // they agree, so the unpaired slot stays unpaired.
+    let slot = |index| Slot { table: 0, index };
+    let mut a = body(0x10, 1, 12, vec![]);
+    let mut b = body(0x20, 2, 12, vec![]);
+    let mut c = body(0x30, 3, 12, vec![]);
+    let mut d = body(0x40, 4, 12, vec![]);
+    let target = body(0x50, 5, 30, vec![]);
+    let mut old = target.clone();
+    old.slots = vec![slot(4)];
+    let mut new = edited(&target, 20);
+    new.slots = vec![slot(4)];
+    (a.slots, b.slots, c.slots, d.slots) =
+        (vec![slot(0)], vec![slot(1)], vec![slot(2)], vec![slot(3)]);
+    let baseline = vec![a.clone(), b.clone(), c.clone(), d.clone(), old];
+    (a.slots, b.slots) = (vec![slot(1)], vec![slot(0)]);
+    let candidate = vec![a, b, c, d, new];
+    let result = compare(&baseline, &candidate, &mut never());
+    assert!(
+        result
+            .pairs
+            .iter()
+            .all(|p| p.signal != Signal::PointerTable),
+        "{result:?}"
+    );
+}
