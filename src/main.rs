@@ -525,6 +525,8 @@ fn adapters_for(args: &SessionArgs) -> Result<Option<Adapters>, CliError> {
 }
 
 fn serve(args: ServeArgs) -> Result<(), CliError> {
+    // The capture work folders that killed servers of this user left behind.
+    rea::capture::sandbox::remove_stale_work_folders();
     let shell = ShellConfig {
         max_line_bytes: args.max_line_bytes,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),

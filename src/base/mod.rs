@@ -7,6 +7,9 @@
 //!   out, a bound that cut a result), collected per request on the thread that runs it.
 //! - `pool`: fixed pools of named threads for blocking work (the shell's tool and completion
 //!   pools, and the provider pool of completion), started once and never grown.
+//! - `process_dirs`: private folders a server makes in the temporary directory, named after its
+//!   process, and the removal of those a killed server left (the adapters' workspace, a
+//!   capture's work folder).
 //! - [`Cancel`]: the cancellation signal of one request, and how work that changes state
 //!   claims its commit.
 
@@ -14,5 +17,6 @@ mod cancel;
 pub mod files;
 pub mod notices;
 pub(crate) mod pool;
+pub(crate) mod process_dirs;
 
 pub use cancel::{Cancel, Cancelled};

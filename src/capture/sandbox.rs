@@ -9,7 +9,9 @@
 //! memory and processes. The file system view is read-only: `/usr`, `/etc`, `/lib*`, `/bin`,
 //! `/sbin`, the program's own directory, a private `/dev` and `/proc`, an empty `/tmp`, and one
 //! empty writable directory (`/tmp/capture`, the working directory), a fresh host directory
-//! removed afterwards.
+//! removed afterwards. The host directory is private (mode 0700) and named after the server's
+//! process: one that a server killed during a run leaves, the next server removes at start
+//! ([`remove_stale_work_folders`]).
 //! `strace` (a real ptrace tracer) runs `bwrap` and everything it starts
 //! (`-f -q -i -ttt -k --seccomp-bpf`), writing its transcript into a FIFO outside the view.
 //!
@@ -34,6 +36,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
+
+use crate::base::process_dirs;
 
 /// The in-sandbox working directory: empty, writable, removed afterwards.
 pub const WORK_DIR: &str = "/tmp/capture";
@@ -259,6 +263,10 @@ const NAMESPACES: &[&str] = &[
     "ALL",
 ];
 
+/// The start of the name of a run's host directory (`rea-capture-<pid>-<start>-<nonce>`, mode
+/// 0700, in the temporary directory): the trace FIFO, the filter and the working directory.
+const WORK_FOLDER_PREFIX: &str = "rea-capture-";
+
 /// A host directory removed when dropped.
 struct TempDir(PathBuf);
 
@@ -269,14 +277,7 @@ impl Drop for TempDir {
 }
 
 fn temp_dir() -> Result<TempDir, SandboxError> {
-    let mut random = [0u8; 8];
-    getrandom::fill(&mut random).map_err(|_| {
-        SandboxError::WorkDir(std::io::Error::other("no random source for the name"))
-    })?;
-    let name: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
-    let path = std::env::temp_dir().join(format!("rea-capture-{name}"));
-    std::fs::create_dir(&path).map_err(SandboxError::WorkDir)?;
-    let dir = TempDir(path);
+    let dir = TempDir(process_dirs::create(WORK_FOLDER_PREFIX).map_err(SandboxError::WorkDir)?);
     std::fs::create_dir(dir.0.join("work")).map_err(SandboxError::WorkDir)?;
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -287,6 +288,17 @@ fn temp_dir() -> Result<TempDir, SandboxError> {
     )
     .map_err(|error| SandboxError::WorkDir(error.into()))?;
     Ok(dir)
+}
+
+/// Removes the host directories of runs that this user's servers left in the temporary
+/// directory when they were killed during a run: those named after a server that no longer
+/// runs. (Directories of earlier versions, named by a random number alone, cannot be told
+/// apart from a running server's and stay.) Returns how many were removed.
+pub fn remove_stale_work_folders() -> usize {
+    process_dirs::remove_stale(
+        |name| process_dirs::is_stale(name, WORK_FOLDER_PREFIX),
+        "a capture's work folder",
+    )
 }
 
 /// Runs `run` in the sandbox, stopping at its bounds or when `cancelled` says so.

@@ -150,6 +150,7 @@ mod captures {
     mod hostile;
     mod prompts;
     mod properties;
+    mod work_folders;
 }
 
 /// Reconstruction claims: the claim language and evaluation against retained Evidence.

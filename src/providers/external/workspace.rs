@@ -14,14 +14,15 @@
 //! leaves it: [`remove_stale`], at start, removes the folders of this user's servers that no
 //! longer run (their process id is gone, or is another process's now).
 
-use std::ffi::OsStr;
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::base::process_dirs;
 
 /// The name every workspace folder starts with.
 const PREFIX: &str = "rea-adapters-";
@@ -45,9 +46,6 @@ const FOLDERS: [(&str, &[&str]); 7] = [
 /// the locale.
 const KEPT: [&str; 4] = ["PATH", "LANG", "LC_ALL", "LC_CTYPE"];
 
-/// How many names are tried when one is taken.
-const NAME_TRIES: usize = 8;
-
 /// The server's private folder (see the [module documentation](self)); removed when dropped.
 #[derive(Debug)]
 pub(super) struct Workspace {
@@ -57,49 +55,20 @@ pub(super) struct Workspace {
 impl Workspace {
     /// Makes the folder in the temporary directory (`TMPDIR`, else `/tmp`).
     fn create() -> io::Result<Workspace> {
-        let base = std::env::temp_dir();
-        let start = start_time(std::process::id()).unwrap_or(0);
-        let mut last = None;
-        for _ in 0..NAME_TRIES {
-            let root = base.join(format!(
-                "{PREFIX}{}-{start}-{:016x}",
-                std::process::id(),
-                nonce()
-            ));
-            match fs::DirBuilder::new().mode(0o700).create(&root) {
-                Ok(()) => {}
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
-                    last = Some(error);
-                    continue;
-                }
-                Err(error) => return Err(error),
-            }
-            let workspace = Workspace { root };
-            workspace.check_private()?;
-            for (folder, _) in FOLDERS {
-                fs::DirBuilder::new()
-                    .mode(0o700)
-                    .create(workspace.root.join(folder))?;
-            }
-            return Ok(workspace);
+        let workspace = Workspace {
+            root: process_dirs::create(PREFIX)?,
+        };
+        for (folder, _) in FOLDERS {
+            fs::DirBuilder::new()
+                .mode(0o700)
+                .create(workspace.root.join(folder))?;
         }
-        Err(last.unwrap_or_else(|| io::Error::other("no free name for the adapters' folder")))
+        Ok(workspace)
     }
 
     /// Fails unless the folder is a directory of this user that nobody else may enter.
     fn check_private(&self) -> io::Result<()> {
-        let meta = fs::symlink_metadata(&self.root)?;
-        let private = meta.is_dir()
-            && meta.uid() == rustix::process::geteuid().as_raw()
-            && meta.mode() & 0o077 == 0;
-        if private {
-            Ok(())
-        } else {
-            Err(io::Error::other(format!(
-                "{} is not a private folder of this user",
-                self.root.display()
-            )))
-        }
+        process_dirs::check_private(&self.root)
     }
 
     /// Clears `command`'s environment but for [`KEPT`], points `HOME`, `TMPDIR` and the XDG
@@ -195,75 +164,23 @@ impl Drop for PrivateCopy {
     }
 }
 
-/// A number no other folder name of this process has had, hard to guess from outside.
-fn nonce() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
-    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        hasher.write_u128(now.as_nanos());
-    }
-    hasher.finish()
-}
-
-/// When process `pid` started (field 22 of `/proc/<pid>/stat`, in clock ticks since boot), or
-/// `None` when no such process runs.
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold anything: count after it.
-    let (_, after) = stat.rsplit_once(')')?;
-    after.split_whitespace().nth(19)?.parse().ok()
-}
-
 /// Whether the folder named `name` belongs to a server that no longer runs.
 fn is_stale(name: &str) -> bool {
-    if let Some(rest) = name.strip_prefix(PREFIX) {
-        let mut parts = rest.split('-');
-        let (Some(pid), Some(start)) = (parts.next(), parts.next()) else {
-            return false;
-        };
-        let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
-            return false;
-        };
-        return start_time(pid) != Some(start);
-    }
     if let Some(rest) = name.strip_prefix(OLD_PREFIX) {
         // No start time was recorded: only a process id that is gone is certain.
         let Some(Ok(pid)) = rest.split('-').next().map(str::parse::<u32>) else {
             return false;
         };
-        return start_time(pid).is_none();
+        return process_dirs::start_time(pid).is_none();
     }
-    false
+    process_dirs::is_stale(name, PREFIX)
 }
 
 /// Removes the adapters' folders (and the private copies of earlier versions) that this
 /// user's servers left in the temporary directory when they were killed: those named after a
 /// server that no longer runs and owned by this user. Returns how many were removed.
 pub fn remove_stale() -> usize {
-    let base = std::env::temp_dir();
-    let Ok(entries) = fs::read_dir(&base) else {
-        return 0;
-    };
-    let me = rustix::process::geteuid().as_raw();
-    let mut removed = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = OsStr::to_str(&name) else {
-            continue;
-        };
-        if !is_stale(name) {
-            continue;
-        }
-        let path = entry.path();
-        let ours = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == me);
-        if ours && fs::remove_dir_all(&path).is_ok() {
-            tracing::info!(folder = %path.display(), "removed the adapters' folder of a server that no longer runs");
-            removed += 1;
-        }
-    }
-    removed
+    process_dirs::remove_stale(is_stale, "the adapters' folder")
 }
 
 #[cfg(test)]
@@ -273,7 +190,7 @@ mod tests {
     #[test]
     fn this_process_folder_is_not_stale_and_a_gone_one_is() {
         let pid = std::process::id();
-        let start = start_time(pid).unwrap();
+        let start = process_dirs::start_time(pid).unwrap();
         assert!(!is_stale(&format!("{PREFIX}{pid}-{start}-00ff")));
         assert!(is_stale(&format!("{PREFIX}{pid}-{}-00ff", start + 1)));
         assert!(!is_stale(&format!("{OLD_PREFIX}{pid}-3-17")));
