@@ -58,8 +58,13 @@ fn clients() -> PathBuf {
     root().join("tests/clients")
 }
 
+/// Runs `command` to success with a temporary directory of its own (`TMPDIR`), removed
+/// afterwards: the folders the clients and the servers they start make there go with it (they
+/// were left in `/tmp`, several per run).
 fn run(command: &mut Command, what: &str) {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
     let output = command
+        .env("TMPDIR", tmp.path())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
     assert!(
