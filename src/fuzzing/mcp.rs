@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
+use crate::base::process_dirs;
 use crate::mcp::era::{self, Envelope, Era, LogLevel, ModernMethod};
 use crate::mcp::message::{Line, Message, Request, RequestKey, classify_line, readable_id};
 use crate::mcp::{Server, ServerConfig, ShellConfig};
@@ -385,12 +386,17 @@ pub fn check_session(bytes: &[u8]) {
 fn fuzz_server() -> &'static Server {
     static SERVER: std::sync::OnceLock<Server> = std::sync::OnceLock::new();
     SERVER.get_or_init(|| {
-        let empty = std::env::temp_dir().join(format!("rea-fuzz-empty-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&empty);
+        // The folder outlives every input, so it is only removed by the next process's sweep.
+        const PREFIX: &str = "rea-fuzz-empty-";
+        process_dirs::remove_stale(
+            |name| process_dirs::is_stale(name, PREFIX),
+            "the fuzzing server's empty folder",
+        );
         let session = std::sync::Arc::new(crate::session::Session::new());
-        if let Ok(confinement) = crate::base::files::Confinement::to_roots([&empty]) {
-            session.set_confinement(confinement);
-        }
+        let empty = process_dirs::create(PREFIX).expect("a private empty folder to confine to");
+        let confinement = crate::base::files::Confinement::to_roots([&empty])
+            .expect("confinement to an empty folder");
+        session.set_confinement(confinement);
         Server::with_session(
             ServerConfig {
                 shell: ShellConfig {
