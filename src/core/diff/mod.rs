@@ -59,9 +59,11 @@
 //!     above the rest. A pair overruled is undone, and the rounds go on. Unpaired procedures
 //!     of at least [`MIN_LIKENESS_INSTRUCTIONS`] called by one same pair group too, and
 //!     there, even one on each side pairs only by that decisive best, half to twice the
-//!     other's size, and only when the group has one procedure on a side (a function
-//!     rewritten at its one call site; a single call site vouches less, and tiny
-//!     procedures all look alike).
+//!     other's size, only when the group has one procedure on a side, and only when that
+//!     pair calls them in the same slot, between the same two of its other callees called
+//!     in the same order on both sides (a function rewritten at its one call site; a
+//!     single call site vouches less, since a dispatcher's removed and added functions
+//!     all meet there, and tiny procedures all look alike).
 //! 11. Near ties, when the same-callers round paired nothing either: a mutual best of the
 //!     call-graph or order round that another procedure is within [`LIKENESS_MARGIN`] of
 //!     (the instances of one template, rewritten alike) waits for the rounds that tell them

@@ -173,10 +173,12 @@ impl Matcher<'_> {
                 found.push((b[i], c[j as usize]));
             }
         }
-        // The first claim on a procedure holds.
+        // The first claim on a procedure holds. From one caller, the place is the call's:
+        // a function removed from one call and another added at another are alone there too.
         let (mut taken_b, mut taken_c) = (Vec::new(), Vec::new());
         found.retain(|&(x, y)| {
             let free = alike(x, y) > 0.0 && !taken_b.contains(&x) && !taken_c.contains(&y);
+            let free = free && (place_alone || self.in_same_call_slot(x, y));
             if free {
                 taken_b.push(x);
                 taken_c.push(y);

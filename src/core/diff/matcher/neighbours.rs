@@ -219,33 +219,43 @@ impl Matcher<'_> {
     /// least [`MIN_PLACES_APART`] lie before one and not before the other (a function
     /// removed from one place and another added in another, however alike).
     pub(super) fn against_call_order(&self, b: u32, c: u32) -> bool {
-        let (caller_lists, candidate_callers) = (
-            &self.baseline_callers[b as usize],
-            &self.candidate_callers[c as usize],
-        );
-        let mut places = caller_lists.iter().filter_map(|&caller| {
-            let partner = self.forward[caller as usize]?;
-            candidate_callers.binary_search(&partner).ok()?;
-            let (old, new) = (
-                &self.baseline[caller as usize].callees,
-                &self.candidate[partner as usize].callees,
-            );
-            let (Some(at_b), Some(at_c)) = (
-                old.iter().position(|&callee| callee == b),
-                new.iter().position(|&callee| callee == c),
-            ) else {
-                return None;
-            };
-            let anchors = self.call_anchors(old, new, Some((b, c)));
-            Some(
-                anchors
-                    .partition_point(|anchor| anchor.0 < at_b)
-                    .abs_diff(anchors.partition_point(|anchor| anchor.1 < at_c))
-                    < MIN_PLACES_APART,
-            )
-        });
-        let first = places.next();
-        first == Some(false) && places.all(|same| !same)
+        let mut apart = self.places_apart(b, c);
+        let first = apart.next();
+        first.is_some_and(|places| places >= MIN_PLACES_APART)
+            && apart.all(|places| places >= MIN_PLACES_APART)
+    }
+
+    /// Whether some pair calls both `b` and `c`, and every such pair calls them in the same
+    /// slot: between the same two of its other callees called in the same order on both
+    /// sides. What one call site alone vouches for must be in its very place.
+    pub(super) fn in_same_call_slot(&self, b: u32, c: u32) -> bool {
+        let mut apart = self.places_apart(b, c);
+        apart.next() == Some(0) && apart.all(|places| places == 0)
+    }
+
+    /// For each pair that calls both `b` and `c`: of the longest run of its other callees
+    /// called in the same order on both sides, how many lie before one and not before the
+    /// other.
+    fn places_apart(&self, b: u32, c: u32) -> impl Iterator<Item = usize> + '_ {
+        let candidate_callers = &self.candidate_callers[c as usize];
+        self.baseline_callers[b as usize]
+            .iter()
+            .filter_map(move |&caller| {
+                let partner = self.forward[caller as usize]?;
+                candidate_callers.binary_search(&partner).ok()?;
+                let (old, new) = (
+                    &self.baseline[caller as usize].callees,
+                    &self.candidate[partner as usize].callees,
+                );
+                let at_b = old.iter().position(|&callee| callee == b)?;
+                let at_c = new.iter().position(|&callee| callee == c)?;
+                let anchors = self.call_anchors(old, new, Some((b, c)));
+                Some(
+                    anchors
+                        .partition_point(|anchor| anchor.0 < at_b)
+                        .abs_diff(anchors.partition_point(|anchor| anchor.1 < at_c)),
+                )
+            })
     }
 
     pub(super) fn neighbours(&mut self, baseline: &[u32], candidate: &[u32]) {

@@ -87,6 +87,37 @@ fn a_function_rewritten_past_likeness_in_its_place_among_the_calls_pairs_by_it()
 }
 
 #[test]
+fn from_one_caller_a_rewrite_pairs_only_in_the_slot_of_its_call() {
+    // A function rewritten into the band where only its place vouches for it, and a new
+    // one (8, unlike it): `main` calls both, so the call slot round (one unpaired callee
+    // on each side between two pairs) leaves them to the callers round.
+    let old = body(0x800, 7, 30, vec![]);
+    let new = rewritten(
+        &old,
+        MIN_SOLE_NEIGHBOUR_SIMILARITY..MIN_NEIGHBOUR_SIMILARITY,
+    );
+    let added = foreign(0x900, 3, 30);
+    let baseline = calling_in_order(kept_and(old), &[1, 2, 7, 3, 4, 5, 6]);
+    let candidate = |calls: &[u32]| {
+        let mut side = calling_in_order(kept_and(new.clone()), calls);
+        side.push(added.clone());
+        side
+    };
+    // In its slot (between the second and third calls), `main` alone vouches for it.
+    let same_slot = compare(&baseline, &candidate(&[1, 2, 7, 8, 3, 4, 5, 6]), &mut never());
+    assert_eq!(
+        partner(&same_slot, 7),
+        Some((7, Signal::SameCallers)),
+        "{same_slot:?}"
+    );
+    // One slot over, it may as well be a removed function and an added one: one call
+    // site is where a dispatcher's removed and added functions all meet.
+    let next_slot = compare(&baseline, &candidate(&[1, 2, 8, 3, 7, 4, 5, 6]), &mut never());
+    assert_eq!(partner(&next_slot, 7), None, "{next_slot:?}");
+    assert_eq!(next_slot.only_in_candidate, vec![7, 8]);
+}
+
+#[test]
 fn the_start_and_the_end_of_the_calls_bound_a_call_slot_too() {
     let old = body(0x800, 7, 30, vec![]);
     let new = rewritten(
