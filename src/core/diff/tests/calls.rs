@@ -104,7 +104,11 @@ fn from_one_caller_a_rewrite_pairs_only_in_the_slot_of_its_call() {
         side
     };
     // In its slot (between the second and third calls), `main` alone vouches for it.
-    let same_slot = compare(&baseline, &candidate(&[1, 2, 7, 8, 3, 4, 5, 6]), &mut never());
+    let same_slot = compare(
+        &baseline,
+        &candidate(&[1, 2, 7, 8, 3, 4, 5, 6]),
+        &mut never(),
+    );
     assert_eq!(
         partner(&same_slot, 7),
         Some((7, Signal::SameCallers)),
@@ -112,7 +116,11 @@ fn from_one_caller_a_rewrite_pairs_only_in_the_slot_of_its_call() {
     );
     // One slot over, it may as well be a removed function and an added one: one call
     // site is where a dispatcher's removed and added functions all meet.
-    let next_slot = compare(&baseline, &candidate(&[1, 2, 8, 3, 7, 4, 5, 6]), &mut never());
+    let next_slot = compare(
+        &baseline,
+        &candidate(&[1, 2, 8, 3, 7, 4, 5, 6]),
+        &mut never(),
+    );
     assert_eq!(partner(&next_slot, 7), None, "{next_slot:?}");
     assert_eq!(next_slot.only_in_candidate, vec![7, 8]);
 }
@@ -200,6 +208,31 @@ fn a_pair_that_calls_two_in_the_same_place_keeps_them_together() {
     );
     let result = compare(&baseline, &candidate, &mut never());
     assert_eq!(partner(&result, 7).map(|(c, _)| c), Some(7), "{result:?}");
+}
+
+#[test]
+fn the_callers_round_pairs_no_two_that_a_caller_calls_in_different_places() {
+    // `b` and `c` are unalike (the callers round alone could pair them) and called by the
+    // same two pairs: `second` calls each first; `main` calls `b` after its second kept
+    // callee and `c` last. A function rewritten keeps its places in every caller.
+    let b = body(0x800, 7, 20, vec![]);
+    let c = foreign(0x800, 3, 20);
+    assert!(similarity(&b, &c) < MIN_SOLE_NEIGHBOUR_SIMILARITY);
+    let baseline = with_second_caller(
+        calling_in_order(kept_and(b), &[1, 2, 7, 3, 4, 5, 6]),
+        &[7, 1, 2],
+    );
+    let candidate =
+        |main: &[u32]| with_second_caller(calling_in_order(kept_and(c.clone()), main), &[7, 1, 2]);
+    let apart = compare(&baseline, &candidate(&[1, 2, 3, 4, 5, 6, 7]), &mut never());
+    assert_eq!(partner(&apart, 7), None, "{apart:?}");
+    // Called in the same places by both, the callers vouch for them.
+    let together = compare(&baseline, &candidate(&[1, 2, 7, 3, 4, 5, 6]), &mut never());
+    assert_eq!(
+        partner(&together, 7),
+        Some((7, Signal::SameCallers)),
+        "{together:?}"
+    );
 }
 
 #[test]
