@@ -49,8 +49,9 @@
 //!     by the same pairs, at least [`MIN_SAME_CALLERS`] (a function rewritten past any
 //!     likeness keeps its callers). Those that share a set of paired callers are the
 //!     unpaired procedures and those a fuzzy round (4 and 6 to 9) paired with a procedure
-//!     that something calls and that has none of their paired callers: the place overrules
-//!     the likeness (a procedure that nothing calls, every caller having inlined it, has no
+//!     that something calls and that lacks at least [`MIN_SAME_CALLERS`] of their paired
+//!     callers (a caller of every function, a program's `main`, vouches for nothing): the
+//!     place overrules the likeness (a procedure that nothing calls, every caller having inlined it, has no
 //!     place to be against). The only
 //!     one on each side pairs; among more, one set against its place pairs with the only
 //!     one on the other side that calls its old partner (a function whose body moved into a

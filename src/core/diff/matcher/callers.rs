@@ -39,8 +39,9 @@ impl Matcher<'_> {
             return;
         }
         // An unpaired procedure takes part with enough callers, or with one when it is not
-        // tiny. A pair a fuzzy round made is against its place when its procedures have no
-        // paired caller in common: then the place may name another partner. A partner that
+        // tiny. A pair a fuzzy round made is against its place when at least two paired
+        // callers of one of its procedures do not call the other (sharing a caller that
+        // calls everything, a `main`, is no place): then the place may name another partner. A partner that
         // nothing calls has no place to be against (every caller inlined it, or it is
         // called through pointers).
         let open = |key: &[u32], partner: Option<Partner>, procedure: &Fingerprint| match partner {
@@ -50,9 +51,13 @@ impl Matcher<'_> {
             }
             Some(Partner { key: other, called }) => {
                 let other = other.as_deref().unwrap_or_default();
-                called
-                    && key.len() >= MIN_SAME_CALLERS
-                    && !key.iter().any(|pair| other.binary_search(pair).is_ok())
+                // Its own callers, at least two, that do not call its partner: the partner
+                // lacks a place it has.
+                let not_the_partners = key
+                    .iter()
+                    .filter(|pair| other.binary_search(pair).is_err())
+                    .count();
+                called && not_the_partners >= MIN_SAME_CALLERS
             }
         };
         let mut groups: BTreeMap<&[u32], (Vec<u32>, Vec<u32>)> = BTreeMap::new();

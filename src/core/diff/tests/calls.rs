@@ -236,6 +236,48 @@ fn the_callers_round_pairs_no_two_that_a_caller_calls_in_different_places() {
 }
 
 #[test]
+fn the_callers_round_overrules_an_anchors_pair_that_lacks_two_of_its_callers() {
+    // `f` (3) is called by `main` and two more pairs; `r` (4), removed, only by `main`. In
+    // the candidate, `f` inlined a callee that `r` had inlined too, and took its string
+    // with it: `r` and `f`'s new self hold the same one string, so the anchors round pairs
+    // them. Two of `f`'s callers do not call `r` (and `main`, which calls every function,
+    // vouches for nothing): the place names `f`.
+    let caller = |address: u64, shape: u64| {
+        let mut p = procedure(address, shape, vec![1, 2, 3], vec![3]);
+        p.name = Some(format!("caller{shape}"));
+        p
+    };
+    let f = body(0x400, 9, 40, vec![]);
+    let mut f_new = edited(&f, 6);
+    f_new.strings = vec![42];
+    let r = body(0x800, 5, 30, vec![42]);
+    let mut main = procedure(0x10, 100, vec![1, 2, 3], vec![1, 2, 3, 4]);
+    main.name = Some("main".into());
+    let baseline = vec![main.clone(), caller(0x20, 1), caller(0x30, 2), f, r];
+    main.callees = vec![1, 2, 3];
+    let candidate = vec![main, caller(0x20, 1), caller(0x30, 2), f_new];
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 3),
+        Some((3, Signal::SameCallers)),
+        "{result:?}"
+    );
+    assert_eq!(result.only_in_baseline, vec![4], "{result:?}");
+    // Called by `main` alone, `f` has no place against the anchors.
+    let (mut baseline, mut candidate) = (baseline, candidate);
+    for side in [&mut baseline, &mut candidate] {
+        side[1].callees.clear();
+        side[2].callees.clear();
+    }
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 4),
+        Some((3, Signal::Anchors)),
+        "{result:?}"
+    );
+}
+
+#[test]
 fn a_procedure_between_two_pairs_pairs_by_its_place() {
     let first = body(0x10, 1, 10, vec![]);
     let middle = body(0x20, 2, 10, vec![]);
