@@ -51,9 +51,9 @@
 //!     unpaired procedures and those a fuzzy round (4 and 6 to 9) paired with a procedure
 //!     that something calls and that lacks at least [`MIN_SAME_CALLERS`] of their paired
 //!     callers (a caller of every function, a program's `main`, vouches for nothing): the
-//!     place overrules the likeness (a procedure that nothing calls, every caller having inlined it, has no
-//!     place to be against). The only
-//!     one on each side pairs; among more, one set against its place pairs with the only
+//!     place overrules the likeness (a procedure that nothing calls, every caller having
+//!     inlined it, has no place to be against). The only one on each side pairs; among
+//!     more, one set against its place pairs with the only
 //!     one on the other side that calls its old partner (a function whose body moved into a
 //!     new callee, which is now called in its place), and the others by mutual best
 //!     [`similarity`] of at least [`MIN_SOLE_NEIGHBOUR_SIMILARITY`], [`LIKENESS_MARGIN`]

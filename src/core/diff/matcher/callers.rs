@@ -41,9 +41,9 @@ impl Matcher<'_> {
         // An unpaired procedure takes part with enough callers, or with one when it is not
         // tiny. A pair a fuzzy round made is against its place when at least two paired
         // callers of one of its procedures do not call the other (sharing a caller that
-        // calls everything, a `main`, is no place): then the place may name another partner. A partner that
-        // nothing calls has no place to be against (every caller inlined it, or it is
-        // called through pointers).
+        // calls everything, a `main`, is no place): then the place may name another
+        // partner. A partner that nothing calls has no place to be against (every caller
+        // inlined it, or it is called through pointers).
         let open = |key: &[u32], partner: Option<Partner>, procedure: &Fingerprint| match partner {
             None => {
                 key.len() >= MIN_SAME_CALLERS
