@@ -94,9 +94,9 @@
 //! sides (each side's callees in the order of their first call), at least
 //! [`MIN_PLACES_APART`] are called before one and not before the other. A function removed
 //! from one call and another added at another are two functions, however alike; one call
-//! moved past another is not enough. The same-callers round (10), whose only evidence is
-//! the place, asks it of each pair that calls both: one that calls them
-//! [`MIN_PLACES_APART`] apart keeps them apart.
+//! moved past another is not enough, and one caller against is not all of them, even in
+//! the same-callers round (10), whose only evidence is the place (a function of a large
+//! C++ library is called in other places by one caller and in the same by the rest).
 //!
 //! The rounds of likeness and place (4 and 6 to 13) never pair a procedure with one that
 //! an unpaired caller of it, with it taken in, is more alike to by [`LIKENESS_MARGIN`] (or

@@ -99,7 +99,7 @@ impl Matcher<'_> {
             if self.should_stop(units, false) {
                 return;
             }
-            if self.apart_in_a_caller(x, y) {
+            if self.against_call_order(x, y) {
                 continue;
             }
             self.unpair(x, y);

@@ -225,13 +225,6 @@ impl Matcher<'_> {
             && apart.all(|places| places >= MIN_PLACES_APART)
     }
 
-    /// Whether some pair that calls both `b` and `c` calls them in different places (at
-    /// least [`MIN_PLACES_APART`]).
-    pub(super) fn apart_in_a_caller(&self, b: u32, c: u32) -> bool {
-        self.places_apart(b, c)
-            .any(|places| places >= MIN_PLACES_APART)
-    }
-
     /// Whether some pair calls both `b` and `c`, and every such pair calls them in the same
     /// slot: between the same two of its other callees called in the same order on both
     /// sides. What one call site alone vouches for must be in its very place.

@@ -211,10 +211,14 @@ fn a_pair_that_calls_two_in_the_same_place_keeps_them_together() {
 }
 
 #[test]
-fn the_callers_round_pairs_no_two_that_a_caller_calls_in_different_places() {
-    // `b` and `c` are unalike (the callers round alone could pair them) and called by the
+fn in_the_callers_round_one_caller_against_is_not_all_of_them() {
+    // `b` and `c` are unalike (only the callers round could pair them) and called by the
     // same two pairs: `second` calls each first; `main` calls `b` after its second kept
-    // callee and `c` last. A function rewritten keeps its places in every caller.
+    // callee and `c` last. They pair, as in the other rounds: keeping apart two that any
+    // caller calls in different places cost libLLVM-14 against -15 eight right pairs for
+    // two wrong ones fewer (a C++ function called from other places by one caller).
+    // FIXME: in a generated program whose `main` calls every function, that pairs a
+    // removed function with an added one (probe seed 37, GCC -O1 and -Os).
     let b = body(0x800, 7, 20, vec![]);
     let c = foreign(0x800, 3, 20);
     assert!(similarity(&b, &c) < MIN_SOLE_NEIGHBOUR_SIMILARITY);
@@ -224,15 +228,19 @@ fn the_callers_round_pairs_no_two_that_a_caller_calls_in_different_places() {
     );
     let candidate =
         |main: &[u32]| with_second_caller(calling_in_order(kept_and(c.clone()), main), &[7, 1, 2]);
-    let apart = compare(&baseline, &candidate(&[1, 2, 3, 4, 5, 6, 7]), &mut never());
-    assert_eq!(partner(&apart, 7), None, "{apart:?}");
-    // Called in the same places by both, the callers vouch for them.
-    let together = compare(&baseline, &candidate(&[1, 2, 7, 3, 4, 5, 6]), &mut never());
-    assert_eq!(
-        partner(&together, 7),
-        Some((7, Signal::SameCallers)),
-        "{together:?}"
-    );
+    for main in [[1, 2, 3, 4, 5, 6, 7], [1, 2, 7, 3, 4, 5, 6]] {
+        let result = compare(&baseline, &candidate(&main), &mut never());
+        assert_eq!(
+            partner(&result, 7),
+            Some((7, Signal::SameCallers)),
+            "{main:?}: {result:?}"
+        );
+    }
+    // When every caller calls them apart, they stay apart.
+    let mut apart = candidate(&[1, 2, 3, 4, 5, 6, 7]);
+    apart[8].callees = vec![1, 2, 7];
+    let result = compare(&baseline, &apart, &mut never());
+    assert_eq!(partner(&result, 7), None, "{result:?}");
 }
 
 #[test]
