@@ -422,7 +422,7 @@ pub(super) struct MatchedPair {
     similarity: f64,
     /// What paired them: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
     /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins` or `same_callers`.
-    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order", "twins", "same_callers"]))]
+    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order", "twins", "same_callers", "constants"]))]
     signal: &'static str,
     /// What differs: `size`, `instructions`, `callees`, `strings`, `constants` (empty when
     /// identical).

@@ -40,12 +40,17 @@ pub(super) fn unpaired_by_size(
     indices
 }
 
-/// [`kinship`] for the small procedures' round: 0 when they have immediates and share none
-/// (a few instructions with other constants are another function of the same operations,
-/// which the operations' likeness alone would call alike).
+/// [`kinship`] for the small procedures' round: 0 when they have immediates and share none,
+/// nor an addend (a few instructions with other constants are another function of the same
+/// operations, which the operations' likeness alone would call alike; `x + 35048` compiled
+/// to a `lea` holds its constant as an addend, and when it stays, the changed comparison
+/// beside it is an edit).
 pub(super) fn small_kinship(a: &Fingerprint, b: &Fingerprint) -> f64 {
     let immediates = !a.immediates.is_empty() || !b.immediates.is_empty();
-    if immediates && multiset_common(&a.immediates, &b.immediates) == 0 {
+    if immediates
+        && multiset_common(&a.immediates, &b.immediates) == 0
+        && multiset_common(&a.addends, &b.addends) == 0
+    {
         0.0
     } else {
         kinship(a, b)

@@ -48,7 +48,7 @@
 //! 10. [`Signal::SameCallers`], when the twins round paired nothing either: procedures called
 //!     by the same pairs, at least [`MIN_SAME_CALLERS`] (a function rewritten past any
 //!     likeness keeps its callers). Those that share a set of paired callers are the
-//!     unpaired procedures and those a fuzzy round (4 and 6 to 9) paired with a procedure
+//!     unpaired procedures and those a fuzzy round (4, 6 to 9 and 13) paired with a procedure
 //!     that something calls and that lacks at least [`MIN_SAME_CALLERS`] of their paired
 //!     callers (a caller of every function, a program's `main`, vouches for nothing): the
 //!     place overrules the likeness (a procedure that nothing calls, every caller having
@@ -79,14 +79,23 @@
 //!     at least one took code in: a function whose small callee one version inlines and the
 //!     other calls. It runs once because it keeps nothing between runs (the likeness round
 //!     keeps its bests); the rounds go on from the pairs it makes.
-//! 13. Small procedures, once, last ([`Signal::Likeness`]): unpaired procedures of fewer than
+//! 13. [`Signal::Constants`], whenever the rounds above pair nothing: an unpaired procedure on
+//!     each side holding the same constant (or a `lea`'s [`Fingerprint::addends`]) that no
+//!     other procedure of either side holds, paired or not (a paired one may hold it as an
+//!     inlined copy), when that is the only such partner either has, the two share at least
+//!     half the constants of the one with fewer (two that meet on one of their many by chance
+//!     are two functions) and are alike at all ([`similarity`] above 0 once the strings and
+//!     constants conflicts below are counted). A random multiplier or a magic number survives
+//!     the edits that move a function past every likeness threshold.
+//! 14. Small procedures, once, last ([`Signal::Likeness`]): unpaired procedures of fewer than
 //!     [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most alike among all unpaired
 //!     procedures of half to twice their size, by [`LIKENESS_MARGIN`], at least
-//!     [`MIN_SMALL_LIKENESS`], and that share an immediate when either has one: a small
-//!     function that nothing calls (every caller inlined it) and whose one constant changed.
-//!     The many small functions alike (`mov %rdi,%rax; ret`) tie and stay apart.
+//!     [`MIN_SMALL_LIKENESS`], and that share an immediate or an addend when either has an
+//!     immediate: a small function that nothing calls (every caller inlined it) and whose one
+//!     constant changed. The many small functions alike (`mov %rdi,%rax; ret`) tie and stay
+//!     apart.
 //!
-//! The rounds of likeness and place (6, 7, 8, 10, 11, 12 and 13) and the anchors round (4) never
+//! The rounds of likeness and place (6, 7, 8, 10 to 14) and the anchors round (4) never
 //! pair two procedures that the pairs calling both call in different places, nor does the
 //! twins round (9) tell apart two so called (inlining copies a callee's strings and imports
 //! into its callers, so the same anchors are no proof on their own): when, for every pair
@@ -98,14 +107,14 @@
 //! the same-callers round (10), whose only evidence is the place (a function of a large
 //! C++ library is called in other places by one caller and in the same by the rest).
 //!
-//! The rounds of likeness and place (4 and 6 to 13) never pair a procedure with one that
+//! The rounds of likeness and place (4 and 6 to 14) never pair a procedure with one that
 //! an unpaired caller of it, with it taken in, is more alike to by [`LIKENESS_MARGIN`] (or
 //! the other way round): the other version inlined it into that caller, which now holds its
 //! code. When nothing calls the other one and a pair calls the procedure, that caller need
 //! only be within [`LIKENESS_MARGIN`] of as alike: every caller inlined the callee in the
 //! other version, so its place vouches for nothing, and the caller holding it is as likely.
 //!
-//! The fuzzy rounds (5 to 13) never pair two procedures that both refer to strings and share
+//! The fuzzy rounds (5 to 14) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
 //! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
 //! messages, or two bracket tables of other thresholds, are different functions, however
@@ -235,6 +244,11 @@ pub struct Fingerprint {
     /// operation: sorted (a multiset). Register allocation leaves them alike, and they tell
     /// apart the instances of one template (a shift by 4 or by 5, another hash prime).
     pub immediates: Vec<u32>,
+    /// Constants added to a register without an immediate operand (x86's `lea k(%reg)`), of
+    /// at least 0x100: sorted, distinct. Compilers compute `x + k` that way, and a
+    /// structure member's address too, whose offset moves with the layout, so they stay out
+    /// of the likeness; the rounds of telling constants and of small procedures read them.
+    pub addends: Vec<u64>,
     /// The slots of tables of procedure pointers that hold it: sorted, distinct.
     pub slots: Vec<Slot>,
     /// The tables of procedure pointers whose start its code refers to (as numbered in
@@ -280,11 +294,13 @@ pub enum Signal {
     /// the decisively most alike of the procedures it alone calls, when it calls only one
     /// so on a side.
     SameCallers,
+    /// The same constant, which no other procedure of either side holds.
+    Constants,
 }
 
 impl Signal {
     /// Every signal, in the order of the rounds.
-    pub const ALL: [Signal; 10] = [
+    pub const ALL: [Signal; 11] = [
         Signal::SymbolName,
         Signal::ExactBytes,
         Signal::InstructionHash,
@@ -295,6 +311,7 @@ impl Signal {
         Signal::Order,
         Signal::Twins,
         Signal::SameCallers,
+        Signal::Constants,
     ];
 
     /// Whether the signal is one a fuzzy round makes from likeness or anchors alone, which
@@ -302,7 +319,12 @@ impl Signal {
     fn is_fuzzy(self) -> bool {
         matches!(
             self,
-            Signal::Anchors | Signal::CallGraph | Signal::Likeness | Signal::Order | Signal::Twins
+            Signal::Anchors
+                | Signal::CallGraph
+                | Signal::Likeness
+                | Signal::Order
+                | Signal::Twins
+                | Signal::Constants
         )
     }
 
@@ -318,11 +340,13 @@ impl Signal {
                 | Signal::Likeness
                 | Signal::Order
                 | Signal::SameCallers
+                | Signal::Constants
         )
     }
 
     /// The name used in results: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`, `same_callers`.
+    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`, `same_callers`,
+    /// `constants`.
     pub fn name(self) -> &'static str {
         match self {
             Signal::SymbolName => "symbol_name",
@@ -335,6 +359,7 @@ impl Signal {
             Signal::Order => "address_order",
             Signal::Twins => "twins",
             Signal::SameCallers => "same_callers",
+            Signal::Constants => "constants",
         }
     }
 }

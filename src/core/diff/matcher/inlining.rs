@@ -153,7 +153,7 @@ impl<'a> Matcher<'a> {
 }
 
 /// Adds the code of `inner`, a callee (index `callee` on its side), to `grown`, as a compiler
-/// inlines it: its instructions, immediates, strings, constants and imports, and its callees
+/// inlines it: its instructions, immediates, strings, constants, addends and imports, and its callees
 /// (but itself) called instead; [`tidied`] sorts the result again.
 pub(in crate::core::diff) fn take_in(grown: &mut Fingerprint, inner: &Fingerprint, callee: u32) {
     grown.tokens.extend_from_slice(&inner.tokens);
@@ -161,6 +161,7 @@ pub(in crate::core::diff) fn take_in(grown: &mut Fingerprint, inner: &Fingerprin
     grown.immediates.extend_from_slice(&inner.immediates);
     grown.strings.extend_from_slice(&inner.strings);
     grown.constants.extend_from_slice(&inner.constants);
+    grown.addends.extend_from_slice(&inner.addends);
     grown.imports.extend(inner.imports.iter().cloned());
     grown.size += inner.size;
     (grown.callees).extend(inner.callees.iter().filter(|&&c| c != callee));
@@ -171,7 +172,7 @@ pub(in crate::core::diff) fn tidied(mut grown: Fingerprint) -> Fingerprint {
     grown.tokens.sort_unstable();
     grown.mnemonics.sort_unstable();
     grown.immediates.sort_unstable();
-    for set in [&mut grown.strings, &mut grown.constants] {
+    for set in [&mut grown.strings, &mut grown.constants, &mut grown.addends] {
         set.sort_unstable();
         set.dedup();
     }

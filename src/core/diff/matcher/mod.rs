@@ -3,6 +3,7 @@
 //! is in a module of its own.
 
 mod callers;
+mod constants;
 pub(super) mod inlining;
 mod likeness;
 mod neighbours;
@@ -169,6 +170,9 @@ impl<'a> Matcher<'a> {
                 // Once: it compares more than the likeness round and keeps nothing.
                 self.inlined_tried = true;
                 self.inlined_round();
+            }
+            if self.made == before {
+                self.constants_round();
             }
             if self.made == before && !self.small_tried {
                 // Once, last: what is left of the small procedures after every place.

@@ -3,6 +3,7 @@
 
 mod basics;
 mod calls;
+mod constants;
 mod inlining;
 mod likeness;
 mod neighbours;
@@ -31,6 +32,7 @@ fn procedure(address: u64, shape: u64, tokens: Vec<u32>, callees: Vec<u32>) -> F
         // Each made-up instruction holds one immediate of its own: what an edit changes
         // and a new register allocation keeps.
         immediates: tokens.clone(),
+        addends: Vec::new(),
         slots: Vec::new(),
         tables: Vec::new(),
     }

@@ -15,6 +15,9 @@ fn long_side() -> impl Strategy<Value = Vec<Fingerprint>> {
             prop::collection::vec(0u64..3, 0..2),
             prop::collection::vec(0u32..6, 0..4),
             prop::collection::vec(0u32..10, 0..3),
+            // Constants and a `lea`'s addends, few enough values that some are held once.
+            prop::collection::vec(0x100u64..0x108, 0..4),
+            prop::collection::vec(0x100u64..0x104, 0..2),
         ),
         0..10,
     )
@@ -23,22 +26,33 @@ fn long_side() -> impl Strategy<Value = Vec<Fingerprint>> {
         items
             .into_iter()
             .enumerate()
-            .map(|(index, (tokens, strings, mut immediates, mut callees))| {
-                let shape = tokens
-                    .iter()
-                    .fold(7u64, |h, &t| h.wrapping_mul(31).wrapping_add(u64::from(t)));
-                callees.retain(|&callee| callee < count);
-                callees.sort_unstable();
-                callees.dedup();
-                let mut p = procedure(index as u64 * 64, shape, tokens, callees);
-                let mut strings = strings;
-                strings.sort_unstable();
-                strings.dedup();
-                p.strings = strings;
-                immediates.sort_unstable();
-                p.immediates = immediates;
-                p
-            })
+            .map(
+                |(
+                    index,
+                    (tokens, strings, mut immediates, mut callees, mut constants, mut addends),
+                )| {
+                    let shape = tokens
+                        .iter()
+                        .fold(7u64, |h, &t| h.wrapping_mul(31).wrapping_add(u64::from(t)));
+                    callees.retain(|&callee| callee < count);
+                    callees.sort_unstable();
+                    callees.dedup();
+                    let mut p = procedure(index as u64 * 64, shape, tokens, callees);
+                    let mut strings = strings;
+                    strings.sort_unstable();
+                    strings.dedup();
+                    p.strings = strings;
+                    immediates.sort_unstable();
+                    p.immediates = immediates;
+                    constants.sort_unstable();
+                    constants.dedup();
+                    p.constants = constants;
+                    addends.sort_unstable();
+                    addends.dedup();
+                    p.addends = addends;
+                    p
+                },
+            )
             .collect()
     })
 }
@@ -268,7 +282,7 @@ proptest! {
     }
 
     #[test]
-    fn small_procedures_paired_by_likeness_share_an_immediate_when_they_have_any(
+    fn small_procedures_paired_by_likeness_share_an_immediate_or_an_addend_when_they_have_any(
         a in long_side(),
         b in long_side(),
     ) {
@@ -281,8 +295,38 @@ proptest! {
             let (x, y) = (&a[pair.baseline as usize], &b[pair.candidate as usize]);
             let either_has_immediates = !(x.immediates.is_empty() && y.immediates.is_empty());
             if (small(x) || small(y)) && alone(x) && alone(y) && either_has_immediates {
-                prop_assert!(x.immediates.iter().any(|i| y.immediates.contains(i)), "{:?}", pair);
+                prop_assert!(
+                    x.immediates.iter().any(|i| y.immediates.contains(i))
+                        || x.addends.iter().any(|k| y.addends.contains(k)),
+                    "{:?}",
+                    pair
+                );
             }
+        }
+    }
+
+    #[test]
+    fn constants_pairs_share_a_constant_no_other_holds_and_half_the_fewer(
+        a in long_side(),
+        b in long_side(),
+    ) {
+        let result = compare(&a, &b, &mut never());
+        let telling = |p: &Fingerprint| {
+            let mut all = [p.constants.as_slice(), &p.addends].concat();
+            all.sort_unstable();
+            all.dedup();
+            all
+        };
+        let holders = |side: &[Fingerprint], k: u64| side.iter().filter(|p| telling(p).contains(&k)).count();
+        for pair in result.pairs.iter().filter(|pair| pair.signal == Signal::Constants) {
+            let (x, y) = (telling(&a[pair.baseline as usize]), telling(&b[pair.candidate as usize]));
+            let shared: Vec<u64> = x.iter().copied().filter(|k| y.contains(k)).collect();
+            prop_assert!(
+                shared.iter().any(|&k| holders(&a, k) == 1 && holders(&b, k) == 1),
+                "{:?}",
+                pair
+            );
+            prop_assert!(2 * shared.len() >= x.len().min(y.len()), "{:?}", pair);
         }
     }
 

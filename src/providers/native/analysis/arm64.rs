@@ -54,6 +54,7 @@ pub(super) fn sweep(
                 .as_ref()
                 .filter(|_| reference.is_none())
                 .and_then(constant),
+            addend: None,
         };
         if visit(step, text) == Next::Stop {
             return;

@@ -45,6 +45,10 @@ pub(crate) struct Step {
     pub(crate) mnemonic: u16,
     /// An immediate operand that is not an address, for comparing constants.
     pub(crate) constant: Option<u64>,
+    /// A constant added to a register without an immediate operand (x86's `lea`): a
+    /// constant of the function, but also how it takes a structure member's address, which
+    /// moves with the structure's layout, so it stays out of the likeness.
+    pub(crate) addend: Option<u64>,
 }
 
 /// FNV-1a over `bytes`, skipping the bytes whose bit in `masked` is set, then mixing `extra`.

@@ -95,6 +95,7 @@ impl Analysis {
         let mut mnemonics = Vec::new();
         let mut constants = Vec::new();
         let mut immediates = Vec::new();
+        let mut addends = Vec::new();
         // Bytes up to the last instruction that is not padding; instructions without the
         // padding inside too (the nops that align a loop: how many depends on the address
         // where the procedure starts, on AArch64 where procedures are aligned less than loops).
@@ -113,6 +114,9 @@ impl Analysis {
                         constants.push(value);
                     }
                 }
+                if let Some(value) = step.addend.filter(|&value| value >= MIN_CONSTANT) {
+                    addends.push(value);
+                }
             }
             Next::Continue
         });
@@ -128,6 +132,8 @@ impl Analysis {
         mnemonics.sort_unstable();
         constants.sort_unstable();
         constants.dedup();
+        addends.sort_unstable();
+        addends.dedup();
         immediates.sort_unstable();
         Fingerprint {
             address: start,
@@ -142,6 +148,7 @@ impl Analysis {
             strings,
             constants,
             immediates,
+            addends,
             slots: Vec::new(),
             tables: Vec::new(),
         }
@@ -385,6 +392,7 @@ fn cost(fingerprint: &Fingerprint) -> usize {
         + fingerprint.mnemonics.len() * 2
         + fingerprint.callees.len() * 4
         + fingerprint.strings.len() * 8
+        + fingerprint.addends.len() * 8
         + fingerprint.constants.len() * 8
         + fingerprint.immediates.len() * 4
         + fingerprint.slots.len() * 8

@@ -2,7 +2,8 @@
 //! memory slots, RIP-relative operands (x86-64) and absolute memory operands (x86).
 
 use iced_x86::{
-    Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, OpKind, Register,
+    Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, Mnemonic, OpKind,
+    Register,
 };
 
 use super::decode::{Flow, Next, Step, Text, masked_hash};
@@ -27,6 +28,7 @@ pub(super) fn sweep(
             .unwrap_or(&[]);
         let mut masked = 0u32;
         let mut constant = None;
+        let mut addend = None;
         let offsets = decoder.get_constant_offsets(&instruction);
         if reference.is_some() {
             masked |= span(offsets.displacement_offset(), offsets.displacement_size());
@@ -46,6 +48,8 @@ pub(super) fn sweep(
                 )
                 .then(|| instruction.immediate(op))
             });
+        } else {
+            addend = lea_addend(&instruction);
         }
         let step = Step {
             address: instruction.ip(),
@@ -55,6 +59,7 @@ pub(super) fn sweep(
             shape: masked_hash(encoding, masked, u32::from(reference.is_some())),
             mnemonic: instruction.mnemonic() as u16,
             constant,
+            addend,
         };
         let text = formatter.as_mut().map(|formatter| {
             let mut text = Text::default();
@@ -70,6 +75,22 @@ pub(super) fn sweep(
             return;
         }
     }
+}
+
+/// The displacement of a `lea` that adds a constant to a register (`lea -0x88e8(%rdi), %rcx`
+/// is `rcx = rdi - 35048`): compilers write `x + k` that way, so it is a constant of the
+/// function as much as an `add`'s immediate; they also take a structure member's address
+/// that way, which moves with the layout (so it is a [`Step::addend`], not an immediate).
+/// Stack and frame offsets are not (they move when the frame's layout does), nor are
+/// absolute or RIP-relative addresses.
+fn lea_addend(instruction: &Instruction) -> Option<u64> {
+    if instruction.mnemonic() != Mnemonic::Lea {
+        return None;
+    }
+    let base = instruction.memory_base();
+    let frame = [Register::RSP, Register::RBP, Register::ESP, Register::EBP];
+    let displacement = instruction.memory_displacement64();
+    (base.is_gpr() && !frame.contains(&base) && displacement != 0).then_some(displacement)
 }
 
 /// The bits of the bytes `offset .. offset + size` of an encoding.
@@ -156,4 +177,42 @@ fn memory_address(instruction: &Instruction, bitness: u32) -> Option<u64> {
     let absolute =
         instruction.memory_base() == Register::None && instruction.memory_index() == Register::None;
     (bitness == 32 && has_memory && absolute).then(|| instruction.memory_displacement64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The steps of x86-64 `bytes` at 0x1000.
+    fn steps(bytes: &[u8]) -> Vec<Step> {
+        let mut steps = Vec::new();
+        sweep(64, bytes, 0x1000, false, &mut |step, _| {
+            steps.push(step);
+            Next::Continue
+        });
+        steps
+    }
+
+    #[test]
+    fn a_lea_that_adds_a_constant_to_a_register_holds_an_addend() {
+        let [minus, plus, stack, rip, scaled, add] = steps(&[
+            0x48, 0x8d, 0x8f, 0x18, 0x77, 0xff, 0xff, // lea -0x88e8(%rdi),%rcx
+            0x48, 0x8d, 0x86, 0xa6, 0x47, 0x00, 0x00, // lea 0x47a6(%rsi),%rax
+            0x48, 0x8d, 0x44, 0x24, 0x10, // lea 0x10(%rsp),%rax
+            0x48, 0x8d, 0x15, 0xbb, 0x2d, 0x00, 0x00, // lea 0x2dbb(%rip),%rdx
+            0x48, 0x8d, 0x04, 0x80, // lea (%rax,%rax,4),%rax
+            0x48, 0x05, 0x1c, 0x65, 0x00, 0x00, // add $0x651c,%rax
+        ])[..] else {
+            panic!("six steps");
+        };
+        assert_eq!(minus.addend, Some(0x88e8_u64.wrapping_neg()));
+        assert_eq!(plus.addend, Some(0x47a6));
+        assert_eq!(stack.addend, None, "a stack offset moves with the frame");
+        assert_eq!(rip.addend, None, "an address is not a constant");
+        assert!(rip.reference.is_some());
+        assert_eq!(scaled.addend, None, "nothing added");
+        assert_eq!((add.constant, add.addend), (Some(0x651c), None));
+        // An addend is not an immediate: the likeness reads immediates alone.
+        assert!([minus, plus].iter().all(|step| step.constant.is_none()));
+    }
 }

@@ -1,0 +1,109 @@
+//! The round of telling constants: two unpaired procedures that hold the same constant, which
+//! no other procedure of either side holds.
+
+use crate::core::diff::measure::{kinship, multiset_common};
+use crate::core::diff::{Fingerprint, Signal};
+
+use super::Matcher;
+
+impl Matcher<'_> {
+    /// Pairs each unpaired baseline procedure with the unpaired candidate procedure it shares
+    /// a constant with that no other procedure of either side holds (paired or not: a
+    /// constant that a paired procedure also holds may be its inlined copy), when that is the
+    /// only such partner either has and the two are alike at all ([`kinship`] above 0: no
+    /// strings without one in common, no telling constants without one in common). A random
+    /// multiplier, a magic number or a table size survives the edits that move a function
+    /// past every likeness threshold (a statement inserted into a three-instruction function,
+    /// a callee inlined or no longer), and it marks one function, where an import or a
+    /// string is shared by a family.
+    pub(super) fn constants_round(&mut self) {
+        let baseline = sole_holders(self.baseline);
+        let candidate = sole_holders(self.candidate);
+        if self.should_stop(baseline.len() + candidate.len(), false) {
+            return;
+        }
+        // Each side's partners through a shared sole-held constant, both unpaired.
+        let mut links: Vec<(u32, u32)> = Vec::new();
+        let (mut at_b, mut at_c) = (0, 0);
+        while at_b < baseline.len() && at_c < candidate.len() {
+            let ((k_b, b), (k_c, c)) = (baseline[at_b], candidate[at_c]);
+            match k_b.cmp(&k_c) {
+                std::cmp::Ordering::Less => at_b += 1,
+                std::cmp::Ordering::Greater => at_c += 1,
+                std::cmp::Ordering::Equal => {
+                    if self.forward[b as usize].is_none() && self.backward[c as usize].is_none() {
+                        links.push((b, c));
+                    }
+                    at_b += 1;
+                    at_c += 1;
+                }
+            }
+        }
+        links.sort_unstable();
+        links.dedup();
+        // The one partner of `x` in `links` (sorted), when it has exactly one.
+        let only_partner = |links: &[(u32, u32)], x: u32| {
+            let from = links.partition_point(|link| link.0 < x);
+            let theirs = &links[from..from + links[from..].partition_point(|link| link.0 == x)];
+            (theirs.len() == 1).then(|| theirs[0].1)
+        };
+        let mut flipped: Vec<(u32, u32)> = links.iter().map(|&(b, c)| (c, b)).collect();
+        flipped.sort_unstable();
+        let mut made = Vec::new();
+        for &(b, c) in &links {
+            let (old, new) = (&self.baseline[b as usize], &self.candidate[c as usize]);
+            if only_partner(&links, b) == Some(c)
+                && only_partner(&flipped, c) == Some(b)
+                && keeps_its_constants(old, new)
+                && kinship(old, new) > 0.0
+            {
+                made.push((b, c));
+            }
+        }
+        for (b, c) in made {
+            self.pair(b, c, Signal::Constants);
+        }
+    }
+}
+
+/// Whether the two share at least half the constants of the one with fewer: an edit keeps
+/// most of a function's constants, and two functions that share one of their many by chance
+/// (random multipliers meet, or each inlined the same callee that has no body of its own
+/// left) share few.
+fn keeps_its_constants(old: &Fingerprint, new: &Fingerprint) -> bool {
+    let (old, new) = (telling_constants(old), telling_constants(new));
+    2 * multiset_common(&old, &new) >= old.len().min(new.len())
+}
+
+/// A procedure's constants and addends (a `lea`'s constant): sorted, distinct.
+fn telling_constants(procedure: &Fingerprint) -> Vec<u64> {
+    let mut all = [procedure.constants.as_slice(), &procedure.addends].concat();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// The constants and addends of `side` that exactly one of its procedures holds, with that procedure:
+/// sorted by constant.
+fn sole_holders(side: &[Fingerprint]) -> Vec<(u64, u32)> {
+    let mut held: Vec<(u64, u32)> = side
+        .iter()
+        .enumerate()
+        .flat_map(|(index, procedure)| {
+            telling_constants(procedure)
+                .into_iter()
+                .map(move |k| (k, index as u32))
+        })
+        .collect();
+    held.sort_unstable();
+    let mut sole = Vec::with_capacity(held.len());
+    let mut at = 0;
+    while at < held.len() {
+        let end = at + held[at..].partition_point(|entry| entry.0 == held[at].0);
+        if end - at == 1 {
+            sole.push(held[at]);
+        }
+        at = end;
+    }
+    sole
+}
