@@ -17,30 +17,39 @@ impl Matcher<'_> {
     /// a callee inlined or no longer), and it marks one function, where an import or a
     /// string is shared by a family.
     pub(super) fn constants_round(&mut self) {
-        let baseline = sole_holders(self.baseline);
-        let candidate = sole_holders(self.candidate);
-        if self.should_stop(baseline.len() + candidate.len(), false) {
+        // Nothing to link when one side has no unpaired procedure holding a constant (a
+        // comparison of one binary with itself pairs everything before).
+        let holds = |side: &[Fingerprint], partners: &[Option<u32>]| {
+            side.iter().zip(partners).any(|(procedure, partner)| {
+                partner.is_none()
+                    && !(procedure.constants.is_empty() && procedure.addends.is_empty())
+            })
+        };
+        if !holds(self.baseline, &self.forward) || !holds(self.candidate, &self.backward) {
             return;
         }
-        // Each side's partners through a shared sole-held constant, both unpaired.
-        let mut links: Vec<(u32, u32)> = Vec::new();
-        let (mut at_b, mut at_c) = (0, 0);
-        while at_b < baseline.len() && at_c < candidate.len() {
-            let ((k_b, b), (k_c, c)) = (baseline[at_b], candidate[at_c]);
-            match k_b.cmp(&k_c) {
-                std::cmp::Ordering::Less => at_b += 1,
-                std::cmp::Ordering::Greater => at_c += 1,
-                std::cmp::Ordering::Equal => {
-                    if self.forward[b as usize].is_none() && self.backward[c as usize].is_none() {
-                        links.push((b, c));
-                    }
-                    at_b += 1;
-                    at_c += 1;
+        let all_links = match self.constant_links.take() {
+            Some(links) => links,
+            None => {
+                if self.should_stop(self.baseline.len() + self.candidate.len(), false) {
+                    return;
                 }
+                links_of(self.baseline, self.candidate)
             }
+        };
+        // The links whose two procedures are both unpaired.
+        let links: Vec<(u32, u32)> = all_links
+            .iter()
+            .copied()
+            .filter(|&(b, c)| {
+                self.forward[b as usize].is_none() && self.backward[c as usize].is_none()
+            })
+            .collect();
+        let walked = all_links.len();
+        self.constant_links = Some(all_links);
+        if self.should_stop(walked, false) {
+            return;
         }
-        links.sort_unstable();
-        links.dedup();
         // The one partner of `x` in `links` (sorted), when it has exactly one.
         let only_partner = |links: &[(u32, u32)], x: u32| {
             let from = links.partition_point(|link| link.0 < x);
@@ -66,6 +75,30 @@ impl Matcher<'_> {
     }
 }
 
+/// The pairs of procedures (baseline, candidate) that share a constant or addend no other
+/// procedure of either side holds: sorted, distinct. They do not change as procedures pair,
+/// so the matcher finds them once.
+fn links_of(baseline: &[Fingerprint], candidate: &[Fingerprint]) -> Vec<(u32, u32)> {
+    let (baseline, candidate) = (sole_holders(baseline), sole_holders(candidate));
+    let mut links: Vec<(u32, u32)> = Vec::new();
+    let (mut at_b, mut at_c) = (0, 0);
+    while at_b < baseline.len() && at_c < candidate.len() {
+        let ((k_b, b), (k_c, c)) = (baseline[at_b], candidate[at_c]);
+        match k_b.cmp(&k_c) {
+            std::cmp::Ordering::Less => at_b += 1,
+            std::cmp::Ordering::Greater => at_c += 1,
+            std::cmp::Ordering::Equal => {
+                links.push((b, c));
+                at_b += 1;
+                at_c += 1;
+            }
+        }
+    }
+    links.sort_unstable();
+    links.dedup();
+    links
+}
+
 /// Whether the two share at least half the constants of the one with fewer: an edit keeps
 /// most of a function's constants, and two functions that share one of their many by chance
 /// (random multipliers meet, or each inlined the same callee that has no body of its own
@@ -83,19 +116,18 @@ fn telling_constants(procedure: &Fingerprint) -> Vec<u64> {
     all
 }
 
-/// The constants and addends of `side` that exactly one of its procedures holds, with that procedure:
-/// sorted by constant.
+/// The constants and addends of `side` that exactly one of its procedures holds, with that
+/// procedure: sorted by constant.
 fn sole_holders(side: &[Fingerprint]) -> Vec<(u64, u32)> {
-    let mut held: Vec<(u64, u32)> = side
-        .iter()
-        .enumerate()
-        .flat_map(|(index, procedure)| {
-            telling_constants(procedure)
-                .into_iter()
-                .map(move |k| (k, index as u32))
-        })
-        .collect();
+    let mut held: Vec<(u64, u32)> = Vec::new();
+    for (index, procedure) in side.iter().enumerate() {
+        let index = index as u32;
+        held.extend(procedure.constants.iter().map(|&k| (k, index)));
+        held.extend(procedure.addends.iter().map(|&k| (k, index)));
+    }
     held.sort_unstable();
+    // A value both a constant and an addend of one procedure is held once.
+    held.dedup();
     let mut sole = Vec::with_capacity(held.len());
     let mut at = 0;
     while at < held.len() {

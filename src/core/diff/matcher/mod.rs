@@ -47,6 +47,9 @@ pub(super) struct Matcher<'a> {
     settle_near_ties: bool,
     /// Whether the round of inlined callees ([`Matcher::inlined_round`]) has run.
     inlined_tried: bool,
+    /// The pairs that share a constant no other procedure holds, once the round of telling
+    /// constants has found them ([`Matcher::constants_round`]).
+    constant_links: Option<Vec<(u32, u32)>>,
     /// Whether the round of small procedures ([`Matcher::small_likeness_round`]) has run.
     small_tried: bool,
     /// The unpaired neighbours of a pair (baseline, candidate, and whether near ties were
@@ -86,6 +89,7 @@ impl<'a> Matcher<'a> {
             settle_near_ties: false,
             inlined_tried: false,
             small_tried: false,
+            constant_links: None,
             quiet_neighbours: BTreeSet::new(),
             twins: TwinMemory::default(),
             queue: Vec::new(),
