@@ -120,7 +120,10 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         (`address_order`), among near-twins the immediates that tell them apart \
         (`twins`), and the same callers, at least two pairs, when only one procedure on each \
         side has them, or one pair and a decisive likeness (`same_callers`: it also overrules \
-        a fuzzy pair whose procedures share no paired caller, unless nothing calls one), \
+        a fuzzy pair when two paired callers of one procedure do not call the other, unless \
+        nothing calls one), \
+        and a constant that one procedure on each side holds and no other \
+        (`constants`: a random multiplier or magic number survives edits past likeness), \
         until stable; the rounds of likeness and place (anchors and twins too) never pair two procedures \
         that every pair calling both calls in different places, nor a callee with the \
         caller that the other version inlined it into. Paged \
@@ -421,7 +424,8 @@ pub(super) struct MatchedPair {
     /// inference).
     similarity: f64,
     /// What paired them: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins` or `same_callers`.
+    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`, `same_callers` or
+    /// `constants`.
     #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order", "twins", "same_callers", "constants"]))]
     signal: &'static str,
     /// What differs: `size`, `instructions`, `callees`, `strings`, `constants` (empty when
