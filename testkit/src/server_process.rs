@@ -170,6 +170,12 @@ impl ServerProcess {
             .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or_else(|| panic!("{field} in /proc/{}/status", self.child.id()))
     }
+
+    /// Sets the server's peak resident set (`VmHWM`) back to what it holds now (`VmRSS`), so
+    /// that the next peak read is the peak of what follows (Linux `clear_refs`, value 5).
+    pub fn reset_peak(&self) {
+        std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5").unwrap();
+    }
 }
 
 impl ServerProcess {

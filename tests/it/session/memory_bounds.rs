@@ -1,7 +1,8 @@
 //! Memory is bounded by what the process holds (docs/CONTRACT.md section 9), measured on the real server's
 //! resident set (`VmHWM`, `VmRSS` from `/proc`): a catalog opens within four times its size,
 //! four concurrent opens within eight and give the memory back, a file of an unknown format is
-//! refused from its first bytes, and the Evidence ledger's cap counts what its records occupy.
+//! refused from its first bytes, the Evidence ledger's cap counts what its records occupy, and
+//! a comparison holds within the fingerprints' bound.
 
 use serde_json::{Value, json};
 
@@ -142,4 +143,83 @@ fn filling_the_ledger_costs_what_its_cap_counts() {
         "ledger full after {recorded} read_bytes records: peak +{growth} KiB for a {cap} KiB cap"
     );
     assert!(growth <= 2 * cap, "+{growth} KiB for a {cap} KiB cap");
+}
+
+/// The compared library: about 3,800 procedures, whose fingerprints take about 3.5 MiB a side.
+const LIBC: &str = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+
+#[test]
+fn a_comparison_holds_within_its_fingerprint_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let sides = ["baseline.so", "candidate.so"].map(|name| {
+        let path = dir.path().join(name);
+        std::fs::copy(LIBC, &path).unwrap();
+        path
+    });
+    // Freed memory goes back to the system at once, so that what the process holds is what it
+    // uses and a peak is not hidden in memory an earlier call freed.
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_rea-under-test"));
+    command
+        .args(["serve", "--store", "memory"])
+        .env("MALLOC_TRIM_THRESHOLD_", "0")
+        .env("MALLOC_MMAP_THRESHOLD_", "65536")
+        .stderr(std::process::Stdio::null());
+    let mut server = ServerProcess::with_command(command);
+    let handles = sides.map(|path| {
+        let opened = server.tool("open_binary", json!({"path": path}));
+        assert_eq!(opened["isError"], json!(false), "{}", text_of(&opened));
+        opened["structuredContent"]["session"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    });
+    let compare = |server: &mut ServerProcess, bounds: Value| {
+        let mut arguments = json!({"baseline": handles[0], "candidate": handles[1], "limit": 1});
+        arguments
+            .as_object_mut()
+            .unwrap()
+            .extend(bounds.as_object().unwrap().clone());
+        server.tool("compare_procedures", arguments)["structuredContent"].clone()
+    };
+    // The code analysis of both sides, which the bound does not count, happens here; before
+    // each measured call, a comparison of one procedure replaces the one the server keeps.
+    let analysed = compare(&mut server, json!({"max_procedures": 1}));
+    assert_eq!(analysed["cut_short_by"], json!("procedures"));
+    let mut measure = |bounds: Value| {
+        compare(&mut server, json!({"max_procedures": 1}));
+        server.reset_peak();
+        let before = server.status_kb("VmRSS:");
+        let result = compare(&mut server, bounds);
+        let peak = server.status_kb("VmHWM:") - before;
+        (
+            peak,
+            result["cut_short_by"].clone(),
+            result["totals"]["matched"].clone(),
+        )
+    };
+    let mut cut_peaks = Vec::new();
+    for mib in [1u64, 2] {
+        let (peak, cut_short_by, matched) = measure(json!({"max_memory_mib": mib}));
+        let bound = kib((2 * mib as usize) << 20);
+        eprintln!(
+            "max_memory_mib {mib}: {matched} pairs, peak +{peak} KiB for {bound} KiB of two sides' bounds"
+        );
+        assert_eq!(cut_short_by, json!("memory"), "max_memory_mib {mib}");
+        // Fingerprints within the bound, the matcher's tables over them, and the kept
+        // comparison.
+        assert!(
+            peak <= 2 * bound,
+            "peak +{peak} KiB for {bound} KiB of bounds"
+        );
+        cut_peaks.push(peak);
+    }
+    let (whole_peak, whole_cut, matched) = measure(json!({}));
+    eprintln!("default bound: {matched} pairs, peak +{whole_peak} KiB");
+    assert_eq!(whole_cut, json!(null));
+    // The bound is what kept the cut comparisons small.
+    assert!(
+        whole_peak > 2 * cut_peaks[0],
+        "+{whole_peak} KiB against +{} KiB",
+        cut_peaks[0]
+    );
 }
