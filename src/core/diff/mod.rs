@@ -77,8 +77,12 @@
 //!     callees of fewer than [`LARGE_PROCEDURE_INSTRUCTIONS`] taken in (their instructions,
 //!     strings, constants and imports added, their callees called instead), for two of which
 //!     at least one took code in: a function whose small callee one version inlines and the
-//!     other calls. It runs once because it keeps nothing between runs (the likeness round
-//!     keeps its bests); the rounds go on from the pairs it makes.
+//!     other calls. Then a second pass takes in, besides, the unpaired callees of at most
+//!     four callers (a static function the other version inlined into each of its callers,
+//!     of any size), and leaves those callees out as procedures of their own: one is about
+//!     as alike to its caller's other version as the caller is, having its code, and would
+//!     keep the two apart by the margin. It runs once because it keeps nothing between runs
+//!     (the likeness round keeps its bests); the rounds go on from the pairs it makes.
 //! 13. [`Signal::Constants`], whenever the rounds above pair nothing: an unpaired procedure on
 //!     each side holding the same constant (or a `lea`'s [`Fingerprint::addends`]) that no
 //!     other procedure of either side holds, paired or not (a paired one may hold it as an
@@ -113,6 +117,15 @@
 //! code. When nothing calls the other one and a pair calls the procedure, that caller need
 //! only be within [`LIKENESS_MARGIN`] of as alike: every caller inlined the callee in the
 //! other version, so its place vouches for nothing, and the caller holding it is as likely.
+//! The same-callers round (10) asks this before it undoes a pair for one of its own.
+//!
+//! Nor do the fuzzy rounds (4, 6 to 9 and 11 to 14) pair a procedure with one that a
+//! sibling of that one (an unpaired procedure that calls one of its paired callees, or that
+//! one of its paired callers calls) is more alike to by [`LIKENESS_MARGIN`], while something
+//! unpaired calls the procedure (or the other way round): a version that inlined a
+//! procedure into a caller and kept it for its other callers holds its code twice, and the
+//! neighbourhood that sees only the caller would pair the caller with it. A sibling that the
+//! one calls is no rival when the one with it taken in is as alike: that version inlined it.
 //!
 //! The fuzzy rounds (5 to 14) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least

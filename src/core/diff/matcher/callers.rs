@@ -99,7 +99,9 @@ impl Matcher<'_> {
             if self.should_stop(units, false) {
                 return;
             }
-            if self.against_call_order(x, y) {
+            // A caller that holds the one's code is the other's rather (checked before the
+            // pair a fuzzy round made is undone, else the next round makes it again).
+            if self.against_call_order(x, y) || self.rather_its_caller(x, y) {
                 continue;
             }
             self.unpair(x, y);

@@ -12,15 +12,20 @@ use crate::core::diff::{
 
 use super::{Best, Matcher};
 
+/// Most callers of an unpaired procedure that the round of inlined callees takes into each.
+const MAX_ABSORBED_CALLERS: usize = 4;
+
 impl<'a> Matcher<'a> {
     /// `procedure` (of the baseline side, or the candidate's) with the code of its paired
     /// callees of fewer than [`LARGE_PROCEDURE_INSTRUCTIONS`] taken in, as a compiler inlines
-    /// them: their instructions, strings, constants and imports added, their callees called
-    /// instead; `None` when it calls none such.
+    /// them, and when `absorb`, of its unpaired callees of any size with at most
+    /// [`MAX_ABSORBED_CALLERS`] callers: their instructions, strings, constants and imports
+    /// added, their callees called instead; `None` when it calls none such.
     pub(super) fn with_callees_inlined(
         &self,
         procedure: &Fingerprint,
         baseline: bool,
+        absorb: bool,
     ) -> Option<Fingerprint> {
         let (side, partners) = if baseline {
             (self.baseline, &self.forward)
@@ -28,9 +33,10 @@ impl<'a> Matcher<'a> {
             (self.candidate, &self.backward)
         };
         // A callee index past the side (a caller's own fingerprints) is never inlined.
-        let inlined = |callee: &u32| {
-            partners.get(*callee as usize).is_some_and(Option::is_some)
-                && side[*callee as usize].tokens.len() < LARGE_PROCEDURE_INSTRUCTIONS
+        let inlined = |callee: &u32| match partners.get(*callee as usize) {
+            Some(Some(_)) => side[*callee as usize].tokens.len() < LARGE_PROCEDURE_INSTRUCTIONS,
+            Some(None) => absorb && self.absorbable(*callee, baseline),
+            None => false,
         };
         if !procedure.callees.iter().any(inlined) {
             return None;
@@ -45,6 +51,17 @@ impl<'a> Matcher<'a> {
             }
         }
         Some(tidied(grown))
+    }
+
+    /// Whether the unpaired procedure `at` could be absorbed: the other version may have
+    /// inlined it into each of its few callers (at most [`MAX_ABSORBED_CALLERS`]).
+    fn absorbable(&self, at: u32, baseline: bool) -> bool {
+        let (partners, callers) = if baseline {
+            (&self.forward, &self.baseline_callers)
+        } else {
+            (&self.backward, &self.candidate_callers)
+        };
+        partners[at as usize].is_none() && callers[at as usize].len() <= MAX_ABSORBED_CALLERS
     }
 
     /// Whether an unpaired caller of `b`, with `b` taken in, is at least [`LIKENESS_MARGIN`]
@@ -107,33 +124,77 @@ impl<'a> Matcher<'a> {
     /// Pairs unpaired procedures that are each other's most similar by a margin, as the
     /// likeness round does, with each one's small paired callees taken in
     /// ([`Matcher::with_callees_inlined`]), when that took in code on at least one side: a
-    /// function whose callee one version inlines and the other calls.
+    /// function whose callee one version inlines and the other calls. Then again with the
+    /// unpaired callees of few callers taken in too, and without those callees as procedures
+    /// of their own (a static function the other version inlined into each caller).
     pub(super) fn inlined_round(&mut self) {
-        let gather = |side: &'a [Fingerprint], partners: &[Option<u32>], baseline: bool| {
-            let mut gathered: Vec<(u32, Cow<'a, Fingerprint>)> = (0..side.len() as u32)
-                .filter(|&at| partners[at as usize].is_none())
-                .map(|at| {
-                    let procedure = &side[at as usize];
-                    let grown = self.with_callees_inlined(procedure, baseline);
-                    (at, grown.map_or(Cow::Borrowed(procedure), Cow::Owned))
-                })
-                .filter(|(_, procedure)| procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
-                .collect();
-            gathered.sort_by_key(|(at, procedure)| (procedure.size, *at));
-            gathered
-        };
-        let rows = gather(self.baseline, &self.forward, true);
-        let columns = gather(self.candidate, &self.backward, false);
-        let grown = |procedure: &Cow<'a, Fingerprint>| matches!(procedure, Cow::Owned(_));
-        if !rows.iter().any(|(_, f)| grown(f)) && !columns.iter().any(|(_, g)| grown(g)) {
+        let rows = self.gathered(true, false);
+        let columns = self.gathered(false, false);
+        if (rows.iter().any(took_in) || columns.iter().any(took_in))
+            && !self.pair_mutual_bests(&rows, &columns)
+        {
             return;
         }
+        // Then with the unpaired callees of few callers taken in too (the other version may
+        // have inlined one into each), and without them alone: one is as alike to its
+        // caller's other version as the caller is, having its code, and keeps both apart.
+        let mut rows = self.gathered(true, true);
+        let mut columns = self.gathered(false, true);
+        let absorbed =
+            |side: &[Fingerprint], gathered: &[(u32, Cow<'a, Fingerprint>)], baseline| {
+                gathered
+                    .iter()
+                    .filter(|entry| took_in(entry))
+                    .flat_map(|(at, _)| side[*at as usize].callees.iter().copied())
+                    .filter(|&callee| self.absorbable(callee, baseline))
+                    .collect::<BTreeSet<u32>>()
+            };
+        let (absorbed_rows, absorbed_columns) = (
+            absorbed(self.baseline, &rows, true),
+            absorbed(self.candidate, &columns, false),
+        );
+        if absorbed_rows.is_empty() && absorbed_columns.is_empty() {
+            return;
+        }
+        rows.retain(|(b, _)| !absorbed_rows.contains(b));
+        columns.retain(|(c, _)| !absorbed_columns.contains(c));
+        self.pair_mutual_bests(&rows, &columns);
+    }
+
+    /// The unpaired procedures of a side of at least [`MIN_LIKENESS_INSTRUCTIONS`] with their
+    /// callees taken in ([`Matcher::with_callees_inlined`]), sorted by size.
+    fn gathered(&self, baseline: bool, absorb: bool) -> Vec<(u32, Cow<'a, Fingerprint>)> {
+        let (side, partners) = if baseline {
+            (self.baseline, &self.forward)
+        } else {
+            (self.candidate, &self.backward)
+        };
+        let mut gathered: Vec<(u32, Cow<'a, Fingerprint>)> = (0..side.len() as u32)
+            .filter(|&at| partners[at as usize].is_none())
+            .map(|at| {
+                let procedure = &side[at as usize];
+                let grown = self.with_callees_inlined(procedure, baseline, absorb);
+                (at, grown.map_or(Cow::Borrowed(procedure), Cow::Owned))
+            })
+            .filter(|(_, procedure)| procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
+            .collect();
+        gathered.sort_by_key(|(at, procedure)| (procedure.size, *at));
+        gathered
+    }
+
+    /// Pairs the `rows` and `columns` (sorted by size) that are each other's decisive best,
+    /// when at least one of the two took in code; `false` when told to stop.
+    fn pair_mutual_bests(
+        &mut self,
+        rows: &[(u32, Cow<'_, Fingerprint>)],
+        columns: &[(u32, Cow<'_, Fingerprint>)],
+    ) -> bool {
         let mut row_best = vec![Best::default(); rows.len()];
         let mut column_best = vec![Best::default(); columns.len()];
         for (row, (_, f)) in rows.iter().enumerate() {
-            let range = sizes_within_window(&columns, |(_, g)| g.size, f.size);
+            let range = sizes_within_window(columns, |(_, g)| g.size, f.size);
             if self.should_stop(range.len(), false) {
-                return;
+                return false;
             }
             for (column, (_, g)) in columns.iter().enumerate().take(range.end).skip(range.start) {
                 let score = kinship(f, g);
@@ -143,13 +204,21 @@ impl<'a> Matcher<'a> {
         }
         for (row, best) in row_best.iter().enumerate() {
             let Some(column) = best.at else { continue };
-            let (b, f) = &rows[row];
-            let (c, g) = &columns[column as usize];
-            if (grown(f) || grown(g)) && best.mutual(row as u32, &column_best[column as usize]) {
-                self.pair(*b, *c, Signal::Likeness);
+            let (row_entry, column_entry) = (&rows[row], &columns[column as usize]);
+            if (took_in(row_entry) || took_in(column_entry))
+                && best.mutual(row as u32, &column_best[column as usize])
+            {
+                self.pair(row_entry.0, column_entry.0, Signal::Likeness);
             }
         }
+        true
     }
+}
+
+/// Whether a procedure of the round of inlined callees (its index and fingerprint) took in
+/// code.
+fn took_in((_, procedure): &(u32, Cow<'_, Fingerprint>)) -> bool {
+    matches!(procedure, Cow::Owned(_))
 }
 
 /// Adds the code of `inner`, a callee (index `callee` on its side), to `grown`, as a compiler

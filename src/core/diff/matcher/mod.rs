@@ -7,6 +7,7 @@ mod constants;
 pub(super) mod inlining;
 mod likeness;
 mod neighbours;
+mod siblings;
 pub(super) mod twins;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -121,7 +122,7 @@ impl<'a> Matcher<'a> {
         if signal.follows_call_order() && self.against_call_order(b, c) {
             return;
         }
-        if signal.is_fuzzy() && self.rather_its_caller(b, c) {
+        if signal.is_fuzzy() && (self.rather_its_caller(b, c) || self.rather_a_sibling(b, c)) {
             return;
         }
         self.forward[bi] = Some(c);

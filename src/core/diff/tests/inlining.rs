@@ -133,3 +133,172 @@ fn a_function_whose_small_callee_one_version_inlines_pairs_with_the_callee_taken
     let result = compare(&baseline, &candidate, &mut never());
     assert_eq!(partner(&result, 2), None, "{result:?}");
 }
+
+/// A procedure named `name` on both sides (so it pairs by name), calling `callees`.
+fn named(address: u64, name: &str, callees: Vec<u32>) -> Fingerprint {
+    let mut p = procedure(address, address, vec![1, 2, 3], callees);
+    p.name = Some(name.into());
+    p
+}
+
+/// The shape of a probe program's pair (seed 32, clang -O1): a caller `f` (0) calls a small
+/// wrapper (1) and the body it wraps (2), which calls `zeta` (3, named after `f`, so that the pair of `f` is made first). The candidate inlined the edited body into the
+/// wrapper (1) and kept it for other callers (2), and `f` now calls only the wrapper:
+/// (baseline, candidate).
+fn kept_and_inlined_into_a_wrapper() -> (Vec<Fingerprint>, Vec<Fingerprint>) {
+    let mut wrapper = foreign(0x100, 4, 6);
+    wrapper.callees = vec![2];
+    let mut wrapped = body(0x200, 5, 40, vec![]);
+    wrapped.callees = vec![3];
+    let mut kept = edited(&wrapped, 4);
+    kept.address = 0x300;
+    // The wrapper's own few instructions are gone in the copy (merged into the body's).
+    let mut holding = edited(&kept, 12);
+    holding.address = 0x100;
+    (holding.shape, holding.bytes) = (holding.shape ^ 0x99, holding.bytes ^ 0x99);
+    let baseline = vec![
+        named(0x10, "f", vec![1, 2]),
+        wrapper,
+        wrapped,
+        named(0x20, "zeta", vec![]),
+    ];
+    let candidate = vec![
+        named(0x10, "f", vec![1]),
+        holding,
+        kept,
+        named(0x20, "zeta", vec![]),
+    ];
+    (baseline, candidate)
+}
+
+#[test]
+fn a_procedure_kept_and_inlined_into_a_caller_pairs_with_its_kept_self() {
+    let (baseline, candidate) = kept_and_inlined_into_a_wrapper();
+    // The wrapper holding the body is alike to it, by less than its kept self is.
+    let held = similarity(&baseline[2], &candidate[1]);
+    let kept = similarity(&baseline[2], &candidate[2]);
+    assert!(held >= MIN_NEIGHBOUR_SIMILARITY, "{held}");
+    assert!(kept >= held + LIKENESS_MARGIN, "{kept} {held}");
+    let result = compare(&baseline, &candidate, &mut never());
+    // Without the sibling's check, the call-graph round pairs the body with the wrapper
+    // holding it, in the neighbourhood of `f`, and the wrapper with the kept body.
+    assert_eq!(
+        partner(&result, 2),
+        Some((2, Signal::CallGraph)),
+        "{result:?}"
+    );
+    // The wrapper with the body taken in holds what the candidate's wrapper holds.
+    assert_eq!(
+        partner(&result, 1),
+        Some((1, Signal::Likeness)),
+        "{result:?}"
+    );
+}
+
+/// The shape of a probe program's pair (seed 28, clang -O1 to -O3): `f` (0) calls a small
+/// function (1) that calls a large static one (2) and `zeta` (3); the candidate inlined the
+/// static one, edited by `edits` instructions, into its one caller and dropped it; the
+/// caller's own code is the instructions drawn from `own_seed` there (4 in the baseline):
+/// (baseline, candidate).
+fn a_static_callee_absorbed(edits: usize, own_seed: u16) -> (Vec<Fingerprint>, Vec<Fingerprint>) {
+    let mut caller = foreign(0x100, 4, 10);
+    caller.callees = vec![2, 3];
+    let callee = body(0x200, 5, 80, vec![]);
+    let mut holding = foreign(0x100, own_seed, 10);
+    take_in(&mut holding, &edited(&callee, edits), 2);
+    let mut holding = tidied(holding);
+    (holding.shape, holding.bytes) = (holding.shape ^ 0x99, holding.bytes ^ 0x99);
+    let mut holding_now = holding;
+    holding_now.callees = vec![2];
+    let baseline = vec![
+        named(0x10, "f", vec![1]),
+        caller,
+        callee,
+        named(0x20, "zeta", vec![]),
+    ];
+    let candidate = vec![
+        named(0x10, "f", vec![1]),
+        holding_now,
+        named(0x20, "zeta", vec![]),
+    ];
+    (baseline, candidate)
+}
+
+/// How alike the absorbed callee alone, and its caller with it taken in, are to what holds
+/// it, in [`a_static_callee_absorbed`]'s sides: (alone, held).
+fn alone_and_held(baseline: &[Fingerprint], candidate: &[Fingerprint]) -> (f64, f64) {
+    let mut grown = baseline[1].clone();
+    grown.callees = vec![3];
+    take_in(&mut grown, &baseline[2], 2);
+    let alone = similarity(&baseline[2], &candidate[1]);
+    (alone, similarity(&tidied(grown), &candidate[1]))
+}
+
+/// Asserts that the caller pairs with what holds the callee, which is in the baseline only.
+fn assert_the_caller_holds_the_callee(baseline: &[Fingerprint], candidate: &[Fingerprint]) {
+    let result = compare(baseline, candidate, &mut never());
+    assert_eq!(
+        partner(&result, 1),
+        Some((1, Signal::Likeness)),
+        "{result:?}"
+    );
+    assert_eq!(result.only_in_baseline, vec![2], "{result:?}");
+}
+
+#[test]
+fn a_function_that_absorbed_a_large_static_callee_pairs_with_it_taken_in() {
+    let (baseline, candidate) = a_static_callee_absorbed(12, 4);
+    // The callee alone is alike to what holds it, and the caller with it taken in more so.
+    let (alone, held) = alone_and_held(&baseline, &candidate);
+    assert!(alone >= MIN_LIKENESS, "{alone}");
+    assert!(held >= alone + LIKENESS_MARGIN, "{held} {alone}");
+    assert!(similarity(&baseline[1], &candidate[1]) < MIN_LIKENESS);
+    assert_the_caller_holds_the_callee(&baseline, &candidate);
+}
+
+#[test]
+fn a_static_callee_absorbed_is_left_out_beside_its_caller() {
+    // The caller's own code rewritten too: with the callee taken in, it is hardly more alike
+    // to what holds it than the callee alone. `f` called the callee as well and now calls
+    // neither, so the callee's place says nothing and the caller keeps it from the holder.
+    let (mut baseline, mut candidate) = a_static_callee_absorbed(12, 6);
+    baseline[0].callees = vec![1, 2];
+    candidate[0].callees.clear();
+    let (alone, held) = alone_and_held(&baseline, &candidate);
+    assert!(alone >= MIN_LIKENESS, "{alone}");
+    assert!(
+        held > alone && held < alone + LIKENESS_MARGIN,
+        "{held} {alone}"
+    );
+    // Beside the callee alone, the caller with it taken in is not the decisive best; the
+    // second pass of the inlined callees leaves the callee out.
+    assert_the_caller_holds_the_callee(&baseline, &candidate);
+}
+
+#[test]
+fn the_same_callers_do_not_pair_a_callee_with_the_caller_holding_it() {
+    // `p` and `q` call the large static callee (2) in the baseline and, in the candidate,
+    // the caller (1) that inlined it, which `f` no longer calls: the same two pairs call
+    // the callee on one side and what holds it on the other, the only such procedures. The
+    // caller with the callee taken in is decisively more alike to what holds it.
+    let (mut baseline, mut candidate) = a_static_callee_absorbed(12, 4);
+    candidate[0].callees.clear();
+    for (side, called) in [(&mut baseline, 2), (&mut candidate, 1)] {
+        for (address, name) in [(0x30, "p"), (0x40, "q")] {
+            let mut caller = procedure(address, address, vec![4, 5, 6], vec![called]);
+            caller.name = Some(name.into());
+            side.push(caller);
+        }
+    }
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_ne!(
+        partner(&result, 2).map(|(candidate, _)| candidate),
+        Some(1),
+        "{result:?}"
+    );
+    assert_eq!(
+        partner(&result, 1),
+        Some((1, Signal::Likeness)),
+        "{result:?}"
+    );
+}
