@@ -148,16 +148,11 @@ fn filling_the_ledger_costs_what_its_cap_counts() {
 /// The compared library: about 3,800 procedures, whose fingerprints take about 3.5 MiB a side.
 const LIBC: &str = "/usr/lib/x86_64-linux-gnu/libc.so.6";
 
-#[test]
-fn a_comparison_holds_within_its_fingerprint_bound() {
-    let dir = tempfile::tempdir().unwrap();
-    let sides = ["baseline.so", "candidate.so"].map(|name| {
-        let path = dir.path().join(name);
-        std::fs::copy(LIBC, &path).unwrap();
-        path
-    });
-    // Freed memory goes back to the system at once, so that what the process holds is what it
-    // uses and a peak is not hidden in memory an earlier call freed.
+/// A comparison of two copies of [`LIBC`] with `bounds`, in a server of its own: the peak
+/// growth of its resident set over the call (KiB), `cut_short_by` and the matched pairs.
+fn compare_libc(dir: &std::path::Path, bounds: Value) -> (u64, Value, Value) {
+    // Freed memory goes back to the system at once, so that what the process holds is what
+    // it uses and a peak is not hidden in memory the code analysis freed.
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_rea-under-test"));
     command
         .args(["serve", "--store", "memory"])
@@ -165,7 +160,11 @@ fn a_comparison_holds_within_its_fingerprint_bound() {
         .env("MALLOC_MMAP_THRESHOLD_", "65536")
         .stderr(std::process::Stdio::null());
     let mut server = ServerProcess::with_command(command);
-    let handles = sides.map(|path| {
+    let handles = ["baseline.so", "candidate.so"].map(|name| {
+        let path = dir.join(name);
+        if !path.exists() {
+            std::fs::copy(LIBC, &path).unwrap();
+        }
         let opened = server.tool("open_binary", json!({"path": path}));
         assert_eq!(opened["isError"], json!(false), "{}", text_of(&opened));
         opened["structuredContent"]["session"]
@@ -179,46 +178,51 @@ fn a_comparison_holds_within_its_fingerprint_bound() {
             .as_object_mut()
             .unwrap()
             .extend(bounds.as_object().unwrap().clone());
-        server.tool("compare_procedures", arguments)["structuredContent"].clone()
+        let result = server.tool("compare_procedures", arguments);
+        assert_eq!(result["isError"], json!(false), "{}", text_of(&result));
+        result["structuredContent"].clone()
     };
-    // The code analysis of both sides, which the bound does not count, happens here; before
-    // each measured call, a comparison of one procedure replaces the one the server keeps.
+    // The code analysis of both sides, which the bound does not count, happens here.
     let analysed = compare(&mut server, json!({"max_procedures": 1}));
     assert_eq!(analysed["cut_short_by"], json!("procedures"));
-    let mut measure = |bounds: Value| {
-        compare(&mut server, json!({"max_procedures": 1}));
-        server.reset_peak();
-        let before = server.status_kb("VmRSS:");
-        let result = compare(&mut server, bounds);
-        let peak = server.status_kb("VmHWM:") - before;
-        (
-            peak,
-            result["cut_short_by"].clone(),
-            result["totals"]["matched"].clone(),
-        )
-    };
+    server.reset_peak();
+    let before = server.status_kb("VmRSS:");
+    let result = compare(&mut server, bounds);
+    let peak = server.status_kb("VmHWM:") - before;
+    (
+        peak,
+        result["cut_short_by"].clone(),
+        result["totals"]["matched"].clone(),
+    )
+}
+
+#[test]
+fn a_comparison_holds_within_its_fingerprint_bound() {
+    let dir = tempfile::tempdir().unwrap();
     let mut cut_peaks = Vec::new();
     for mib in [1u64, 2] {
-        let (peak, cut_short_by, matched) = measure(json!({"max_memory_mib": mib}));
+        let (peak, cut_short_by, matched) =
+            compare_libc(dir.path(), json!({"max_memory_mib": mib}));
         let bound = kib((2 * mib as usize) << 20);
         eprintln!(
             "max_memory_mib {mib}: {matched} pairs, peak +{peak} KiB for {bound} KiB of two sides' bounds"
         );
         assert_eq!(cut_short_by, json!("memory"), "max_memory_mib {mib}");
         // Fingerprints within the bound, the matcher's tables over them, and the kept
-        // comparison.
+        // comparison: measured 1.5 to 1.6 times the two bounds. At least half of them shows
+        // that the measure sees the fingerprints at all.
         assert!(
-            peak <= 2 * bound,
+            peak <= 2 * bound && peak >= bound / 2,
             "peak +{peak} KiB for {bound} KiB of bounds"
         );
         cut_peaks.push(peak);
     }
-    let (whole_peak, whole_cut, matched) = measure(json!({}));
+    let (whole_peak, whole_cut, matched) = compare_libc(dir.path(), json!({}));
     eprintln!("default bound: {matched} pairs, peak +{whole_peak} KiB");
     assert_eq!(whole_cut, json!(null));
-    // The bound is what kept the cut comparisons small.
+    // The bound is what kept the cut comparisons small (measured: 8 to 11 MB uncut).
     assert!(
-        whole_peak > 2 * cut_peaks[0],
+        whole_peak > cut_peaks[0],
         "+{whole_peak} KiB against +{} KiB",
         cut_peaks[0]
     );
