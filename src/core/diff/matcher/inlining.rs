@@ -98,10 +98,7 @@ impl<'a> Matcher<'a> {
                     {
                         return false;
                     }
-                    let mut grown = holder.clone();
-                    grown.callees.retain(|&called| called != callee);
-                    take_in(&mut grown, &side[callee as usize], callee);
-                    similarity(&tidied(grown), other) >= least
+                    similarity(&taken_in(holder, &side[callee as usize], callee), other) >= least
                 })
         };
         holds_more(
@@ -219,6 +216,14 @@ impl<'a> Matcher<'a> {
 /// code.
 fn took_in((_, procedure): &(u32, Cow<'_, Fingerprint>)) -> bool {
     matches!(procedure, Cow::Owned(_))
+}
+
+/// `procedure` with `callee` (index `at` on its side) taken in instead of called.
+pub(super) fn taken_in(procedure: &Fingerprint, callee: &Fingerprint, at: u32) -> Fingerprint {
+    let mut grown = procedure.clone();
+    grown.callees.retain(|&called| called != at);
+    take_in(&mut grown, callee, at);
+    tidied(grown)
 }
 
 /// Adds the code of `inner`, a callee (index `callee` on its side), to `grown`, as a compiler

@@ -6,7 +6,7 @@ use crate::core::diff::measure::within_size_window;
 use crate::core::diff::{Fingerprint, LIKENESS_MARGIN, MAX_NEIGHBOURS, similarity};
 
 use super::Matcher;
-use super::inlining::{take_in, tidied};
+use super::inlining::taken_in;
 
 impl Matcher<'_> {
     /// Whether a sibling of `c` (an unpaired procedure that calls a paired callee of `c`, or
@@ -56,14 +56,6 @@ fn rivals(
         rival >= least
             && !(holder.callees.contains(&at) && alike(&taken_in(holder, sibling, at)) >= rival)
     }
-}
-
-/// `procedure` with `callee` (index `at` on its side) taken in instead of called.
-fn taken_in(procedure: &Fingerprint, callee: &Fingerprint, at: u32) -> Fingerprint {
-    let mut grown = procedure.clone();
-    grown.callees.retain(|&called| called != at);
-    take_in(&mut grown, callee, at);
-    tidied(grown)
 }
 
 /// The unpaired procedures of `side` but `at` that call a paired callee of `at`, or that a
