@@ -153,17 +153,21 @@ def functions(binary, strict=False):
     return by_address, by_name
 
 
+# The disassembler and its options; `probe.py --objdump` sets another for other machines.
+OBJDUMP = ["objdump", "-M", "intel"]
+
 ADDRESS_FIELDS = [
     (re.compile(r"<([^>+]+)(\+0x[0-9a-f]+)?>"), r"<\1>"),       # <symbol+offset> -> <symbol>
-    (re.compile(r"#\s*(0x)?[0-9a-f]+\s*(<[^>]*>)?"), "#ADDR"),    # rip-relative comments
+    (re.compile(r"#\s+(0x)?[0-9a-f]+\s*(<[^>]*>)?"), "#ADDR"),    # rip-relative comments (not AArch64 immediates: #16)
     (re.compile(r"\[rip\+0x[0-9a-f]+\]"), "[rip+ADDR]"),
     (re.compile(r"\b[0-9a-f]{4,}\b(?=\s*<)"), "ADDR"),             # call/jmp 401136 <...>
+    (re.compile(r"\b0x[0-9a-f]+(?=\s*<)"), "ADDR"),                # llvm-objdump: 0x401136 <...>
 ]
 
 
 def disassembly(binary, names):
     """name -> the masked instruction text of each function (objdump), for unique names."""
-    listing = run(["objdump", "-d", "-M", "intel", "--no-show-raw-insn", binary])
+    listing = run([*OBJDUMP, "-d", "--no-show-raw-insn", binary])
     bodies, current, raw = {}, None, None
     for line in listing.splitlines():
         header = re.match(r"^[0-9a-f]+ <(.+)>:$", line)

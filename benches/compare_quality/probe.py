@@ -18,6 +18,12 @@ would, and scores the pairs against the symbols it wrote:
 
 Usage: python3 benches/compare_quality/probe.py [--rea BIN] [--seeds 1-8] [--cc cc,clang]
        [--opt O0,O1,O2,O3,Os] [--functions 60] [--show]
+       [--cflags FLAGS] [--strip PROGRAM] [--objdump "PROGRAM OPTIONS"]
+
+Other machines and builds: `--cflags` adds compiler flags to every build (`-static`,
+`-fPIC -shared`); a `--target=` among them builds for another machine without its C library
+(the programs then declare `printf` instead of including `stdio.h`; link with
+`-shared -nostdlib -fuse-ld=lld`), and `--strip llvm-strip --objdump llvm-objdump` read it.
 """
 
 import argparse
@@ -158,15 +164,22 @@ def versions(seed, count):
     return base_text, cand_text, truth, renamed
 
 
+# Extra compiler flags and the strip program (`--cflags`, `--strip`).
+CFLAGS, STRIP = [], "strip"
+
+
 def build(source, out, cc, opt):
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "program.c")
+    if any(flag.startswith("--target=") for flag in CFLAGS):
+        # Another machine's C library headers are not installed: declare what is called.
+        source = source.replace("#include <stdio.h>", "int printf(const char *, ...);")
     with open(path, "w") as handle:
         handle.write(source)
     binary = os.path.join(out, "unstripped")
-    measure.run([cc, f"-{opt}", "-w", path, "-o", binary])
+    measure.run([cc, f"-{opt}", "-w", *CFLAGS, path, "-o", binary])
     stripped = os.path.join(out, "stripped")
-    measure.run(["strip", "-o", stripped, binary])
+    measure.run([STRIP, "-o", stripped, binary])
     return binary, stripped
 
 
@@ -178,7 +191,8 @@ def unique_addresses(binary):
 
 def probe(server, seed, count, cc, opt, show):
     base_text, cand_text, truth, renamed = versions(seed, count)
-    folder = os.path.join(WORK, f"{seed}-{cc}-{opt}")
+    flags = re.sub(r"[^A-Za-z0-9]+", "_", " ".join(CFLAGS)).strip("_")
+    folder = os.path.join(WORK, f"{seed}-{cc}-{opt}" + (f"-{flags}" if flags else ""))
     base_bin, base_stripped = build(base_text, os.path.join(folder, "baseline"), cc, opt)
     cand_bin, cand_stripped = build(cand_text, os.path.join(folder, "candidate"), cc, opt)
     matched, _, _, _, _ = measure.compare(server, base_stripped, cand_stripped)
@@ -238,7 +252,14 @@ def main():
     parser.add_argument("--opt", default="O0,O1,O2,O3,Os")
     parser.add_argument("--functions", type=int, default=60)
     parser.add_argument("--show", action="store_true")
+    parser.add_argument("--cflags", default="", help="flags added to every build")
+    parser.add_argument("--strip", default="strip")
+    parser.add_argument("--objdump", default="objdump -M intel",
+                        help="the disassembler that gives the code truth, with its options")
     arguments = parser.parse_args()
+    global CFLAGS, STRIP
+    CFLAGS, STRIP = arguments.cflags.split(), arguments.strip
+    measure.OBJDUMP = arguments.objdump.split()
     server = measure.Server(arguments.rea)
     totals, below = Counter(), []
     try:
