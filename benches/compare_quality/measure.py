@@ -105,8 +105,11 @@ def fetch(package, release, into):
     return folder
 
 
-def build(pair, source, out, cc="cc"):
-    """Compiles one release at -O2 with `cc`; answers (unstripped, stripped, C files)."""
+def build(pair, source, out, cc="cc", exported=False):
+    """Compiles one release at -O2 with `cc`; answers (unstripped, stripped, C files). A shared
+    library is built with `-fvisibility=hidden` (only the API its headers mark stays in the
+    dynamic symbol table after `strip`) unless `exported`: then every function that is not
+    static keeps its name there, as in a library built without the flag."""
     files = sorted(f for pattern in pair["sources"] for f in glob.glob(os.path.join(source, pattern)))
     if not files:
         raise SystemExit(f"no sources in {source} for {pair['sources']}")
@@ -116,7 +119,7 @@ def build(pair, source, out, cc="cc"):
     command += [f"-D{define}" for define in pair.get("defines", [])]
     if pair["kind"] == "shared":
         # Hidden visibility: no exported names survive `strip`, so no pair comes from a name.
-        command += ["-shared", "-fPIC", "-fvisibility=hidden"]
+        command += ["-shared", "-fPIC"] + ([] if exported else ["-fvisibility=hidden"])
     command += files + ["-o", binary] + pair.get("libs", [])
     os.makedirs(out, exist_ok=True)
     run(command)
@@ -349,6 +352,9 @@ def main():
     parser.add_argument("--only", help="a substring of the pair labels to run")
     parser.add_argument("--cc", default="cc",
                         help="the C compiler (`clang` builds into build-clang/)")
+    parser.add_argument("--exported", action="store_true",
+                        help="shared libraries without -fvisibility=hidden: every function that "
+                             "is not static keeps its name (builds into build-exported/)")
     arguments = parser.parse_args()
     if not os.path.exists(arguments.rea):
         raise SystemExit(f"{arguments.rea}: build it first (cargo build --release)")
@@ -362,8 +368,9 @@ def main():
             for release in pair["releases"]:
                 source = fetch(pair["package"], release, WORK)
                 folder = "build" if arguments.cc == "cc" else f"build-{os.path.basename(arguments.cc)}"
+                folder += "-exported" if arguments.exported else ""
                 out = os.path.join(WORK, folder, f"{pair['package']}-{release}")
-                versions.append(build(pair, source, out, arguments.cc))
+                versions.append(build(pair, source, out, arguments.cc, arguments.exported))
             result = compare(server, versions[0][1], versions[1][1])
             report = score(pair, versions, result)
             report["exact_symbol_names"] = score(pair, versions, result, strict=True)

@@ -49,10 +49,12 @@
 //!     by the same pairs, at least [`MIN_SAME_CALLERS`] (a function rewritten past any
 //!     likeness keeps its callers). Those that share a set of paired callers are the
 //!     unpaired procedures and those a fuzzy round (4, 6 to 9 and 13) paired with a procedure
-//!     that something calls and that lacks at least [`MIN_SAME_CALLERS`] of their paired
-//!     callers (a caller of every function, a program's `main`, vouches for nothing): the
-//!     place overrules the likeness (a procedure that nothing calls, every caller having
-//!     inlined it, has no place to be against). The only one on each side pairs; among
+//!     that something calls, or that has a name, and that lacks at least
+//!     [`MIN_SAME_CALLERS`] of their paired callers (a caller of every function, a
+//!     program's `main`, vouches for nothing): the place overrules the likeness (a
+//!     procedure that nothing calls, every caller having inlined it, has no place to be
+//!     against; an exported one that nothing inside calls is an entry point, whose place is
+//!     outside, and has). The only one on each side pairs; among
 //!     more, one set against its place pairs with the only
 //!     one on the other side that calls its old partner (a function whose body moved into a
 //!     new callee, which is now called in its place), and the others by mutual best

@@ -43,7 +43,8 @@ impl Matcher<'_> {
         // callers of one of its procedures do not call the other (sharing a caller that
         // calls everything, a `main`, is no place): then the place may name another
         // partner. A partner that nothing calls has no place to be against (every caller
-        // inlined it, or it is called through pointers).
+        // inlined it, or it is called through pointers), unless it has a name: an exported
+        // procedure that nothing inside calls is an entry point, its place is outside.
         let open = |key: &[u32], partner: Option<Partner>, procedure: &Fingerprint| match partner {
             None => {
                 key.len() >= MIN_SAME_CALLERS
@@ -65,7 +66,10 @@ impl Matcher<'_> {
             let Some(key) = key else { continue };
             let partner = self.forward[b].map(|c| Partner {
                 key: &candidate_keys[c as usize],
-                called: !self.candidate_callers[c as usize].is_empty(),
+                called: has_a_place(
+                    &self.candidate_callers[c as usize],
+                    &self.candidate[c as usize],
+                ),
             });
             if open(key, partner, &self.baseline[b]) {
                 groups.entry(key).or_default().0.push(b as u32);
@@ -75,7 +79,10 @@ impl Matcher<'_> {
             let Some(key) = key else { continue };
             let partner = self.backward[c].map(|b| Partner {
                 key: &baseline_keys[b as usize],
-                called: !self.baseline_callers[b as usize].is_empty(),
+                called: has_a_place(
+                    &self.baseline_callers[b as usize],
+                    &self.baseline[b as usize],
+                ),
             });
             if open(key, partner, &self.candidate[c]) {
                 groups.entry(key).or_default().1.push(c as u32);
@@ -194,4 +201,11 @@ impl Matcher<'_> {
         });
         found
     }
+}
+
+/// Whether a procedure has a place that a pair can be against: something calls it, or it
+/// has a name (an exported procedure that nothing inside calls is an entry point, not a
+/// procedure every caller inlined).
+fn has_a_place(callers: &[u32], procedure: &Fingerprint) -> bool {
+    !callers.is_empty() || procedure.name.is_some()
 }

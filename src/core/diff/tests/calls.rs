@@ -250,11 +250,7 @@ fn the_callers_round_overrules_an_anchors_pair_that_lacks_two_of_its_callers() {
     // with it: `r` and `f`'s new self hold the same one string, so the anchors round pairs
     // them. Two of `f`'s callers do not call `r` (and `main`, which calls every function,
     // vouches for nothing): the place names `f`.
-    let caller = |address: u64, shape: u64| {
-        let mut p = procedure(address, shape, vec![1, 2, 3], vec![3]);
-        p.name = Some(format!("caller{shape}"));
-        p
-    };
+    let caller = |address: u64, shape: u64| named_caller(address, shape, 3);
     let f = body(0x400, 9, 40, vec![]);
     let mut f_new = edited(&f, 6);
     f_new.strings = vec![42];
@@ -280,6 +276,38 @@ fn the_callers_round_overrules_an_anchors_pair_that_lacks_two_of_its_callers() {
     let result = compare(&baseline, &candidate, &mut never());
     assert_eq!(
         partner(&result, 4),
+        Some((3, Signal::Anchors)),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn an_exported_procedure_that_nothing_calls_does_not_keep_another_from_its_callers() {
+    // lz4 1.9.4 as shipped: the static `fast_extDict` (2) was rewritten (a third alike) and
+    // still has its two callers; a new exported function (3), which nothing inside calls,
+    // holds the old code and its string, so the anchors round pairs the old version with it.
+    // The two callers call the rewrite instead: the place names it. Without a name, the new
+    // function could be one every caller inlined, and the anchors pair stands.
+    let caller = |address: u64, shape: u64| named_caller(address, shape, 2);
+    let old = body(0x400, 9, 40, vec![42]);
+    let mut rewrite = rewritten(&old, 0.3..0.5);
+    rewrite.strings.clear();
+    let mut entry = edited(&old, 8);
+    entry.address = 0x800;
+    entry.name = Some("LZ4_decompress_safe_partial_forceExtDict".into());
+    let baseline = vec![caller(0x20, 1), caller(0x30, 2), old];
+    let mut candidate = vec![caller(0x20, 1), caller(0x30, 2), rewrite, entry];
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 2),
+        Some((2, Signal::SameCallers)),
+        "{result:?}"
+    );
+    assert_eq!(result.only_in_candidate, vec![3], "{result:?}");
+    candidate[3].name = None;
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 2),
         Some((3, Signal::Anchors)),
         "{result:?}"
     );
@@ -371,4 +399,11 @@ fn a_table_whose_pairs_sit_in_other_slots_vouches_for_nothing() {
             .all(|p| p.signal != Signal::PointerTable),
         "{result:?}"
     );
+}
+
+/// A caller named `caller{shape}` (so it pairs by name) calling `callee`.
+fn named_caller(address: u64, shape: u64, callee: u32) -> Fingerprint {
+    let mut p = procedure(address, shape, vec![1, 2, 3], vec![callee]);
+    p.name = Some(format!("caller{shape}"));
+    p
 }
