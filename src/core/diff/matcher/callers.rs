@@ -43,9 +43,15 @@ impl Matcher<'_> {
         // callers of one of its procedures do not call the other (sharing a caller that
         // calls everything, a `main`, is no place): then the place may name another
         // partner. A partner that nothing calls has no place to be against (every caller
-        // inlined it, or it is called through pointers), unless it has a name: an exported
-        // procedure that nothing inside calls is an entry point, its place is outside.
-        let open = |key: &[u32], partner: Option<Partner>, procedure: &Fingerprint| match partner {
+        // inlined it, or it is called through pointers), unless it has a name (an exported
+        // procedure that nothing inside calls is an entry point, its place is outside), or
+        // the procedure has an unpaired caller too: that caller may be the partner's other
+        // version, which calls the procedure where the partner took it in (a function kept
+        // for some callers and inlined into one, which every caller then inlined).
+        let open = |key: &[u32],
+                    partner: Option<Partner>,
+                    procedure: &Fingerprint,
+                    called_unpaired: bool| match partner {
             None => {
                 key.len() >= MIN_SAME_CALLERS
                     || (!key.is_empty() && procedure.tokens.len() >= MIN_LIKENESS_INSTRUCTIONS)
@@ -58,7 +64,7 @@ impl Matcher<'_> {
                     .iter()
                     .filter(|pair| other.binary_search(pair).is_err())
                     .count();
-                called && not_the_partners >= MIN_SAME_CALLERS
+                (called || called_unpaired) && not_the_partners >= MIN_SAME_CALLERS
             }
         };
         let mut groups: BTreeMap<&[u32], (Vec<u32>, Vec<u32>)> = BTreeMap::new();
@@ -71,7 +77,9 @@ impl Matcher<'_> {
                     &self.candidate[c as usize],
                 ),
             });
-            if open(key, partner, &self.baseline[b]) {
+            let called_unpaired = (self.baseline_callers[b].iter())
+                .any(|&caller| self.forward[caller as usize].is_none());
+            if open(key, partner, &self.baseline[b], called_unpaired) {
                 groups.entry(key).or_default().0.push(b as u32);
             }
         }
@@ -84,7 +92,9 @@ impl Matcher<'_> {
                     &self.baseline[b as usize],
                 ),
             });
-            if open(key, partner, &self.candidate[c]) {
+            let called_unpaired = (self.candidate_callers[c].iter())
+                .any(|&caller| self.backward[caller as usize].is_none());
+            if open(key, partner, &self.candidate[c], called_unpaired) {
                 groups.entry(key).or_default().1.push(c as u32);
             }
         }

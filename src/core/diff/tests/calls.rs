@@ -314,6 +314,47 @@ fn an_exported_procedure_that_nothing_calls_does_not_keep_another_from_its_calle
 }
 
 #[test]
+fn a_function_kept_and_inlined_into_a_caller_nothing_calls_pairs_by_its_callers() {
+    // Probe seed 87, GCC -O2: the baseline kept `foxtrot` (2) for its two callers and
+    // inlined it into `november` (3), which `main` then inlined everywhere, so nothing
+    // calls it; the candidate's `november` (3) calls `foxtrot` (2). The baseline's
+    // `november`, holding `foxtrot`'s code, is the most alike to the candidate's `foxtrot`.
+    // Its partner being called by nothing did not let the callers round look again; the
+    // candidate's `foxtrot` is called by an unpaired procedure too (its `november`), and
+    // the two pairs that call both `foxtrot`s place them.
+    let foxtrot = body(0x400, 9, 30, vec![]);
+    let mut kept = rewritten(&foxtrot, 0.3..0.44);
+    kept.address = 0x400;
+    (kept.bytes, kept.shape) = (kept.bytes ^ 1, kept.shape ^ 1);
+    let mut holder = procedure(0x800, 77, foxtrot.tokens.clone(), vec![]);
+    holder.tokens.extend([300, 301, 302]);
+    holder.tokens.sort_unstable();
+    holder.mnemonics = holder.tokens.iter().map(|&t| (t % 13) as u16).collect();
+    holder.mnemonics.sort_unstable();
+    holder.immediates = holder.tokens.clone();
+    let mut new = edited(&foxtrot, 3);
+    new.address = 0x400;
+    let mut november = foreign(0x800, 4, 6);
+    november.callees = vec![2];
+    assert!(
+        similarity(&holder, &new) > similarity(&kept, &new) + LIKENESS_MARGIN,
+        "{} {}",
+        similarity(&holder, &new),
+        similarity(&kept, &new)
+    );
+    let caller = |address: u64, shape: u64| named_caller(address, shape, 2);
+    let baseline = vec![caller(0x20, 1), caller(0x30, 2), kept, holder];
+    let candidate = vec![caller(0x20, 1), caller(0x30, 2), new, november];
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 2),
+        Some((2, Signal::SameCallers)),
+        "{result:?}"
+    );
+    assert_ne!(partner(&result, 3).map(|(c, _)| c), Some(2), "{result:?}");
+}
+
+#[test]
 fn a_procedure_between_two_pairs_pairs_by_its_place() {
     let first = body(0x10, 1, 10, vec![]);
     let middle = body(0x20, 2, 10, vec![]);
