@@ -53,10 +53,11 @@
 //!     [`MIN_SAME_CALLERS`] of their paired callers (a caller of every function, a
 //!     program's `main`, vouches for nothing): the place overrules the likeness (a
 //!     procedure that nothing calls, every caller having inlined it, has no place to be
-//!     against; an exported one that nothing inside calls is an entry point, whose place is
-//!     outside, and has; so has one paired with a procedure that an unpaired procedure calls
-//!     too, which may be its other version: a function kept for its callers and inlined
-//!     into one that every caller then inlined). The only one on each side pairs; among
+//!     against, unless it has a name, as an exported procedure that nothing inside calls is
+//!     an entry point whose place is outside, or the procedure paired with it is called by
+//!     an unpaired procedure too, which may be its other version: a function kept for its
+//!     callers and inlined into one that every caller then inlined). The only one on each
+//!     side pairs; among
 //!     more, one set against its place pairs with the only
 //!     one on the other side that calls its old partner (a function whose body moved into a
 //!     new callee, which is now called in its place), and the others by mutual best

@@ -283,11 +283,12 @@ fn the_callers_round_overrules_an_anchors_pair_that_lacks_two_of_its_callers() {
 
 #[test]
 fn an_exported_procedure_that_nothing_calls_does_not_keep_another_from_its_callers() {
-    // lz4 1.9.4 as shipped: the static `fast_extDict` (2) was rewritten (a third alike) and
-    // still has its two callers; a new exported function (3), which nothing inside calls,
-    // holds the old code and its string, so the anchors round pairs the old version with it.
-    // The two callers call the rewrite instead: the place names it. Without a name, the new
-    // function could be one every caller inlined, and the anchors pair stands.
+    // lz4 1.9.4 built without hidden visibility: the static `fast_extDict` (2) was rewritten
+    // (a third alike) and still has its two callers; a new exported function (3), which
+    // nothing inside calls, holds the old code and its string, so the anchors round pairs
+    // the old version with it. The two callers call the rewrite instead: the place names it.
+    // Without a name, the new function could be one every caller inlined, and the anchors
+    // pair stands.
     let caller = |address: u64, shape: u64| named_caller(address, shape, 2);
     let old = body(0x400, 9, 40, vec![42]);
     let mut rewrite = rewritten(&old, 0.3..0.5);
