@@ -1098,6 +1098,79 @@ fn aarch64_functions_whose_loop_padding_moved_are_identical() {
     }
 }
 
+/// x86 (32-bit) code holds numbers and addresses alike in 32-bit immediates. In a
+/// position-independent library only an immediate the loader relocates is an address (its
+/// data is reached relative to the GOT), so a number that changed, even one that falls inside
+/// the image, is a changed constant; taken for an address, it was masked and the function was
+/// called identical.
+#[test]
+fn a_changed_number_in_32_bit_x86_code_is_a_changed_constant() {
+    let directory = tempfile::tempdir().unwrap();
+    let library = |name: &str, number: u32| {
+        let source = format!(
+            "__attribute__((noinline)) unsigned scale(unsigned x) {{ return x * {number:#x}u + 7; }}\n\
+             __attribute__((noinline)) unsigned mix(unsigned x) {{ x ^= x >> 16; x *= 0x45d9f3bu; return x ^ (x >> 16); }}\n\
+             static const char *const words[] = {{\"zero\", \"one\", \"two\", \"three\"}};\n\
+             const char *word(unsigned x) {{ return words[scale(x) & 3]; }}\n"
+        );
+        let path = directory.path().join(format!("{name}.c"));
+        std::fs::write(&path, source).unwrap();
+        let (built, stripped) = (
+            directory.path().join(format!("{name}.so")),
+            directory.path().join(format!("{name}.stripped.so")),
+        );
+        let flags = ["-m32", "-O2", "-shared", "-fPIC", "-nostdlib", "-o"];
+        let mut arguments: Vec<&str> = flags.to_vec();
+        arguments.extend([built.to_str().unwrap(), path.to_str().unwrap()]);
+        run("cc", &arguments);
+        run(
+            "strip",
+            &["-o", stripped.to_str().unwrap(), built.to_str().unwrap()],
+        );
+        (built, stripped)
+    };
+    // 0x1234 lies inside the image (its code starts at 0x1000).
+    let (old, old_stripped) = library("old", 0x1234);
+    let (new, new_stripped) = library("new", 0x1235);
+    let mut server = ServerProcess::start(REA);
+    let b = open(&mut server, &old_stripped);
+    let c = open(&mut server, &new_stripped);
+    let (matched, left, right, _) =
+        all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+    assert!(left.is_empty() && right.is_empty(), "{left:?} {right:?}");
+    let (old_names, new_names) = (symbols(&old), symbols(&new));
+    let pair_of = |name: &str| {
+        (matched.iter())
+            .find(|pair| {
+                old_names
+                    .get(pair["baseline"].as_str().unwrap())
+                    .map(String::as_str)
+                    == Some(name)
+            })
+            .unwrap_or_else(|| panic!("{name} is not paired: {matched:#?}"))
+    };
+    for name in ["scale", "mix", "word"] {
+        let pair = pair_of(name);
+        let candidate = new_names.get(pair["candidate"].as_str().unwrap());
+        assert_eq!(candidate.map(String::as_str), Some(name), "{pair}");
+    }
+    assert_eq!(pair_of("scale")["status"], "changed");
+    assert_eq!(pair_of("scale")["changed"], json!(["constants"]));
+    for name in ["mix", "word"] {
+        assert_eq!(pair_of(name)["status"], "identical", "{}", pair_of(name));
+    }
+    // The disassembly names no target for the number (the candidate is the current session).
+    let code = server.tool("disassemble", json!({"procedure": "scale"}));
+    let instructions = code["structuredContent"]["instructions"]
+        .as_array()
+        .unwrap();
+    let multiply = (instructions.iter())
+        .find(|instruction| instruction["operands"].as_str().unwrap().contains("0x1235"))
+        .unwrap_or_else(|| panic!("no instruction holds 0x1235: {code}"));
+    assert_eq!(multiply["target"], Value::Null, "{multiply}");
+    server.finish();
+}
+
 /// Two versions of a program (after [`COMMON`]) compiled at -O2, stripped and compared through
 /// `rea serve`, every page read; with the unstripped builds' names by address.
 struct Compared {

@@ -43,7 +43,9 @@ pub(crate) struct Step {
     /// Its operation without operands (the mnemonic, as a number the decoder gives it), for
     /// a likeness of code that register allocation and moved data do not change.
     pub(crate) mnemonic: u16,
-    /// An immediate operand that is not an address, for comparing constants.
+    /// An immediate operand that is not an address, for comparing constants. On x86 (32-bit)
+    /// a 32-bit immediate may be either: it is this and the `reference` both, and the
+    /// analysis, which knows the image, tells which.
     pub(crate) constant: Option<u64>,
     /// A constant added to a register without an immediate operand (x86's `lea`): a
     /// constant of the function, but also how it takes a structure member's address, which

@@ -107,7 +107,7 @@ impl Analysis {
                 tokens.push(step.shape);
                 mnemonics.push(step.mnemonic);
                 kept_bytes = offset + step.length;
-                if let Some(value) = step.constant {
+                if let Some(value) = self.constant_of(&step, input) {
                     let operation = u64::from(step.mnemonic);
                     immediates.push(fnv64([operation, value].into_iter()) as u32);
                     if value >= MIN_CONSTANT {

@@ -5,7 +5,10 @@
 //! tables), each procedure is decoded up to the next procedure start, the end of its section
 //! or its known size; a document without procedures has each code section decoded from its
 //! start. Every call and jump target, every RIP-relative operand (x86-64), absolute memory
-//! operand (x86) and `adrp` + `add`/load pair (AArch64) is a reference; so is every pointer in
+//! operand (x86) and `adrp` + `add`/load pair (AArch64) is a reference, and so is a 32-bit
+//! immediate (x86) in the image, except in a position-independent ELF file where the loader
+//! does not relocate it (such code reaches its data relative to the GOT: the immediate is a
+//! number); so is every pointer in
 //! a data section (or written there by a `RELATIVE` relocation) to a procedure start or into a
 //! string. In a position-independent ELF file whose dynamic relocations are all `REL`,
 //! `RELA` or packed `RELR` (no compact `CREL`), only a word the loader writes can be a
@@ -150,6 +153,9 @@ pub(crate) struct Analysis {
     references: Vec<Ref>,
     /// Indices into `references`, sorted by (from, to).
     by_origin: Vec<u32>,
+    /// Where an x86 (32-bit) immediate can be an address in a position-independent ELF
+    /// file: the sites its loader writes (see [`Analysis::reference_of`]); `None` elsewhere.
+    immediate_sites: Option<Vec<u64>>,
     status: AnalysisStatus,
 }
 
@@ -162,7 +168,8 @@ struct Collector {
 }
 
 impl Collector {
-    fn step(&mut self, step: Step, mapped: &dyn Fn(u64) -> bool) -> Next {
+    /// Counts `step` and keeps the `reference` it makes, if any.
+    fn step(&mut self, step: Step, reference: Option<(u64, ReferenceKind)>) -> Next {
         self.instructions += 1;
         if self.instructions > MAX_INSTRUCTIONS {
             self.cut_short_by = Some(AnalysisLimit::Instructions);
@@ -172,8 +179,8 @@ impl Collector {
             self.cut_short_by = Some(AnalysisLimit::Time);
             return Next::Stop;
         }
-        match step.reference {
-            Some((to, kind)) if mapped(to) => self.keep(Ref {
+        match reference {
+            Some((to, kind)) => self.keep(Ref {
                 to,
                 from: step.address,
                 kind,
@@ -214,6 +221,7 @@ impl Analysis {
             slots: HashMap::new(),
             references: Vec::new(),
             by_origin: Vec::new(),
+            immediate_sites: None,
             status: AnalysisStatus {
                 complete: true,
                 cut_short_by: None,
@@ -228,6 +236,9 @@ impl Analysis {
             |address: u64, size: usize| read_word(input, address, size, file_little_endian(&file));
         let relocated = imports::relocated(&file, &read, input.image.len() / 4);
         analysis.slots = relocated.slots;
+        if isa == Isa::X86 {
+            analysis.immediate_sites = relocated.sites.clone();
+        }
         if matches!(file, object::File::Elf32(_) | object::File::Elf64(_)) {
             analysis.stub_suffix = "@plt";
         } else {
@@ -248,13 +259,13 @@ impl Analysis {
                 }
             }
         }
+        let mapped = |address: u64| input.region_at(address).is_some();
         let mut collector = Collector {
             deadline: Instant::now() + MAX_ANALYSIS_TIME,
             instructions: 0,
             references: Vec::new(),
             cut_short_by: None,
         };
-        let mapped = |address: u64| input.region_at(address).is_some();
         // Code: each procedure, or each code region when there are none.
         let extents: Vec<(u64, u64)> = if analysis.procedures.is_empty() {
             input
@@ -287,7 +298,8 @@ impl Analysis {
                 .unwrap_or(usize::MAX)
                 .min(bytes.len());
             sweep(isa, &bytes[..length], start, false, &mut |step, _| {
-                collector.step(step, &mapped)
+                let reference = analysis.reference_of(&step, input);
+                collector.step(step, reference.filter(|&(to, _)| mapped(to)))
             });
             if collector.cut_short_by.is_some() {
                 break;
@@ -377,6 +389,31 @@ impl Analysis {
         analysis.references = references;
         analysis.by_origin = by_origin;
         analysis
+    }
+
+    /// What `step` refers to. An x86 (32-bit) immediate that may be a number too
+    /// ([`Step::constant`]) is an address only when it is in the image and, in a
+    /// position-independent ELF file, only where the loader writes it (such code reaches its
+    /// data relative to the GOT, so an immediate without a relocation is a number).
+    fn reference_of(&self, step: &Step, input: &Input<'_>) -> Option<(u64, ReferenceKind)> {
+        let (to, _) = step.reference?;
+        if step.constant != Some(to) {
+            return step.reference;
+        }
+        let relocated = |sites: &Vec<u64>| {
+            let first = sites.partition_point(|&site| site < step.address);
+            let end = step.address.saturating_add(step.length as u64);
+            sites.get(first).is_some_and(|&site| site < end)
+        };
+        let address =
+            input.region_at(to).is_some() && self.immediate_sites.as_ref().is_none_or(relocated);
+        step.reference.filter(|_| address)
+    }
+
+    /// The immediate `step` holds that is a number, not an address ([`Analysis::reference_of`]).
+    fn constant_of(&self, step: &Step, input: &Input<'_>) -> Option<u64> {
+        step.constant
+            .filter(|_| self.reference_of(step, input).is_none())
     }
 
     /// Whether a pointer in data to `value` is worth a reference: a procedure start, a stub,

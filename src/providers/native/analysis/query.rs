@@ -131,7 +131,8 @@ impl Analysis {
                 .get(offset..offset.saturating_add(step.length))
                 .unwrap_or(&[]);
             let text = text.unwrap_or_default();
-            let (target, target_kind) = match step.reference {
+            let reference = self.reference_of(&step, input);
+            let (target, target_kind) = match reference {
                 Some((to, kind)) => (Some(Address::new(to)), Some(kind)),
                 None => (None, None),
             };
@@ -142,7 +143,7 @@ impl Analysis {
                 operands: text.operands,
                 target,
                 target_kind,
-                target_name: step.reference.and_then(|(to, _)| self.name_of(to)),
+                target_name: reference.and_then(|(to, _)| self.name_of(to)),
             });
             Next::Continue
         });

@@ -33,6 +33,12 @@ pub(super) fn sweep(
         if reference.is_some() {
             masked |= span(offsets.displacement_offset(), offsets.displacement_size());
             masked |= span(offsets.immediate_offset(), offsets.immediate_size());
+            // x86 code holds addresses and numbers alike in 32-bit immediates: one that
+            // may be a number is a constant too, for the reader that knows the image (an
+            // address is mapped, most numbers are not).
+            constant = reference
+                .filter(|&(target, _)| immediate_address(&instruction, bitness) == Some(target))
+                .map(|(target, _)| target);
         } else if offsets.has_immediate() {
             constant = (0..instruction.op_count()).find_map(|op| {
                 matches!(
@@ -156,14 +162,19 @@ fn reference(instruction: &Instruction, bitness: u32) -> Option<(u64, ReferenceK
     if let Some(address) = memory {
         return Some((address, branch_kind.unwrap_or(ReferenceKind::Data)));
     }
-    if bitness == 32 && branch_kind.is_none() {
-        for operand in 0..instruction.op_count() {
-            if instruction.op_kind(operand) == OpKind::Immediate32 {
-                return Some((u64::from(instruction.immediate32()), ReferenceKind::Data));
-            }
-        }
+    if branch_kind.is_none() {
+        return immediate_address(instruction, bitness)
+            .map(|address| (address, ReferenceKind::Data));
     }
     None
+}
+
+/// The 32-bit immediate of an x86 (32-bit) instruction, which may be an absolute address
+/// (code loaded at a fixed address names data that way).
+fn immediate_address(instruction: &Instruction, bitness: u32) -> Option<u64> {
+    let immediate = (0..instruction.op_count())
+        .any(|operand| instruction.op_kind(operand) == OpKind::Immediate32);
+    (bitness == 32 && immediate).then(|| u64::from(instruction.immediate32()))
 }
 
 /// The address of a memory operand that does not depend on registers: RIP-relative on
@@ -185,12 +196,43 @@ mod tests {
 
     /// The steps of x86-64 `bytes` at 0x1000.
     fn steps(bytes: &[u8]) -> Vec<Step> {
+        steps_of(64, bytes)
+    }
+
+    /// The steps of `bytes` at 0x1000, decoded with `bitness`.
+    fn steps_of(bitness: u32, bytes: &[u8]) -> Vec<Step> {
         let mut steps = Vec::new();
-        sweep(64, bytes, 0x1000, false, &mut |step, _| {
+        sweep(bitness, bytes, 0x1000, false, &mut |step, _| {
             steps.push(step);
             Next::Continue
         });
         steps
+    }
+
+    #[test]
+    fn a_32_bit_immediate_is_an_address_and_a_number_until_the_image_tells() {
+        let bytes = [
+            0xb9, 0x25, 0x49, 0x92, 0x24, // mov ecx, 0x24924925
+            0x83, 0xc0, 0x7f, // add eax, 0x7f
+            0xa1, 0x00, 0x20, 0x00, 0x00, // mov eax, [0x2000]
+        ];
+        let [mov, add, load] = steps_of(32, &bytes)[..] else {
+            panic!("three steps");
+        };
+        let either = Some((0x2492_4925, ReferenceKind::Data));
+        assert_eq!((mov.reference, mov.constant), (either, Some(0x2492_4925)));
+        assert_eq!((add.reference, add.constant), (None, Some(0x7f)));
+        let absolute = Some((0x2000, ReferenceKind::Data));
+        assert_eq!(
+            (load.reference, load.constant),
+            (absolute, None),
+            "only an address"
+        );
+        // The same `mov` in 64-bit code is a number alone.
+        let [mov] = steps_of(64, &bytes[..5])[..] else {
+            panic!("one step");
+        };
+        assert_eq!((mov.reference, mov.constant), (None, Some(0x2492_4925)));
     }
 
     #[test]
