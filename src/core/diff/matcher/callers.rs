@@ -67,39 +67,42 @@ impl Matcher<'_> {
                 (called || called_unpaired) && not_the_partners >= MIN_SAME_CALLERS
             }
         };
-        let mut groups: BTreeMap<&[u32], (Vec<u32>, Vec<u32>)> = BTreeMap::new();
-        for (b, key) in baseline_keys.iter().enumerate() {
-            let Some(key) = key else { continue };
-            let partner = self.forward[b].map(|c| Partner {
-                key: &candidate_keys[c as usize],
-                called: has_a_place(
-                    &self.candidate_callers[c as usize],
-                    &self.candidate[c as usize],
-                ),
-            });
-            let called_unpaired = (self.baseline_callers[b].iter())
-                .any(|&caller| self.forward[caller as usize].is_none());
-            if open(key, partner, &self.baseline[b], called_unpaired) {
-                groups.entry(key).or_default().0.push(b as u32);
-            }
-        }
-        for (c, key) in candidate_keys.iter().enumerate() {
-            let Some(key) = key else { continue };
-            let partner = self.backward[c].map(|b| Partner {
-                key: &baseline_keys[b as usize],
-                called: has_a_place(
-                    &self.baseline_callers[b as usize],
-                    &self.baseline[b as usize],
-                ),
-            });
-            let called_unpaired = (self.candidate_callers[c].iter())
-                .any(|&caller| self.backward[caller as usize].is_none());
-            if open(key, partner, &self.candidate[c], called_unpaired) {
-                groups.entry(key).or_default().1.push(c as u32);
+        let baseline = Side {
+            keys: &baseline_keys,
+            partners: &self.forward,
+            callers: &self.baseline_callers,
+            procedures: self.baseline,
+        };
+        let candidate = Side {
+            keys: &candidate_keys,
+            partners: &self.backward,
+            callers: &self.candidate_callers,
+            procedures: self.candidate,
+        };
+        // Each group: its baseline members, then its candidate members.
+        let mut groups: BTreeMap<&[u32], [Vec<u32>; 2]> = BTreeMap::new();
+        for (at, (this, other)) in [(&baseline, &candidate), (&candidate, &baseline)]
+            .into_iter()
+            .enumerate()
+        {
+            for (index, key) in this.keys.iter().enumerate() {
+                let Some(key) = key else { continue };
+                let partner = this.partners[index].map(|partner| Partner {
+                    key: &other.keys[partner as usize],
+                    called: has_a_place(
+                        &other.callers[partner as usize],
+                        &other.procedures[partner as usize],
+                    ),
+                });
+                let called_unpaired = (this.callers[index].iter())
+                    .any(|&caller| this.partners[caller as usize].is_none());
+                if open(key, partner, &this.procedures[index], called_unpaired) {
+                    groups.entry(key).or_default()[at].push(index as u32);
+                }
             }
         }
         let mut places = Vec::new();
-        for (key, (b, c)) in groups {
+        for (key, [b, c]) in groups {
             if self.should_stop(b.len() * c.len(), false) {
                 return;
             }
@@ -218,4 +221,14 @@ impl Matcher<'_> {
 /// procedure every caller inlined).
 fn has_a_place(callers: &[u32], procedure: &Fingerprint) -> bool {
     !callers.is_empty() || procedure.name.is_some()
+}
+
+/// One side as the same-callers round reads it: each procedure's key (its paired callers, by
+/// baseline index; computed by the round, so with a lifetime of its own), partner on the
+/// other side, callers and fingerprint.
+struct Side<'k, 's> {
+    keys: &'k [Option<Vec<u32>>],
+    partners: &'s [Option<u32>],
+    callers: &'s [Vec<u32>],
+    procedures: &'s [Fingerprint],
 }
