@@ -18,12 +18,17 @@ would, and scores the pairs against the symbols it wrote:
 
 Usage: python3 benches/compare_quality/probe.py [--rea BIN] [--seeds 1-8] [--cc cc,clang]
        [--opt O0,O1,O2,O3,Os] [--functions 60] [--show]
-       [--cflags FLAGS] [--strip PROGRAM] [--objdump "PROGRAM OPTIONS"]
+       [--cflags FLAGS] [--strip PROGRAM] [--objdump "PROGRAM OPTIONS"] [--got-relative]
 
 Other machines and builds: `--cflags` adds compiler flags to every build (`-static`,
-`-fPIC -shared`); a `--target=` among them builds for another machine without its C library
-(the programs then declare `printf` instead of including `stdio.h`; link with
+`-fPIC -shared`); a `--target=` (or `-m32`) among them builds for another machine without its
+C library (the programs then declare `printf` instead of including `stdio.h`; link with
 `-shared -nostdlib -fuse-ld=lld`), and `--strip llvm-strip --objdump llvm-objdump` read it.
+`--got-relative` masks in the code truth what 32-bit x86 position-independent code addresses
+relative to the GOT, which moves with the layout: the distance added after the call that
+gets the program counter, and every displacement off a register other than `esp` (the
+generated programs have no structures, so at -O1 and above no other displacement is in
+them); it also leaves out the padding GNU objdump shows as `lea esi,[esi+eiz*1+0x0]`.
 """
 
 import argparse
@@ -38,6 +43,29 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
 
 WORK = os.path.join(measure.ROOT, "target", "compare-quality", "probe")
+GOT_RELATIVE = False
+REGISTER = r"e(?:ax|bx|cx|dx|si|di|bp)"
+DISPLACEMENT = re.compile(r"\[(" + REGISTER + r")((?:\+" + REGISTER + r"\*\d)?)[+-]0x[0-9a-f]+\]")
+GOT_DISTANCE = re.compile(r"^add " + REGISTER + r",0x[0-9a-f]+$")
+# `lea esi,[esi+eiz*1+0x0]`: the padding GNU objdump shows so in 32-bit code.
+PADDING = re.compile(r"^lea (" + REGISTER + r"),\[\1(?:\+eiz\*1)?\+0x0\]$")
+
+
+def got_relative(body):
+    """`body` (measure.disassembly's text, GNU objdump) with its GOT-relative fields masked
+    and its padding left out."""
+    lines = []
+    for line in body.split("\n"):
+        if PADDING.match(line):
+            continue
+        gets_pc = lines and ("get_pc_thunk" in lines[-1]
+                             or (lines[-1].startswith("pop") and len(lines) > 1
+                                 and lines[-2].startswith("call")))
+        if gets_pc and GOT_DISTANCE.match(line):
+            line = line.rsplit(",", 1)[0] + ",GOT"
+        line = re.sub(r"<\.L\w+>", "<.L>", line)
+        lines.append(DISPLACEMENT.sub(lambda m: f"[{m.group(1)}{m.group(2)}+DISP]", line))
+    return "\n".join(lines)
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
          "november oscar papa quebec romeo sierra tango uniform victor whiskey xray").split()
@@ -171,7 +199,7 @@ CFLAGS, STRIP = [], "strip"
 def build(source, out, cc, opt):
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "program.c")
-    if any(flag.startswith("--target=") for flag in CFLAGS):
+    if any(flag.startswith("--target=") or flag == "-m32" for flag in CFLAGS):
         # Another machine's C library headers are not installed: declare what is called.
         source = source.replace("#include <stdio.h>", "int printf(const char *, ...);")
     with open(path, "w") as handle:
@@ -205,7 +233,11 @@ def probe(server, seed, count, cc, opt, show):
     code_b = measure.disassembly(base_bin, set(true_pairs))
     code_c = measure.disassembly(cand_bin, set(true_pairs.values()))
     for old, new in renamed.items():
-        code_c = {n: t.replace(f"<{new}>", f"<{old}>") for n, t in code_c.items()}
+        code_c = {n: t.replace(f"<{new}>", f"<{old}>").replace(f"<{new}@plt>", f"<{old}@plt>")
+                  for n, t in code_c.items()}
+    if GOT_RELATIVE:
+        code_b = {n: got_relative(t) for n, t in code_b.items()}
+        code_c = {n: got_relative(t) for n, t in code_c.items()}
     correct, wrong, status = 0, [], Counter()
     for entry in matched:
         b, c = int(entry["baseline"], 16), int(entry["candidate"], 16)
@@ -256,9 +288,12 @@ def main():
     parser.add_argument("--strip", default="strip")
     parser.add_argument("--objdump", default="objdump -M intel",
                         help="the disassembler that gives the code truth, with its options")
+    parser.add_argument("--got-relative", action="store_true",
+                        help="mask GOT-relative fields in the code truth (x86 PIC)")
     arguments = parser.parse_args()
-    global CFLAGS, STRIP
+    global CFLAGS, STRIP, GOT_RELATIVE
     CFLAGS, STRIP = arguments.cflags.split(), arguments.strip
+    GOT_RELATIVE = arguments.got_relative
     measure.OBJDUMP = arguments.objdump.split()
     server = measure.Server(arguments.rea)
     totals, below = Counter(), []

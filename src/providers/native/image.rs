@@ -399,7 +399,7 @@ fn collect_call_targets(
     imports: &[Import],
     builder: &mut TableBuilder,
 ) {
-    let Some(isa) = Isa::of(file.architecture()) else {
+    let Some(isa) = Isa::of(file) else {
         return;
     };
     let entry = file.entry();

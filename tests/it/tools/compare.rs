@@ -1098,66 +1098,84 @@ fn aarch64_functions_whose_loop_padding_moved_are_identical() {
     }
 }
 
-/// x86 (32-bit) code holds numbers and addresses alike in 32-bit immediates. In a
-/// position-independent library only an immediate the loader relocates is an address (its
-/// data is reached relative to the GOT), so a number that changed, even one that falls inside
-/// the image, is a changed constant; taken for an address, it was masked and the function was
-/// called identical.
-#[test]
-fn a_changed_number_in_32_bit_x86_code_is_a_changed_constant() {
-    let directory = tempfile::tempdir().unwrap();
-    let library = |name: &str, number: u32| {
-        let source = format!(
-            "__attribute__((noinline)) unsigned scale(unsigned x) {{ return x * {number:#x}u + 7; }}\n\
-             __attribute__((noinline)) unsigned mix(unsigned x) {{ x ^= x >> 16; x *= 0x45d9f3bu; return x ^ (x >> 16); }}\n\
-             static const char *const words[] = {{\"zero\", \"one\", \"two\", \"three\"}};\n\
-             const char *word(unsigned x) {{ return words[scale(x) & 3]; }}\n"
-        );
-        let path = directory.path().join(format!("{name}.c"));
+/// Two versions of a 32-bit x86 position-independent library (`cc -m32 -fPIC`) compiled at
+/// -O2, stripped and compared through `rea serve`: the matched pairs by baseline name (each
+/// checked to carry the same name in the candidate), the server, and both sessions.
+fn compared_32_bit_libraries(
+    directory: &Path,
+    old_source: &str,
+    new_source: &str,
+) -> (BTreeMap<String, Value>, ServerProcess) {
+    let library = |name: &str, source: &str| {
+        let path = directory.join(format!("{name}.c"));
         std::fs::write(&path, source).unwrap();
         let (built, stripped) = (
-            directory.path().join(format!("{name}.so")),
-            directory.path().join(format!("{name}.stripped.so")),
+            directory.join(format!("{name}.so")),
+            directory.join(format!("{name}.stripped.so")),
         );
         let flags = ["-m32", "-O2", "-shared", "-fPIC", "-nostdlib", "-o"];
         let mut arguments: Vec<&str> = flags.to_vec();
         arguments.extend([built.to_str().unwrap(), path.to_str().unwrap()]);
         run("cc", &arguments);
-        run(
-            "strip",
-            &["-o", stripped.to_str().unwrap(), built.to_str().unwrap()],
-        );
-        (built, stripped)
+        let stripped_path = stripped.to_str().unwrap();
+        run("strip", &["-o", stripped_path, built.to_str().unwrap()]);
+        (symbols(&built), stripped)
     };
-    // 0x1234 lies inside the image (its code starts at 0x1000).
-    let (old, old_stripped) = library("old", 0x1234);
-    let (new, new_stripped) = library("new", 0x1235);
+    let (old_names, old) = library("old", old_source);
+    let (new_names, new) = library("new", new_source);
     let mut server = ServerProcess::start(REA);
-    let b = open(&mut server, &old_stripped);
-    let c = open(&mut server, &new_stripped);
-    let (matched, left, right, _) =
-        all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
-    assert!(left.is_empty() && right.is_empty(), "{left:?} {right:?}");
-    let (old_names, new_names) = (symbols(&old), symbols(&new));
-    let pair_of = |name: &str| {
-        (matched.iter())
-            .find(|pair| {
-                old_names
-                    .get(pair["baseline"].as_str().unwrap())
-                    .map(String::as_str)
-                    == Some(name)
-            })
-            .unwrap_or_else(|| panic!("{name} is not paired: {matched:#?}"))
+    let b = open(&mut server, &old);
+    let c = open(&mut server, &new);
+    let (matched, ..) = all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+    let name = |names: &BTreeMap<String, String>, address: &Value| {
+        names.get(address.as_str().unwrap()).cloned()
     };
-    for name in ["scale", "mix", "word"] {
-        let pair = pair_of(name);
-        let candidate = new_names.get(pair["candidate"].as_str().unwrap());
-        assert_eq!(candidate.map(String::as_str), Some(name), "{pair}");
-    }
-    assert_eq!(pair_of("scale")["status"], "changed");
-    assert_eq!(pair_of("scale")["changed"], json!(["constants"]));
-    for name in ["mix", "word"] {
-        assert_eq!(pair_of(name)["status"], "identical", "{}", pair_of(name));
+    let pairs = (matched.into_iter())
+        .filter_map(|pair| {
+            let old = name(&old_names, &pair["baseline"])?;
+            assert_eq!(
+                Some(&old),
+                name(&new_names, &pair["candidate"]).as_ref(),
+                "{pair}"
+            );
+            Some((old, pair))
+        })
+        .collect();
+    (pairs, server)
+}
+
+/// x86 (32-bit) code holds numbers and addresses alike in 32-bit immediates. In a
+/// position-independent library only an immediate the loader relocates is an address (its
+/// data is reached relative to the GOT), so a number that changed, even one that falls inside
+/// the image, is a changed constant; taken for an address, it was masked and the function was
+/// called identical. One below 64 KiB is a number anywhere: it changes the instructions too,
+/// as on x86-64.
+#[test]
+fn a_changed_number_in_32_bit_x86_code_is_a_changed_constant() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = |number: u32, small: u32| {
+        format!(
+            "__attribute__((noinline)) unsigned scale(unsigned x) {{ return x * {number:#x}u + 7; }}\n\
+             __attribute__((noinline)) unsigned small(unsigned x) {{ return x * {small:#x}u + 3; }}\n\
+             __attribute__((noinline)) unsigned mix(unsigned x) {{ x ^= x >> 16; x *= 0x45d9f3bu; return x ^ (x >> 16); }}\n\
+             static const unsigned char filler[0x30000] = {{1}};\n\
+             __attribute__((noinline)) unsigned fill(unsigned i) {{ return filler[i % sizeof filler]; }}\n"
+        )
+    };
+    // The filler makes 0x12345 an address inside the image.
+    let (pairs, mut server) = compared_32_bit_libraries(
+        directory.path(),
+        &source(0x12345, 0x1234),
+        &source(0x12346, 0x1235),
+    );
+    assert_eq!(pairs["scale"]["status"], "changed");
+    assert_eq!(pairs["scale"]["changed"], json!(["constants"]));
+    assert_eq!(
+        pairs["small"]["changed"],
+        json!(["instructions", "constants"])
+    );
+    for name in ["mix", "fill"] {
+        assert_eq!(pairs[name]["status"], "identical", "{}", pairs[name]);
     }
     // The disassembly names no target for the number (the candidate is the current session).
     let code = server.tool("disassemble", json!({"procedure": "scale"}));
@@ -1165,10 +1183,55 @@ fn a_changed_number_in_32_bit_x86_code_is_a_changed_constant() {
         .as_array()
         .unwrap();
     let multiply = (instructions.iter())
-        .find(|instruction| instruction["operands"].as_str().unwrap().contains("0x1235"))
-        .unwrap_or_else(|| panic!("no instruction holds 0x1235: {code}"));
+        .find(|instruction| {
+            instruction["operands"]
+                .as_str()
+                .unwrap()
+                .contains("0x12346")
+        })
+        .unwrap_or_else(|| panic!("no instruction holds 0x12346: {code}"));
     assert_eq!(multiply["target"], Value::Null, "{multiply}");
     server.finish();
+}
+
+/// x86 (32-bit) position-independent code reaches its data relative to the GOT, whose address
+/// it loads into a register. Read so, a function whose data only moved is identical (its
+/// offsets from the GOT were taken for code that changed), and one whose string changed has a
+/// changed string (no string was seen at all).
+#[test]
+fn data_reached_relative_to_the_got_is_referred_to_in_32_bit_x86_code() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = |greeting: &str, banner: bool| {
+        let banner = if banner {
+            "__attribute__((noinline)) const char *banner(void) { return \"version two, now with a banner\"; }\n"
+        } else {
+            ""
+        };
+        format!(
+            "{banner}static const char *const words[] = {{\"zero\", \"one\", \"two\", \"three\"}};\n\
+             __attribute__((noinline)) const char *word(unsigned x) {{ return words[x & 3]; }}\n\
+             __attribute__((noinline)) const char *greeting(void) {{ return \"{greeting}, reader\"; }}\n"
+        )
+    };
+    let (pairs, mut server) = compared_32_bit_libraries(
+        directory.path(),
+        &source("hello", false),
+        &source("hullo", true),
+    );
+    assert_eq!(pairs["word"]["status"], "identical", "{}", pairs["word"]);
+    assert_eq!(pairs["greeting"]["changed"], json!(["strings"]));
+    // The disassembly names the string (the candidate is the current session).
+    let code = server.tool("disassemble", json!({"procedure": "greeting"}));
+    let instructions = code["structuredContent"]["instructions"]
+        .as_array()
+        .unwrap();
+    let strings = server.tool("search_strings", json!({"contains": "hullo"}));
+    server.finish();
+    let string = &strings["structuredContent"]["strings"][0]["address"];
+    assert!(
+        (instructions.iter()).any(|instruction| &instruction["target"] == string),
+        "no instruction refers to {string}: {code}"
+    );
 }
 
 /// Two versions of a program (after [`COMMON`]) compiled at -O2, stripped and compared through

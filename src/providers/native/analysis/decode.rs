@@ -2,11 +2,15 @@
 
 use crate::session::ReferenceKind;
 
-/// The instruction sets the analysis decodes.
+/// The instruction sets the analysis decodes, with what their decoders need of the image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Isa {
     /// 32-bit x86.
-    X86,
+    X86 {
+        /// The address of an ELF file's GOT (`_GLOBAL_OFFSET_TABLE_`: `.got.plt`, else
+        /// `.got`), which position-independent code loads into a register to reach its data.
+        got: Option<u64>,
+    },
     /// x86-64.
     X86_64,
     /// AArch64 (A64).
@@ -14,10 +18,15 @@ pub(crate) enum Isa {
 }
 
 impl Isa {
-    /// The instruction set of an `object` architecture, if the analysis decodes it.
-    pub(crate) fn of(architecture: object::Architecture) -> Option<Isa> {
-        match architecture {
-            object::Architecture::I386 => Some(Isa::X86),
+    /// The instruction set of `file`, if the analysis decodes it.
+    pub(crate) fn of(file: &object::File<'_>) -> Option<Isa> {
+        use object::{Object, ObjectSection};
+        match file.architecture() {
+            object::Architecture::I386 => {
+                let section = |name| file.section_by_name(name).map(|section| section.address());
+                let got = section(".got.plt").or_else(|| section(".got"));
+                Some(Isa::X86 { got })
+            }
             object::Architecture::X86_64 | object::Architecture::X86_64_X32 => Some(Isa::X86_64),
             object::Architecture::Aarch64 => Some(Isa::Arm64),
             _ => None,

@@ -165,7 +165,7 @@ impl Analysis {
         isa: Isa,
         count: usize,
     ) -> (Vec<Vec<Slot>>, Vec<Vec<u32>>) {
-        let width: u64 = if isa == Isa::X86 { 4 } else { 8 };
+        let width: u64 = if matches!(isa, Isa::X86 { .. }) { 4 } else { 8 };
         let mut words: Vec<(u64, u32)> = self
             .references
             .iter()
@@ -317,7 +317,7 @@ impl Analysis {
     /// procedures with the same code that index different tables of names (`weekday_name`
     /// and `weekday_abbrev`) are then told apart by their strings.
     fn table_strings(&self, input: &Input<'_>, isa: Isa, at: u64, strings: &mut Vec<u64>) {
-        let width: u64 = if isa == Isa::X86 { 4 } else { 8 };
+        let width: u64 = if matches!(isa, Isa::X86 { .. }) { 4 } else { 8 };
         let origin = |index: &u32| self.references[*index as usize].from;
         for slot in 0..MAX_TABLE_STRINGS {
             let Some(word) = at.checked_add(slot * width) else {
@@ -373,7 +373,7 @@ fn fnv64(values: impl Iterator<Item = u64>) -> u64 {
 fn is_padding(isa: Isa, encoding: &[u8]) -> bool {
     match isa {
         Isa::Arm64 => matches!(encoding, [0x1f, 0x20, 0x03, 0xd5] | [0, 0, 0, 0]),
-        Isa::X86 | Isa::X86_64 => {
+        Isa::X86 { .. } | Isa::X86_64 => {
             let body: Vec<u8> = encoding
                 .iter()
                 .copied()

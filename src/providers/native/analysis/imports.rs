@@ -25,6 +25,9 @@ pub(super) struct Relocated {
     /// `RELR` section that cannot be read). Sorted and distinct (8 bytes a relocation: a set
     /// would hold twice that while analysing).
     pub(super) sites: Option<Vec<u64>>,
+    /// Whether the file is position-independent and all its relocations were read: then
+    /// the loader writes only where a relocation says (`sites`; none when it has none).
+    pub(super) position_independent: bool,
 }
 
 /// The import slots and `RELATIVE` pointers of an ELF file; empty for other formats.
@@ -84,6 +87,7 @@ pub(super) fn relocated(
         _ => None,
     };
     if let Some(packed) = packed {
+        found.position_independent = true;
         // The packed sites are `RELATIVE` pointers whose value is the word itself: the data
         // scan reads them, so they only need to be known as sites.
         sites.extend(packed);

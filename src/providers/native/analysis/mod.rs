@@ -5,10 +5,11 @@
 //! tables), each procedure is decoded up to the next procedure start, the end of its section
 //! or its known size; a document without procedures has each code section decoded from its
 //! start. Every call and jump target, every RIP-relative operand (x86-64), absolute memory
-//! operand (x86) and `adrp` + `add`/load pair (AArch64) is a reference, and so is a 32-bit
-//! immediate (x86) in the image, except in a position-independent ELF file where the loader
-//! does not relocate it (such code reaches its data relative to the GOT: the immediate is a
-//! number); so is every pointer in
+//! operand, operand relative to the register holding the GOT's address (x86) and `adrp` +
+//! `add`/load pair (AArch64) is a reference, and so is a 32-bit immediate (x86) of at least
+//! 64 KiB in the image, except in a position-independent ELF file where the loader does not
+//! relocate it (such code reaches its data relative to the GOT: the immediate is a number);
+//! so is every pointer in
 //! a data section (or written there by a `RELATIVE` relocation) to a procedure start or into a
 //! string. In a position-independent ELF file whose dynamic relocations are all `REL`,
 //! `RELA` or packed `RELR` (no compact `CREL`), only a word the loader writes can be a
@@ -204,9 +205,7 @@ impl Analysis {
     /// Analyses one image (see the [module documentation](self)).
     pub(crate) fn build(input: &Input<'_>) -> Analysis {
         let file = object::File::parse(input.image).ok();
-        let isa = file
-            .as_ref()
-            .and_then(|file| Isa::of(object::Object::architecture(file)));
+        let isa = file.as_ref().and_then(Isa::of);
         let architecture = file.as_ref().map_or_else(
             || "unknown".to_owned(),
             |file| format!("{:?}", object::Object::architecture(file)).to_lowercase(),
@@ -236,8 +235,8 @@ impl Analysis {
             |address: u64, size: usize| read_word(input, address, size, file_little_endian(&file));
         let relocated = imports::relocated(&file, &read, input.image.len() / 4);
         analysis.slots = relocated.slots;
-        if isa == Isa::X86 {
-            analysis.immediate_sites = relocated.sites.clone();
+        if matches!(isa, Isa::X86 { .. }) && relocated.position_independent {
+            analysis.immediate_sites = Some(relocated.sites.clone().unwrap_or_default());
         }
         if matches!(file, object::File::Elf32(_) | object::File::Elf64(_)) {
             analysis.stub_suffix = "@plt";

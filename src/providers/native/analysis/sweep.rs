@@ -14,8 +14,8 @@ pub(crate) fn sweep(
     visit: &mut dyn FnMut(Step, Option<Text>) -> Next,
 ) {
     match isa {
-        Isa::X86 => x86::sweep(32, bytes, address, text, visit),
-        Isa::X86_64 => x86::sweep(64, bytes, address, text, visit),
+        Isa::X86 { got } => x86::sweep(32, got, bytes, address, text, visit),
+        Isa::X86_64 => x86::sweep(64, None, bytes, address, text, visit),
         Isa::Arm64 => arm64::sweep(bytes, address, text, visit),
     }
 }

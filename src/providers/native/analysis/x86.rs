@@ -1,5 +1,6 @@
 //! x86 and x86-64 with `iced-x86`: direct call and branch targets, calls and jumps through
-//! memory slots, RIP-relative operands (x86-64) and absolute memory operands (x86).
+//! memory slots, RIP-relative operands (x86-64), and absolute memory operands and operands
+//! relative to the GOT (x86).
 
 use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, Mnemonic, OpKind,
@@ -11,6 +12,7 @@ use crate::session::ReferenceKind;
 
 pub(super) fn sweep(
     bitness: u32,
+    got: Option<u64>,
     bytes: &[u8],
     address: u64,
     text: bool,
@@ -19,9 +21,15 @@ pub(super) fn sweep(
     let mut decoder = Decoder::with_ip(bitness, bytes, address, DecoderOptions::NONE);
     let mut formatter = text.then(formatter);
     let mut instruction = Instruction::default();
+    let mut got = GotHolder::new(got);
     while decoder.can_decode() {
         decoder.decode_out(&mut instruction);
-        let reference = reference(&instruction, bitness);
+        // The distance to the GOT moves with the layout: it is no number and no reference.
+        let loads_the_got = got.is_loaded_by(&instruction);
+        let reference = (!loads_the_got)
+            .then(|| reference(&instruction, bitness, &got))
+            .flatten();
+        got.follow(&instruction, loads_the_got);
         let start = usize::try_from(instruction.ip().wrapping_sub(address)).unwrap_or(0);
         let encoding = bytes
             .get(start..start.saturating_add(instruction.len()))
@@ -30,7 +38,9 @@ pub(super) fn sweep(
         let mut constant = None;
         let mut addend = None;
         let offsets = decoder.get_constant_offsets(&instruction);
-        if reference.is_some() {
+        if loads_the_got {
+            masked |= span(offsets.immediate_offset(), offsets.immediate_size());
+        } else if reference.is_some() {
             masked |= span(offsets.displacement_offset(), offsets.displacement_size());
             masked |= span(offsets.immediate_offset(), offsets.immediate_size());
             // x86 code holds addresses and numbers alike in 32-bit immediates: one that
@@ -140,7 +150,11 @@ fn formatter() -> IntelFormatter {
 }
 
 /// The address an instruction calls, jumps to or refers to.
-fn reference(instruction: &Instruction, bitness: u32) -> Option<(u64, ReferenceKind)> {
+fn reference(
+    instruction: &Instruction,
+    bitness: u32,
+    got: &GotHolder,
+) -> Option<(u64, ReferenceKind)> {
     if instruction.is_invalid() {
         return None;
     }
@@ -158,7 +172,7 @@ fn reference(instruction: &Instruction, bitness: u32) -> Option<(u64, ReferenceK
     if let (Some(kind), true) = (branch_kind, near_branch) {
         return Some((instruction.near_branch_target(), kind));
     }
-    let memory = memory_address(instruction, bitness);
+    let memory = memory_address(instruction, bitness).or_else(|| got.address(instruction));
     if let Some(address) = memory {
         return Some((address, branch_kind.unwrap_or(ReferenceKind::Data)));
     }
@@ -170,12 +184,18 @@ fn reference(instruction: &Instruction, bitness: u32) -> Option<(u64, ReferenceK
 }
 
 /// The 32-bit immediate of an x86 (32-bit) instruction, which may be an absolute address
-/// (code loaded at a fixed address names data that way).
+/// (code loaded at a fixed address names data that way), unless it is below
+/// [`LOWEST_ADDRESS`].
 fn immediate_address(instruction: &Instruction, bitness: u32) -> Option<u64> {
     let immediate = (0..instruction.op_count())
         .any(|operand| instruction.op_kind(operand) == OpKind::Immediate32);
-    (bitness == 32 && immediate).then(|| u64::from(instruction.immediate32()))
+    let value = u64::from(instruction.immediate32());
+    (bitness == 32 && immediate && value >= LOWEST_ADDRESS).then_some(value)
 }
+
+/// Below this no system loads code or data (Linux's `vm.mmap_min_addr`, the first 64 KiB
+/// Windows reserves), so a smaller immediate is a number (`test esi, 0xe3` has a 32-bit one).
+const LOWEST_ADDRESS: u64 = 0x1_0000;
 
 /// The address of a memory operand that does not depend on registers: RIP-relative on
 /// x86-64, absolute on x86.
@@ -190,6 +210,93 @@ fn memory_address(instruction: &Instruction, bitness: u32) -> Option<u64> {
     (bitness == 32 && has_memory && absolute).then(|| instruction.memory_displacement64())
 }
 
+/// Which register holds the GOT's address in x86 position-independent code: the one a call's
+/// return address (popped, or returned by a thunk) plus the distance to the GOT is added to
+/// (`call 1f; 1: pop %ebx; add $_GLOBAL_OFFSET_TABLE_+(.-1b), %ebx`, or `call
+/// __x86.get_pc_thunk.bx; add $_GLOBAL_OFFSET_TABLE_, %ebx`), until something else is
+/// written to it, or a call changes it (`eax`, `ecx` and `edx` are the callee's to change).
+/// The code after a return or a jump is reached from elsewhere, where the register loaded
+/// last holds it again (an early return's epilogue restores `ebx` before the code that a
+/// branch skipped it to).
+struct GotHolder {
+    got: Option<u64>,
+    return_address: Option<u64>,
+    holder: Option<Register>,
+    loaded: Option<Register>,
+}
+
+impl GotHolder {
+    fn new(got: Option<u64>) -> GotHolder {
+        GotHolder {
+            got,
+            return_address: None,
+            holder: None,
+            loaded: None,
+        }
+    }
+
+    /// The address a memory operand relative to the holder names.
+    fn address(&self, instruction: &Instruction) -> Option<u64> {
+        let (got, holder) = (self.got?, self.holder?);
+        let memory =
+            (0..instruction.op_count()).any(|op| instruction.op_kind(op) == OpKind::Memory);
+        (memory && instruction.memory_base() == holder)
+            .then(|| u64::from((got as u32).wrapping_add(instruction.memory_displacement32())))
+    }
+
+    /// Whether `instruction` adds the distance to the GOT to a call's return address.
+    fn is_loaded_by(&self, instruction: &Instruction) -> bool {
+        let (Some(got), Some(back)) = (self.got, self.return_address) else {
+            return false;
+        };
+        instruction.mnemonic() == Mnemonic::Add
+            && instruction.op0_kind() == OpKind::Register
+            && instruction.op0_register().full_register32() != Register::ESP
+            && instruction.op1_kind() == OpKind::Immediate32
+            && (back as u32).wrapping_add(instruction.immediate32()) == got as u32
+    }
+
+    /// Follows what `instruction` does to the holder (`loads` it: [`GotHolder::is_loaded_by`]).
+    fn follow(&mut self, instruction: &Instruction, loads: bool) {
+        if self.got.is_none() {
+            return;
+        }
+        match instruction.flow_control() {
+            FlowControl::Call | FlowControl::IndirectCall => {
+                self.return_address = Some(instruction.next_ip());
+                let scratch = [Register::EAX, Register::ECX, Register::EDX];
+                self.holder = self.holder.filter(|holder| !scratch.contains(holder));
+                return;
+            }
+            FlowControl::Return
+            | FlowControl::UnconditionalBranch
+            | FlowControl::IndirectBranch => {
+                self.holder = self.loaded;
+                return;
+            }
+            _ => {}
+        }
+        let written = (instruction.op_count() > 0 && instruction.op0_kind() == OpKind::Register)
+            .then(|| instruction.op0_register().full_register32())
+            .filter(|_| !reads_only_its_first_operand(instruction.mnemonic()));
+        let Some(written) = written else { return };
+        if loads {
+            self.holder = Some(written);
+            self.loaded = Some(written);
+        } else if self.holder == Some(written) {
+            self.holder = None;
+        }
+    }
+}
+
+/// Whether an instruction only reads its first operand (a register it names is not changed).
+fn reads_only_its_first_operand(mnemonic: Mnemonic) -> bool {
+    matches!(
+        mnemonic,
+        Mnemonic::Push | Mnemonic::Cmp | Mnemonic::Test | Mnemonic::Bt | Mnemonic::Jmp
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,11 +309,51 @@ mod tests {
     /// The steps of `bytes` at 0x1000, decoded with `bitness`.
     fn steps_of(bitness: u32, bytes: &[u8]) -> Vec<Step> {
         let mut steps = Vec::new();
-        sweep(bitness, bytes, 0x1000, false, &mut |step, _| {
+        sweep(bitness, None, bytes, 0x1000, false, &mut |step, _| {
             steps.push(step);
             Next::Continue
         });
         steps
+    }
+
+    #[test]
+    fn position_independent_32_bit_code_refers_relative_to_the_register_holding_the_got() {
+        let got = 0x3000;
+        let bytes = [
+            0xe8, 0x00, 0x00, 0x00, 0x00, // 1000: call 1005
+            0x5b, // 1005: pop ebx
+            0x81, 0xc3, 0xfb, 0x1f, 0x00,
+            0x00, // 1006: add ebx, 0x1ffb (1005 + 1ffb: the GOT)
+            0x8d, 0x83, 0x00, 0xff, 0xff, 0xff, // lea eax, [ebx-0x100]
+            0x5b, // pop ebx (an early return's epilogue)
+            0x8d, 0x83, 0x00, 0xff, 0xff, 0xff, // lea eax, [ebx-0x100]
+            0xc3, // ret
+            0x8d, 0x43,
+            0x10, // lea eax, [ebx+0x10] (reached by a branch that skipped the pop)
+        ];
+        let mut steps = Vec::new();
+        sweep(32, Some(got), &bytes, 0x1000, false, &mut |step, _| {
+            steps.push(step);
+            Next::Continue
+        });
+        let [_, _, load, before, _, popped, _, after] = steps[..] else {
+            panic!("eight steps: {steps:?}");
+        };
+        assert_eq!(
+            (load.reference, load.constant),
+            (None, None),
+            "the distance is neither"
+        );
+        assert_eq!(before.reference, Some((got - 0x100, ReferenceKind::Data)));
+        assert_eq!(popped.reference, None, "ebx was written");
+        assert_eq!(after.reference, Some((got + 0x10, ReferenceKind::Data)));
+        // Without the GOT's address nothing is relative to it.
+        let mut without = Vec::new();
+        sweep(32, None, &bytes, 0x1000, false, &mut |step, _| {
+            without.push(step.reference);
+            Next::Continue
+        });
+        assert_eq!(without[3], None);
     }
 
     #[test]
@@ -215,10 +362,16 @@ mod tests {
             0xb9, 0x25, 0x49, 0x92, 0x24, // mov ecx, 0x24924925
             0x83, 0xc0, 0x7f, // add eax, 0x7f
             0xa1, 0x00, 0x20, 0x00, 0x00, // mov eax, [0x2000]
+            0xf7, 0xc6, 0xe3, 0x00, 0x00, 0x00, // test esi, 0xe3
         ];
-        let [mov, add, load] = steps_of(32, &bytes)[..] else {
-            panic!("three steps");
+        let [mov, add, load, test] = steps_of(32, &bytes)[..] else {
+            panic!("four steps");
         };
+        assert_eq!(
+            (test.reference, test.constant),
+            (None, Some(0xe3)),
+            "below any address"
+        );
         let either = Some((0x2492_4925, ReferenceKind::Data));
         assert_eq!((mov.reference, mov.constant), (either, Some(0x2492_4925)));
         assert_eq!((add.reference, add.constant), (None, Some(0x7f)));
