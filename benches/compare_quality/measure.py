@@ -200,6 +200,8 @@ def disassembly(binary, names):
 def source_texts(files):
     """name -> whitespace-collapsed text of each C function definition (universal-ctags)."""
     texts, seen = {}, Counter()
+    if not files:
+        return texts
     output = run(["ctags", "--output-format=json", "--fields=+ne", "--kinds-C=f", "-f", "-"]
                  + files)
     cache = {}
