@@ -277,11 +277,17 @@ impl Analysis {
         for index in &self.by_origin[first..last] {
             let reference = self.references[*index as usize];
             if self.call_kind(&reference).is_some() {
-                if let Some(import) = self.import_of(reference.to) {
+                // A call through the PLT to a function the file defines calls that function,
+                // as it would in a build with hidden visibility.
+                let definition = self.definitions.get(&reference.to).copied();
+                if let Some(import) = self
+                    .import_of(reference.to)
+                    .filter(|_| definition.is_none())
+                {
                     imports.push(import);
                 } else if let Ok(callee) = self
                     .procedures
-                    .binary_search_by_key(&reference.to, |p| p.start)
+                    .binary_search_by_key(&definition.unwrap_or(reference.to), |p| p.start)
                     && callee < count
                 {
                     callees.push(callee as u32);

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 
 use object::read::elf::{ElfFile, FileHeader, SectionHeader};
 use object::{
-    Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget, elf,
+    Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget,
+    SymbolFlags, elf,
 };
 
 /// Import slots and loader-written pointers of one image.
@@ -15,6 +16,10 @@ use object::{
 pub(super) struct Relocated {
     /// Slot address to imported symbol name.
     pub(super) slots: HashMap<u64, String>,
+    /// Slot address to the function the file itself defines under the slot's symbol (an
+    /// exported function its own code calls through the PLT: a library built without hidden
+    /// visibility).
+    pub(super) definitions: HashMap<u64, u64>,
     /// (address of the pointer, value the loader writes there).
     pub(super) pointers: Vec<(u64, u64)>,
     /// Where the loader writes anything, when that is the only place a pointer can be: a
@@ -55,13 +60,20 @@ pub(super) fn relocated(
                 let RelocationTarget::Symbol(index) = relocation.target() else {
                     continue;
                 };
-                let name = symbols
-                    .as_ref()
-                    .and_then(|table| table.symbol_by_index(index).ok())
+                let symbol = (symbols.as_ref()).and_then(|table| table.symbol_by_index(index).ok());
+                let name = (symbol.as_ref())
                     .and_then(|symbol| symbol.name().ok().map(str::to_owned))
                     .filter(|name| !name.is_empty());
                 if let Some(name) = name {
                     found.slots.insert(offset, name);
+                }
+                // A function, not an IFUNC (whose address is its resolver's).
+                let defined_function = symbol.filter(|symbol| {
+                    symbol.is_definition()
+                        && matches!(symbol.flags(), SymbolFlags::Elf { st_info, .. } if st_info.st_type() == elf::STT_FUNC)
+                });
+                if let Some(symbol) = defined_function {
+                    found.definitions.insert(offset, symbol.address());
                 }
             }
             Some(Kind::Relative) => {

@@ -18,7 +18,10 @@
 //!
 //! ELF PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) are named `symbol@plt` after the import slot
 //! they jump through (from `.rela.plt` and the `GLOB_DAT` relocations), so calls through them
-//! name the imported symbol; a call through the slot itself names the symbol. PE import thunks
+//! name the imported symbol; a call through the slot itself names the symbol. For comparing
+//! versions, a call through a stub or slot of a function the file itself defines (an exported
+//! function its own code calls through the PLT) is a call to that function: the fingerprints
+//! have the call graph of a build with hidden visibility. PE import thunks
 //! (`jmp [IAT slot]`) and IAT slots, and Mach-O `__stubs` entries and lazy or non-lazy
 //! pointers, are named by the imported symbol as `list_imports` gives it (`ExitProcess`,
 //! `_printf`, as `llvm-objdump` names Mach-O stubs), so a direct call to a thunk or stub and an
@@ -150,6 +153,9 @@ pub(crate) struct Analysis {
     stub_suffix: &'static str,
     /// Import slot address to imported symbol.
     slots: HashMap<u64, String>,
+    /// Stub or slot address to the function the file defines under its symbol (see
+    /// [`imports::Relocated::definitions`]): the fingerprints call that function.
+    definitions: HashMap<u64, u64>,
     /// Sorted by (to, from, kind).
     references: Vec<Ref>,
     /// Indices into `references`, sorted by (from, to).
@@ -218,6 +224,7 @@ impl Analysis {
             stubs: HashMap::new(),
             stub_suffix: "",
             slots: HashMap::new(),
+            definitions: HashMap::new(),
             references: Vec::new(),
             by_origin: Vec::new(),
             immediate_sites: None,
@@ -235,6 +242,7 @@ impl Analysis {
             |address: u64, size: usize| read_word(input, address, size, file_little_endian(&file));
         let relocated = imports::relocated(&file, &read, input.image.len() / 4);
         analysis.slots = relocated.slots;
+        analysis.definitions = relocated.definitions;
         if matches!(isa, Isa::X86 { .. }) && relocated.position_independent {
             analysis.immediate_sites = Some(relocated.sites.clone().unwrap_or_default());
         }
@@ -325,6 +333,9 @@ impl Analysis {
                     {
                         let stub = base + (step.address - base) / entry_size * entry_size;
                         analysis.stubs.entry(stub).or_insert_with(|| symbol.clone());
+                        if let Some(&definition) = analysis.definitions.get(&to) {
+                            analysis.definitions.entry(stub).or_insert(definition);
+                        }
                     }
                     Next::Continue
                 },
