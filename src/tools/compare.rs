@@ -110,8 +110,9 @@ pub(super) fn tools() -> Vec<ToolSpec> {
         `candidate` are binary session handles (default: this call's session), \
         `baseline_document`/`candidate_document` pick documents. Procedures are paired by \
         symbol name, exact bytes, an address-independent instruction hash, imported-symbol and \
-        string anchors, the same slot of two tables of procedure pointers that other pairs \
-        align (`pointer_table`), call-graph neighbours of pairs already made (among them the \
+        string anchors, the same name in two tables of named records in data that share most \
+        of their names (`record_name`: a method table's `{\"flush\", reader_flush}`), the same \
+        slot of two tables of procedure pointers that other pairs align (`pointer_table`), call-graph neighbours of pairs already made (among them the \
         one unpaired callee in the same place among a pair's calls), then the most similar \
         of all unpaired procedures by a margin (`likeness`; once more at the end with their \
         small paired callees taken in, as one version inlines them; last among procedures of \
@@ -424,9 +425,9 @@ pub(super) struct MatchedPair {
     /// inference).
     similarity: f64,
     /// What paired them: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`, `same_callers` or
+    /// `record_name`, `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`, `same_callers` or
     /// `constants`.
-    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "pointer_table", "call_graph", "likeness", "address_order", "twins", "same_callers", "constants"]))]
+    #[schemars(extend("enum" = ["symbol_name", "exact_bytes", "instruction_hash", "anchors", "record_name", "pointer_table", "call_graph", "likeness", "address_order", "twins", "same_callers", "constants"]))]
     signal: &'static str,
     /// What differs: `size`, `instructions`, `callees`, `strings`, `constants` (empty when
     /// identical).

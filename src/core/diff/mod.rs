@@ -11,12 +11,18 @@
 //!    masked (call and branch displacements, PC-relative operands), unique on each side.
 //! 4. [`Signal::Anchors`]: the same set of imported symbols called and strings referenced (at
 //!    least two anchors, or one string), unique on each side.
-//! 5. [`Signal::PointerTable`]: two tables of procedure pointers in data (dispatch tables,
+//! 5. [`Signal::RecordName`]: two tables of named records in data (a pointer to a string
+//!    right before a pointer to a procedure: a method table's `{"flush", reader_flush, …}`, a
+//!    command table's `{"quit", do_quit}`), each the other's unique best by the share of the
+//!    names they hold, at least [`MIN_SHARED_RECORD_NAMES`]: the unpaired procedures that
+//!    they name alike, each name held by one procedure in each table, however their code
+//!    changed (a procedure named in several records pairs only when they all agree).
+//! 6. [`Signal::PointerTable`]: two tables of procedure pointers in data (dispatch tables,
 //!    callbacks) of the same length, vouched for by the pairs among the procedures they hold
 //!    at the same places and among those that refer to them, at least three times as many
 //!    as the slots holding two paired procedures apart, each the other's only such table:
 //!    the unpaired procedures in the same slot, at least [`MIN_SLOT_SIMILARITY`] alike.
-//! 6. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
+//! 7. [`Signal::CallGraph`]: for each pair made, its unpaired callees and callers on the two
 //!    sides: first by a unique instruction hash among them, then by mutual best
 //!    [`similarity`] of at least [`MIN_NEIGHBOUR_SIMILARITY`] ([`MIN_LARGE_NEIGHBOUR_SIMILARITY`]
 //!    when both have at least [`LARGE_PROCEDURE_INSTRUCTIONS`]; a best that another is
@@ -27,28 +33,28 @@
 //!    after the last (a call slot), when both have at least [`MIN_LIKENESS_INSTRUCTIONS`],
 //!    from [`MIN_SOLE_NEIGHBOUR_SIMILARITY`] (before the first and after the last, only
 //!    of half to twice the other's size).
-//! 7. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
+//! 8. [`Signal::Likeness`], only when the rounds above paired nothing: unpaired procedures of
 //!    at least [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most similar among all
 //!    unpaired procedures of half to twice their size, at least [`MIN_LIKENESS`] alike and
 //!    [`LIKENESS_MARGIN`] above the runner-up on both sides.
-//! 8. [`Signal::Order`], when the likeness round paired nothing either: the unpaired
+//! 9. [`Signal::Order`], when the likeness round paired nothing either: the unpaired
 //!    procedures between two consecutive pairs, with no other pair between them on either
 //!    side, position by position or by mutual best similarity, at least
 //!    [`MIN_ORDER_SIMILARITY`] alike (compilers lay functions out in source order).
-//! 9. [`Signal::Twins`], when the order round paired nothing either: near-twins, the
-//!    instances of one template that a new release rewrote alike (a match finder built for
-//!    4, 5 and 6 bytes), each at least [`MIN_TWIN_LIKENESS`] alike to several of the other
-//!    side within [`LIKENESS_MARGIN`], or decisively the best of one that is (a hair less
-//!    alike crosswise one way than the other). Linked that way they make a family; in a
-//!    family, each procedure's own immediates (those not every member of its side holds:
-//!    the shift by 5, the other hash prime) decide, by mutual unique best likeness of them,
-//!    sharing at least one, among the members that the pairs calling both do not call in
-//!    different places (see below).
+//! 10. [`Signal::Twins`], when the order round paired nothing either: near-twins, the
+//!     instances of one template that a new release rewrote alike (a match finder built for
+//!     4, 5 and 6 bytes), each at least [`MIN_TWIN_LIKENESS`] alike to several of the other
+//!     side within [`LIKENESS_MARGIN`], or decisively the best of one that is (a hair less
+//!     alike crosswise one way than the other). Linked that way they make a family; in a
+//!     family, each procedure's own immediates (those not every member of its side holds:
+//!     the shift by 5, the other hash prime) decide, by mutual unique best likeness of them,
+//!     sharing at least one, among the members that the pairs calling both do not call in
+//!     different places (see below).
 //!
-//! 10. [`Signal::SameCallers`], when the twins round paired nothing either: procedures called
+//! 11. [`Signal::SameCallers`], when the twins round paired nothing either: procedures called
 //!     by the same pairs, at least [`MIN_SAME_CALLERS`] (a function rewritten past any
 //!     likeness keeps its callers). Those that share a set of paired callers are the
-//!     unpaired procedures and those a fuzzy round (4, 6 to 9 and 13) paired with a procedure
+//!     unpaired procedures and those a fuzzy round (4, 7 to 10 and 14) paired with a procedure
 //!     that something calls, or that has a name, and that lacks at least
 //!     [`MIN_SAME_CALLERS`] of their paired callers (a caller of every function, a
 //!     program's `main`, vouches for nothing): the place overrules the likeness (a
@@ -70,14 +76,14 @@
 //!     in the same order on both sides (a function rewritten at its one call site; a
 //!     single call site vouches less, since a dispatcher's removed and added functions
 //!     all meet there, and tiny procedures all look alike).
-//! 11. Near ties, when the same-callers round paired nothing either: a mutual best of the
+//! 12. Near ties, when the same-callers round paired nothing either: a mutual best of the
 //!     call-graph or order round that another procedure is within [`LIKENESS_MARGIN`] of
 //!     (the instances of one template, rewritten alike) waits for the rounds that tell them
 //!     apart (tables, twins, callers). When those pair nothing more, the call-graph round
 //!     (then the order round) runs again and settles each by the assignment of its
 //!     neighbourhood with the greatest total [`similarity`], which pairs
 //!     two only within [`LIKENESS_MARGIN`] of the best on both sides.
-//! 12. Inlined callees, once, when the near ties settled nothing either: the likeness round
+//! 13. Inlined callees, once, when the near ties settled nothing either: the likeness round
 //!     ([`Signal::Likeness`], the same thresholds) with each unpaired procedure's paired
 //!     callees of fewer than [`LARGE_PROCEDURE_INSTRUCTIONS`] taken in (their instructions,
 //!     strings, constants and imports added, their callees called instead), for two of which
@@ -88,7 +94,7 @@
 //!     as alike to its caller's other version as the caller is, having its code, and would
 //!     keep the two apart by the margin. It runs once because it keeps nothing between runs
 //!     (the likeness round keeps its bests); the rounds go on from the pairs it makes.
-//! 13. [`Signal::Constants`], whenever the rounds above pair nothing: an unpaired procedure on
+//! 14. [`Signal::Constants`], whenever the rounds above pair nothing: an unpaired procedure on
 //!     each side holding the same constant (or a `lea`'s [`Fingerprint::addends`]) that no
 //!     other procedure of either side holds, paired or not (a paired one may hold it as an
 //!     inlined copy), when that is the only such partner either has, the two share at least
@@ -96,7 +102,7 @@
 //!     are two functions) and are alike at all ([`similarity`] above 0 once the strings and
 //!     constants conflicts below are counted). A random multiplier or a magic number survives
 //!     the edits that move a function past every likeness threshold.
-//! 14. Small procedures, once, last ([`Signal::Likeness`]): unpaired procedures of fewer than
+//! 15. Small procedures, once, last ([`Signal::Likeness`]): unpaired procedures of fewer than
 //!     [`MIN_LIKENESS_INSTRUCTIONS`] that are each other's most alike among all unpaired
 //!     procedures of half to twice their size, by [`LIKENESS_MARGIN`], at least
 //!     [`MIN_SMALL_LIKENESS`], and that share an immediate or an addend when either has an
@@ -104,27 +110,27 @@
 //!     constant changed. The many small functions alike (`mov %rdi,%rax; ret`) tie and stay
 //!     apart.
 //!
-//! The rounds of likeness and place (6, 7, 8, 10 to 14) and the anchors round (4) never
+//! The rounds of likeness and place (7, 8, 9, 11 to 15) and the anchors round (4) never
 //! pair two procedures that the pairs calling both call in different places, nor does the
-//! twins round (9) tell apart two so called (inlining copies a callee's strings and imports
+//! twins round (10) tell apart two so called (inlining copies a callee's strings and imports
 //! into its callers, so the same anchors are no proof on their own): when, for every pair
 //! that calls both, of the longest run of its other callees called in the same order on both
 //! sides (each side's callees in the order of their first call), at least
 //! [`MIN_PLACES_APART`] are called before one and not before the other. A function removed
 //! from one call and another added at another are two functions, however alike; one call
 //! moved past another is not enough, and one caller against is not all of them, even in
-//! the same-callers round (10), whose only evidence is the place (a function of a large
+//! the same-callers round (11), whose only evidence is the place (a function of a large
 //! C++ library is called in other places by one caller and in the same by the rest).
 //!
-//! The rounds of likeness and place (4 and 6 to 14) never pair a procedure with one that
+//! The rounds of likeness and place (4 and 7 to 15) never pair a procedure with one that
 //! an unpaired caller of it, with it taken in, is more alike to by [`LIKENESS_MARGIN`] (or
 //! the other way round): the other version inlined it into that caller, which now holds its
 //! code. When nothing calls the other one and a pair calls the procedure, that caller need
 //! only be within [`LIKENESS_MARGIN`] of as alike: every caller inlined the callee in the
 //! other version, so its place vouches for nothing, and the caller holding it is as likely.
-//! The same-callers round (10) asks this before it undoes a pair for one of its own.
+//! The same-callers round (11) asks this before it undoes a pair for one of its own.
 //!
-//! Nor do the fuzzy rounds (4, 6 to 9 and 11 to 14) pair a procedure with one that a
+//! Nor do the fuzzy rounds (4, 7 to 10 and 12 to 15) pair a procedure with one that a
 //! sibling of that one (an unpaired procedure that calls one of its paired callees, or that
 //! one of its paired callers calls) is more alike to by [`LIKENESS_MARGIN`], while something
 //! unpaired calls the procedure (or the other way round): a version that inlined a
@@ -132,7 +138,7 @@
 //! neighbourhood that sees only the caller would pair the caller with it. A sibling that the
 //! one calls is no rival when the one with it taken in is as alike: that version inlined it.
 //!
-//! The fuzzy rounds (5 to 14) never pair two procedures that both refer to strings and share
+//! The fuzzy rounds (6 to 15) never pair two procedures that both refer to strings and share
 //! none, nor two that only compute (no calls, no strings), each hold at least
 //! [`MIN_TELLING_CONSTANTS`] constants and share none: two wrappers printing different
 //! messages, or two bracket tables of other thresholds, are different functions, however
@@ -163,6 +169,11 @@ use measure::{jaccard_multiset, jaccard_set, multiset_common, ratio};
 /// constants are often the edit itself).
 pub const MIN_TELLING_CONSTANTS: usize = 3;
 
+/// Least share of their names (shared over all) two tables of named records hold in common to
+/// be counterparts ([`Signal::RecordName`]): a release adds and removes methods, and renames
+/// few.
+pub const MIN_SHARED_RECORD_NAMES: f64 = 0.5;
+
 /// Least similarity a neighbour pair needs in the call-graph round.
 pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.6;
 
@@ -190,7 +201,7 @@ pub const LIKENESS_MARGIN: f64 = 0.05;
 pub const MIN_LIKENESS_INSTRUCTIONS: usize = 8;
 
 /// Least similarity of a procedure of fewer than [`MIN_LIKENESS_INSTRUCTIONS`] to the one it
-/// pairs with as each other's most alike (round 13 of the module documentation): a few
+/// pairs with as each other's most alike (round 14 of the module documentation): a few
 /// instructions share their operations with many others, so only a nearly unchanged one
 /// pairs, by its immediates.
 pub const MIN_SMALL_LIKENESS: f64 = 0.7;
@@ -272,6 +283,19 @@ pub struct Fingerprint {
     /// The tables of procedure pointers whose start its code refers to (as numbered in
     /// [`Slot::table`]): sorted, distinct.
     pub tables: Vec<u32>,
+    /// The records in data that name it: a pointer to a string right before a pointer to it
+    /// (a method table's `{"flush", reader_flush, …}`): sorted, distinct.
+    pub labels: Vec<Label>,
+}
+
+/// A record in data that names a procedure: the table of such records (numbered on its side
+/// in address order) and the hash of the name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label {
+    /// The table of records, numbered on its side in address order.
+    pub table: u32,
+    /// The hash of the name the record holds.
+    pub name: u64,
 }
 
 /// One slot of a table of procedure pointers in data: the table (numbered on its side in
@@ -295,6 +319,9 @@ pub enum Signal {
     InstructionHash,
     /// The same imports called and strings referenced.
     Anchors,
+    /// The same name in two tables of named records in data that share most of their names
+    /// (a method table's `{"flush", reader_flush, …}`).
+    RecordName,
     /// The same slot of two tables of procedure pointers that other pairs align.
     PointerTable,
     /// A neighbour (callee or caller) of a pair already made.
@@ -318,11 +345,12 @@ pub enum Signal {
 
 impl Signal {
     /// Every signal, in the order of the rounds.
-    pub const ALL: [Signal; 11] = [
+    pub const ALL: [Signal; 12] = [
         Signal::SymbolName,
         Signal::ExactBytes,
         Signal::InstructionHash,
         Signal::Anchors,
+        Signal::RecordName,
         Signal::PointerTable,
         Signal::CallGraph,
         Signal::Likeness,
@@ -363,7 +391,7 @@ impl Signal {
     }
 
     /// The name used in results: `symbol_name`, `exact_bytes`, `instruction_hash`, `anchors`,
-    /// `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`, `same_callers`,
+    /// `record_name`, `pointer_table`, `call_graph`, `likeness`, `address_order`, `twins`, `same_callers`,
     /// `constants`.
     pub fn name(self) -> &'static str {
         match self {
@@ -371,6 +399,7 @@ impl Signal {
             Signal::ExactBytes => "exact_bytes",
             Signal::InstructionHash => "instruction_hash",
             Signal::Anchors => "anchors",
+            Signal::RecordName => "record_name",
             Signal::PointerTable => "pointer_table",
             Signal::CallGraph => "call_graph",
             Signal::Likeness => "likeness",

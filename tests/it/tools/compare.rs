@@ -816,6 +816,74 @@ int main(int argc, char **argv) {
     assert!(by_slot >= 1, "some handler pairs by its slot: {matched:#?}");
 }
 
+/// Two method tables of records `{name, function, flags}`, as a Python extension or a Lua
+/// library declares them, both with a `flush` and a `close`: each method rewritten, the new
+/// release with one more method and its records in another order. Each method pairs with
+/// the one that the counterpart table names alike.
+#[test]
+fn methods_rewritten_in_tables_of_named_records_pair_by_their_names() {
+    const METHODS: &str = r#"
+struct method { const char *name; long (*call)(long *, int); int flags; };
+#define OLD_BODY(k) long s = k; for (int i = 0; i < n; i++) s = s * (k + 3) + v[i] % (k + 11); return s;
+#define NEW_BODY(k) long s = 0; for (int i = n - 1; i >= 0; i -= 2) s ^= (v[i] << (k % 5)) - (s >> 3); return s + n * k;
+#define METHOD(name, k) KEEP long name(long *v, int n) { BODY(k) }
+METHOD(reader_read, 3) METHOD(reader_flush, 4) METHOD(reader_close, 5) METHOD(reader_seek, 6)
+METHOD(writer_write, 7) METHOD(writer_flush, 8) METHOD(writer_close, 9)
+"#;
+    const OLD_TABLES: &str = r#"
+static const struct method reader_methods[] = {
+    {"read", reader_read, 1}, {"flush", reader_flush, 2}, {"close", reader_close, 3},
+    {"seek", reader_seek, 4}, {0, 0, 0}};
+static const struct method writer_methods[] = {
+    {"write", writer_write, 1}, {"flush", writer_flush, 2}, {"close", writer_close, 3}, {0, 0, 0}};
+"#;
+    const NEW_TABLES: &str = r#"
+KEEP long writer_tell(long *v, int n) { return v[n - 1] * 17 + n; }
+static const struct method writer_methods[] = {
+    {"close", writer_close, 3}, {"tell", writer_tell, 5}, {"write", writer_write, 1},
+    {"flush", writer_flush, 2}, {0, 0, 0}};
+static const struct method reader_methods[] = {
+    {"seek", reader_seek, 4}, {"close", reader_close, 3}, {"read", reader_read, 1},
+    {"flush", reader_flush, 2}, {0, 0, 0}};
+"#;
+    const MAIN: &str = r#"
+int main(int argc, char **argv) {
+    long values[4] = {argc, 2, 3, 4};
+    const struct method *table = argc > 2 ? reader_methods : writer_methods;
+    printf("%s %ld\n", table[argc % 3].name, table[argc % 3].call(values, 4));
+    return 0;
+}
+"#;
+    let compared = Compared::sources(
+        &format!("#define BODY OLD_BODY\n{METHODS}{OLD_TABLES}{MAIN}"),
+        &format!("#define BODY NEW_BODY\n{METHODS}{NEW_TABLES}{MAIN}"),
+    );
+    let mut by_name = BTreeMap::new();
+    for (name, pair) in compared.named_pairs() {
+        if let Some(name) =
+            name.filter(|name| name.starts_with("reader_") || name.starts_with("writer_"))
+        {
+            assert_eq!(pair["status"], "changed", "{pair}");
+            by_name.insert(name, pair["signal"].as_str().unwrap().to_owned());
+        }
+    }
+    let methods = [
+        "reader_close",
+        "reader_flush",
+        "reader_read",
+        "reader_seek",
+        "writer_close",
+        "writer_flush",
+        "writer_write",
+    ];
+    let expected: BTreeMap<String, String> = methods
+        .iter()
+        .map(|name| (name.to_string(), "record_name".to_owned()))
+        .collect();
+    assert_eq!(by_name, expected, "{:#?}", compared.matched);
+    assert!(compared.only_in_candidate().contains("writer_tell"));
+}
+
 /// Three instances of one template (a match finder over 4, 5 or 6 bytes, each with its hash
 /// prime), reached through a table of function pointers and then from a `switch`, each
 /// rewritten alike: what tells them apart (the prime, the shift) pairs them, through the

@@ -7,6 +7,7 @@ mod constants;
 pub(super) mod inlining;
 mod likeness;
 mod neighbours;
+mod records;
 mod siblings;
 pub(super) mod twins;
 
@@ -148,6 +149,7 @@ impl<'a> Matcher<'a> {
                 (anchors >= 2 || !p.strings.is_empty())
                     .then(|| Key::Anchors(p.imports.clone(), p.strings.clone()))
             });
+            self.record_round();
             self.table_round();
             self.call_graph_round();
             if self.made == before {

@@ -8,6 +8,7 @@ mod inlining;
 mod likeness;
 mod neighbours;
 mod properties;
+mod records;
 mod twins;
 
 use super::*;
@@ -35,6 +36,7 @@ fn procedure(address: u64, shape: u64, tokens: Vec<u32>, callees: Vec<u32>) -> F
         addends: Vec::new(),
         slots: Vec::new(),
         tables: Vec::new(),
+        labels: Vec::new(),
     }
 }
 

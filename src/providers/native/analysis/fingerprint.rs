@@ -1,8 +1,8 @@
 //! Fingerprints of a document's procedures, for `compare_procedures`: each procedure decoded
 //! again (trailing padding dropped, and the nops inside left out of its instructions), its
 //! masked instruction hashes, its exact bytes, and from the finished analysis its callees,
-//! imports called and strings referred to, and the slots of the tables of procedure pointers
-//! in data that hold it.
+//! imports called and strings referred to, the slots of the tables of procedure pointers in
+//! data that hold it, and the records in data that name it.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -11,7 +11,7 @@ use super::decode::{Isa, Next};
 use super::strings::starts_string;
 use super::sweep::sweep;
 use super::{Analysis, Input};
-use crate::core::diff::{Fingerprint, MAX_TABLE_SLOTS, Slot};
+use crate::core::diff::{Fingerprint, Label, MAX_TABLE_SLOTS, Slot};
 use crate::session::{CompareLimit, FingerprintBounds, Fingerprints, ProviderError, ReferenceKind};
 
 /// Smallest immediate kept as a constant: smaller ones (counts, offsets, flags) say little.
@@ -24,8 +24,12 @@ const CLOCK_EVERY: usize = 64;
 /// dispatch table).
 const MAX_EMPTY_SLOTS: u64 = 8;
 
-/// Most table slots kept for one procedure.
+/// Most table slots, and most record labels, kept for one procedure.
 const MAX_SLOTS_PER_PROCEDURE: usize = 16;
+
+/// Farthest apart two consecutive named records of one table lie (a record of a few words:
+/// a name, a function, flags, a description).
+const MAX_RECORD_BYTES: u64 = 128;
 
 /// Most words read of a table of string pointers that a procedure's code refers to (a
 /// `names[]` it indexes): its strings count as the procedure's own.
@@ -48,6 +52,7 @@ impl Analysis {
         let count = total.min(bounds.max_procedures);
         let mut procedures = Vec::with_capacity(count);
         let (mut slots, mut tables) = self.table_slots(input, isa, count);
+        let mut labels = self.record_labels(input, isa, count);
         let mut bytes_used = 0usize;
         for index in 0..count {
             if index % CLOCK_EVERY == 0 && Instant::now() > bounds.deadline {
@@ -57,6 +62,7 @@ impl Analysis {
             let mut fingerprint = self.fingerprint(input, isa, index, count);
             fingerprint.slots = std::mem::take(&mut slots[index]);
             fingerprint.tables = std::mem::take(&mut tables[index]);
+            fingerprint.labels = std::mem::take(&mut labels[index]);
             bytes_used = bytes_used.saturating_add(cost(&fingerprint));
             if bytes_used > bounds.max_bytes {
                 cut_short_by = Some(CompareLimit::Memory);
@@ -151,6 +157,7 @@ impl Analysis {
             addends,
             slots: Vec::new(),
             tables: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
@@ -165,23 +172,8 @@ impl Analysis {
         isa: Isa,
         count: usize,
     ) -> (Vec<Vec<Slot>>, Vec<Vec<u32>>) {
-        let width: u64 = if matches!(isa, Isa::X86 { .. }) { 4 } else { 8 };
-        let mut words: Vec<(u64, u32)> = self
-            .references
-            .iter()
-            .filter(|reference| reference.kind == ReferenceKind::Data)
-            .filter_map(|reference| {
-                let procedure = self
-                    .procedures
-                    .binary_search_by_key(&reference.to, |p| p.start)
-                    .ok()
-                    .filter(|&index| index < count)?;
-                let (_, region) = input.bytes_at(reference.from)?;
-                (!region.code).then_some((reference.from, procedure as u32))
-            })
-            .collect();
-        words.sort_unstable();
-        words.dedup_by_key(|(at, _)| *at);
+        let width = word_width(isa);
+        let words = self.procedure_words(input, count);
         let empty = |at: u64| {
             input.bytes_at(at).is_some_and(|(bytes, _)| {
                 bytes.len() >= width as usize && bytes[..width as usize].iter().all(|&b| b == 0)
@@ -189,14 +181,7 @@ impl Analysis {
         };
         // Code names a table by its start: a word something refers to begins a table, so two
         // arrays laid out one after the other stay apart.
-        let referenced = |at: u64| {
-            let first = self
-                .references
-                .partition_point(|reference| reference.to < at);
-            self.references
-                .get(first)
-                .is_some_and(|reference| reference.to == at)
-        };
+        let referenced = |at: u64| self.is_referenced(at);
         let mut slots = vec![Vec::new(); count];
         let mut referrers: Vec<Vec<u32>> = vec![Vec::new(); count];
         let mut run: Vec<(u64, u32)> = Vec::new();
@@ -257,6 +242,92 @@ impl Analysis {
             named.dedup();
         }
         (slots, referrers)
+    }
+
+    /// The labels of each of the first `count` procedures: the records in data that hold a
+    /// pointer to it right after a pointer to a string (a method table's `{"flush",
+    /// reader_flush, …}`, a command table's `{"quit", do_quit}`), the string hashed. Records
+    /// at most [`MAX_RECORD_BYTES`] apart make one table, numbered in address order, and a
+    /// record whose string word something refers to (an array's start) begins a new one.
+    fn record_labels(&self, input: &Input<'_>, isa: Isa, count: usize) -> Vec<Vec<Label>> {
+        let width = word_width(isa);
+        let mut labels = vec![Vec::new(); count];
+        let mut table = 0u32;
+        let mut last: Option<u64> = None;
+        for (at, procedure) in self.procedure_words(input, count) {
+            let Some(name_word) = at.checked_sub(width) else {
+                continue;
+            };
+            let Some(name) = self.string_at_word(input, name_word) else {
+                continue;
+            };
+            if last
+                .is_some_and(|last| at - last > MAX_RECORD_BYTES || self.is_referenced(name_word))
+            {
+                table += 1;
+            }
+            last = Some(at);
+            let held = &mut labels[procedure as usize];
+            if held.len() < MAX_SLOTS_PER_PROCEDURE {
+                held.push(Label { table, name });
+            }
+        }
+        for held in &mut labels {
+            held.sort_unstable();
+            held.dedup();
+        }
+        labels
+    }
+
+    /// The data words (outside code) that point to the start of one of the first `count`
+    /// procedures, with its index: in address order, one per word.
+    fn procedure_words(&self, input: &Input<'_>, count: usize) -> Vec<(u64, u32)> {
+        let mut words: Vec<(u64, u32)> = self
+            .references
+            .iter()
+            .filter(|reference| reference.kind == ReferenceKind::Data)
+            .filter_map(|reference| {
+                let procedure = self
+                    .procedures
+                    .binary_search_by_key(&reference.to, |p| p.start)
+                    .ok()
+                    .filter(|&index| index < count)?;
+                let (_, region) = input.bytes_at(reference.from)?;
+                (!region.code).then_some((reference.from, procedure as u32))
+            })
+            .collect();
+        words.sort_unstable();
+        words.dedup_by_key(|(at, _)| *at);
+        words
+    }
+
+    /// Whether anything refers to `at`.
+    fn is_referenced(&self, at: u64) -> bool {
+        let first = self
+            .references
+            .partition_point(|reference| reference.to < at);
+        self.references
+            .get(first)
+            .is_some_and(|reference| reference.to == at)
+    }
+
+    /// The hash of the string that the data word at `word` points to, if it points to one.
+    fn string_at_word(&self, input: &Input<'_>, word: u64) -> Option<u64> {
+        let origin = |index: &u32| self.references[*index as usize].from;
+        let first = self.by_origin.partition_point(|i| origin(i) < word);
+        self.by_origin[first..]
+            .iter()
+            .map(|&index| self.references[index as usize])
+            .take_while(|reference| reference.from == word)
+            .filter(|reference| reference.kind == ReferenceKind::Data)
+            .find_map(|reference| {
+                let (bytes, region) = input.bytes_at(reference.to)?;
+                if region.code {
+                    None
+                } else {
+                    string_hash(bytes)
+                }
+            })
     }
 
     /// The callees (indices below `count`), imports called and string hashes of the
@@ -323,27 +394,12 @@ impl Analysis {
     /// procedures with the same code that index different tables of names (`weekday_name`
     /// and `weekday_abbrev`) are then told apart by their strings.
     fn table_strings(&self, input: &Input<'_>, isa: Isa, at: u64, strings: &mut Vec<u64>) {
-        let width: u64 = if matches!(isa, Isa::X86 { .. }) { 4 } else { 8 };
-        let origin = |index: &u32| self.references[*index as usize].from;
+        let width = word_width(isa);
         for slot in 0..MAX_TABLE_STRINGS {
             let Some(word) = at.checked_add(slot * width) else {
                 return;
             };
-            let first = self.by_origin.partition_point(|i| origin(i) < word);
-            let string = self.by_origin[first..]
-                .iter()
-                .map(|&index| self.references[index as usize])
-                .take_while(|reference| reference.from == word)
-                .filter(|reference| reference.kind == ReferenceKind::Data)
-                .find_map(|reference| {
-                    let (bytes, region) = input.bytes_at(reference.to)?;
-                    if region.code {
-                        None
-                    } else {
-                        string_hash(bytes)
-                    }
-                });
-            match string {
+            match self.string_at_word(input, word) {
                 Some(hash) => strings.push(hash),
                 None => return,
             }
@@ -365,6 +421,11 @@ fn string_hash(bytes: &[u8]) -> Option<u64> {
     }
     let text = bytes.split(|&byte| byte == 0).next().unwrap_or(&[]);
     Some(fnv64(text.iter().map(|&byte| u64::from(byte))))
+}
+
+/// The bytes of a pointer in data.
+fn word_width(isa: Isa) -> u64 {
+    if matches!(isa, Isa::X86 { .. }) { 4 } else { 8 }
 }
 
 /// FNV-1a over a sequence of values.
@@ -403,6 +464,7 @@ fn cost(fingerprint: &Fingerprint) -> usize {
         + fingerprint.immediates.len() * 4
         + fingerprint.slots.len() * 8
         + fingerprint.tables.len() * 4
+        + fingerprint.labels.len() * std::mem::size_of::<Label>()
         + fingerprint
             .imports
             .iter()
