@@ -166,6 +166,52 @@ fn callers_and_callees_form_the_direct_call_graph() {
     );
 }
 
+/// A 32-bit x86 position-independent library jumps through its PLT slots relative to `ebx`
+/// (`jmp *0xc(%ebx)`), which the caller loads with the GOT's address: its calls through the
+/// PLT are calls of the imports the slots name.
+#[test]
+fn calls_through_a_32_bit_position_independent_plt_call_their_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("pic32.c");
+    std::fs::write(
+        &source,
+        "int puts(const char *);\nint helper(const char *);\n\
+         int f(const char *s) { puts(s); return helper(s) + 1; }\n",
+    )
+    .unwrap();
+    let library = dir.path().join("pic32.so");
+    let status = Command::new("cc")
+        .args(["-m32", "-O2", "-shared", "-fPIC", "-nostdlib", "-o"])
+        .arg(&library)
+        .arg(&source)
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "cc -m32 builds the library");
+    let (_, tools) = with_binary(&library);
+    let callees = success(&tools, "callees", json!({"procedure": "f"}));
+    let mut found: Vec<(Value, Value)> = callees["callees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|callee| {
+            (
+                callee["procedure"]["name"].clone(),
+                callee["import"].clone(),
+            )
+        })
+        .collect();
+    found.sort_by_key(|(name, _)| name.to_string());
+    assert_eq!(
+        found,
+        [
+            (json!("__x86.get_pc_thunk.bx"), Value::Null),
+            (json!("helper@plt"), json!("helper")),
+            (json!("puts@plt"), json!("puts"))
+        ],
+        "{callees:#?}"
+    );
+}
+
 #[test]
 fn pages_of_instructions_and_references_join_up() {
     let program = code::x86_64();

@@ -1308,49 +1308,54 @@ fn data_reached_relative_to_the_got_is_referred_to_in_32_bit_x86_code() {
 /// `changed`, its "import" renamed), and the callee pairs by the caller's place.
 #[test]
 fn a_call_through_the_plt_to_a_function_the_library_defines_calls_that_function() {
-    let directory = tempfile::tempdir().unwrap();
-    // The candidate's new function moves the PLT entries, so the caller's bytes differ.
-    let library = |name: &str, helper: &str, extra: &str| {
-        let source = format!(
-            "{extra}__attribute__((noinline)) long {helper}(long x) {{ return x * 3 + (x >> 2); }}\n\
-             long caller(long x) {{ return {helper}(x) + {helper}(x + 1) * 5; }}\n"
+    // x86-64, and 32-bit x86, whose PLT jumps relative to the GOT in `ebx`.
+    for flags in [&[][..], &["-m32", "-nostdlib"][..]] {
+        let directory = tempfile::tempdir().unwrap();
+        // The candidate's new function moves the PLT entries, so the caller's bytes differ.
+        let library = |name: &str, helper: &str, extra: &str| {
+            let source = format!(
+                "{extra}__attribute__((noinline)) long {helper}(long x) {{ return x * 3 + (x >> 2); }}\n\
+                 long caller(long x) {{ return {helper}(x) + {helper}(x + 1) * 5; }}\n"
+            );
+            let path = directory.path().join(format!("{name}.c"));
+            std::fs::write(&path, source).unwrap();
+            let built = directory.path().join(format!("{name}.so"));
+            let stripped = directory.path().join(format!("{name}.stripped.so"));
+            let output = built.to_str().unwrap();
+            let mut arguments = vec!["-O2", "-fPIC", "-shared"];
+            arguments.extend_from_slice(flags);
+            arguments.extend(["-o", output, path.to_str().unwrap()]);
+            run("cc", &arguments);
+            run("strip", &["-o", stripped.to_str().unwrap(), output]);
+            stripped
+        };
+        let extra = "__attribute__((noinline)) long extra(long x) { return x - 7; }\n\
+                     long uses_extra(long x) { return extra(x) * 2; }\n";
+        let old = library("old", "helper", "");
+        let new = library("new", "renamed_helper", extra);
+        let mut server = ServerProcess::start(REA);
+        let b = open(&mut server, &old);
+        let c = open(&mut server, &new);
+        let (matched, ..) = all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
+        server.finish();
+        let pair = |name: &str| {
+            (matched.iter())
+                .find(|pair| pair["baseline_name"] == name)
+                .unwrap_or_else(|| panic!("{flags:?}: {name} is not paired: {matched:#?}"))
+        };
+        assert_eq!(pair("caller")["candidate_name"], "caller", "{flags:?}");
+        assert_eq!(
+            pair("caller")["status"],
+            "identical",
+            "{flags:?}: {}",
+            pair("caller")
         );
-        let path = directory.path().join(format!("{name}.c"));
-        std::fs::write(&path, source).unwrap();
-        let built = directory.path().join(format!("{name}.so"));
-        let stripped = directory.path().join(format!("{name}.stripped.so"));
-        let output = built.to_str().unwrap();
-        run(
-            "cc",
-            &[
-                "-O2",
-                "-fPIC",
-                "-shared",
-                "-o",
-                output,
-                path.to_str().unwrap(),
-            ],
+        assert_eq!(
+            pair("helper")["candidate_name"],
+            "renamed_helper",
+            "{flags:?}"
         );
-        run("strip", &["-o", stripped.to_str().unwrap(), output]);
-        stripped
-    };
-    let extra = "__attribute__((noinline)) long extra(long x) { return x - 7; }\n\
-                 long uses_extra(long x) { return extra(x) * 2; }\n";
-    let old = library("old", "helper", "");
-    let new = library("new", "renamed_helper", extra);
-    let mut server = ServerProcess::start(REA);
-    let b = open(&mut server, &old);
-    let c = open(&mut server, &new);
-    let (matched, ..) = all_pages(&mut server, json!({"baseline": b, "candidate": c}), 100);
-    server.finish();
-    let pair = |name: &str| {
-        (matched.iter())
-            .find(|pair| pair["baseline_name"] == name)
-            .unwrap_or_else(|| panic!("{name} is not paired: {matched:#?}"))
-    };
-    assert_eq!(pair("caller")["candidate_name"], "caller");
-    assert_eq!(pair("caller")["status"], "identical", "{}", pair("caller"));
-    assert_eq!(pair("helper")["candidate_name"], "renamed_helper");
+    }
 }
 
 /// Two versions of a program (after [`COMMON`]) compiled at -O2, stripped and compared through

@@ -17,8 +17,9 @@
 //! program) is not taken for one. References are indexed by target and by origin.
 //!
 //! ELF PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) are named `symbol@plt` after the import slot
-//! they jump through (from `.rela.plt` and the `GLOB_DAT` relocations), so calls through them
-//! name the imported symbol; a call through the slot itself names the symbol. For comparing
+//! they jump through (from `.rela.plt` and the `GLOB_DAT` relocations; a 32-bit x86
+//! position-independent stub jumps relative to `ebx`, which the caller loaded with the GOT's
+//! address), so calls through them name the imported symbol; a call through the slot itself names the symbol. For comparing
 //! versions, a call through a stub or slot of a function the file itself defines (an exported
 //! function its own code calls through the PLT) is a call to that function: the fingerprints
 //! have the call graph of a build with hidden visibility. PE import thunks
@@ -51,7 +52,7 @@ pub(crate) use self::decode::Isa;
 use self::decode::{Flow, Next, Step};
 pub(crate) use self::discover::call_targets;
 pub use self::discover::{MAX_DISCOVERED_STARTS, MAX_DISCOVERY_INSTRUCTIONS, MAX_DISCOVERY_TIME};
-use self::sweep::sweep;
+use self::sweep::{sweep, sweep_stubs};
 use super::region::Region;
 use crate::providers::table::ProcedureTable;
 use crate::session::{AnalysisLimit, AnalysisStatus, Import, ReferenceKind};
@@ -322,24 +323,18 @@ impl Analysis {
                 continue;
             };
             let base = region.segment.address.value();
-            sweep(
-                isa,
-                region.bytes(input.image),
-                base,
-                false,
-                &mut |step, _| {
-                    if let Some((to, _)) = step.reference
-                        && let Some(symbol) = analysis.slots.get(&to)
-                    {
-                        let stub = base + (step.address - base) / entry_size * entry_size;
-                        analysis.stubs.entry(stub).or_insert_with(|| symbol.clone());
-                        if let Some(&definition) = analysis.definitions.get(&to) {
-                            analysis.definitions.entry(stub).or_insert(definition);
-                        }
+            sweep_stubs(isa, region.bytes(input.image), base, &mut |step, _| {
+                if let Some((to, _)) = step.reference
+                    && let Some(symbol) = analysis.slots.get(&to)
+                {
+                    let stub = base + (step.address - base) / entry_size * entry_size;
+                    analysis.stubs.entry(stub).or_insert_with(|| symbol.clone());
+                    if let Some(&definition) = analysis.definitions.get(&to) {
+                        analysis.definitions.entry(stub).or_insert(definition);
                     }
-                    Next::Continue
-                },
-            );
+                }
+                Next::Continue
+            });
         }
         // Data: pointers to procedure starts, stubs or strings.
         if collector.cut_short_by.is_none() {

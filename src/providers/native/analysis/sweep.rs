@@ -19,3 +19,17 @@ pub(crate) fn sweep(
         Isa::Arm64 => arm64::sweep(bytes, address, text, visit),
     }
 }
+
+/// [`sweep`] of the PLT stubs of a position-independent file: on x86, they address their
+/// slots relative to the GOT that the caller loaded into `ebx`.
+pub(crate) fn sweep_stubs(
+    isa: Isa,
+    bytes: &[u8],
+    address: u64,
+    visit: &mut dyn FnMut(Step, Option<Text>) -> Next,
+) {
+    match isa {
+        Isa::X86 { got: Some(got) } => x86::sweep_plt(got, bytes, address, visit),
+        _ => sweep(isa, bytes, address, false, visit),
+    }
+}

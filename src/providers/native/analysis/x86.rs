@@ -18,10 +18,33 @@ pub(super) fn sweep(
     text: bool,
     visit: &mut dyn FnMut(Step, Option<Text>) -> Next,
 ) {
+    sweep_holding(bitness, GotHolder::new(got), bytes, address, text, visit);
+}
+
+/// [`sweep`] of 32-bit PLT stubs, which jump through a slot relative to `ebx`: the ABI has
+/// the caller load the GOT's address (`got`) into it (`jmp *0xc(%ebx)`).
+pub(super) fn sweep_plt(
+    got: u64,
+    bytes: &[u8],
+    address: u64,
+    visit: &mut dyn FnMut(Step, Option<Text>) -> Next,
+) {
+    let mut holder = GotHolder::new(Some(got));
+    (holder.holder, holder.loaded) = (Some(Register::EBX), Some(Register::EBX));
+    sweep_holding(32, holder, bytes, address, false, visit);
+}
+
+fn sweep_holding(
+    bitness: u32,
+    mut got: GotHolder,
+    bytes: &[u8],
+    address: u64,
+    text: bool,
+    visit: &mut dyn FnMut(Step, Option<Text>) -> Next,
+) {
     let mut decoder = Decoder::with_ip(bitness, bytes, address, DecoderOptions::NONE);
     let mut formatter = text.then(formatter);
     let mut instruction = Instruction::default();
-    let mut got = GotHolder::new(got);
     while decoder.can_decode() {
         decoder.decode_out(&mut instruction);
         // The distance to the GOT moves with the layout: it is no number and no reference.
