@@ -301,7 +301,8 @@ impl GotHolder {
         }
         let written = (instruction.op_count() > 0 && instruction.op0_kind() == OpKind::Register)
             .then(|| instruction.op0_register().full_register32())
-            .filter(|_| !reads_only_its_first_operand(instruction.mnemonic()));
+            .filter(|_| !reads_only_its_first_operand(instruction.mnemonic()))
+            .filter(|_| !is_padding_lea(instruction));
         let Some(written) = written else { return };
         if loads {
             self.holder = Some(written);
@@ -310,6 +311,17 @@ impl GotHolder {
             self.holder = None;
         }
     }
+}
+
+/// Whether `instruction` is the `lea` that pads between blocks, changing nothing
+/// (`lea esi, [esi+eiz*1+0x0]`, `lea edi, [edi+0x0]`): GCC's 32-bit code aligns loops with it.
+fn is_padding_lea(instruction: &Instruction) -> bool {
+    instruction.mnemonic() == Mnemonic::Lea
+        && instruction.op1_kind() == OpKind::Memory
+        && instruction.memory_base().full_register32()
+            == instruction.op0_register().full_register32()
+        && instruction.memory_index() == Register::None
+        && instruction.memory_displacement64() == 0
 }
 
 /// Whether an instruction only reads its first operand (a register it names is not changed).
@@ -377,6 +389,31 @@ mod tests {
             Next::Continue
         });
         assert_eq!(without[3], None);
+    }
+
+    #[test]
+    fn the_lea_that_pads_between_blocks_leaves_the_got_in_its_register() {
+        let got = 0x3000;
+        let bytes = [
+            0xe8, 0x00, 0x00, 0x00, 0x00, // 1000: call 1005
+            0x5e, // 1005: pop esi
+            0x81, 0xc6, 0xfb, 0x1f, 0x00, 0x00, // 1006: add esi, 0x1ffb (the GOT)
+            0x8d, 0xb4, 0x26, 0x00, 0x00, 0x00, 0x00, // lea esi, [esi+eiz*1+0x0]
+            0x8d, 0x76, 0x00, // lea esi, [esi+0x0]
+            0x8d, 0x86, 0x00, 0xff, 0xff, 0xff, // lea eax, [esi-0x100]
+            0x8d, 0x76, 0x04, // lea esi, [esi+0x4]: a write
+            0x8d, 0x86, 0x00, 0xff, 0xff, 0xff, // lea eax, [esi-0x100]
+        ];
+        let mut steps = Vec::new();
+        sweep(32, Some(got), &bytes, 0x1000, false, &mut |step, _| {
+            steps.push(step);
+            Next::Continue
+        });
+        let [_, _, _, _, _, padded, _, written] = steps[..] else {
+            panic!("eight steps: {steps:?}");
+        };
+        assert_eq!(padded.reference, Some((got - 0x100, ReferenceKind::Data)));
+        assert_eq!(written.reference, None, "esi moved on");
     }
 
     #[test]
