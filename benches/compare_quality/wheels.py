@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""`compare_procedures` on upstream's own builds: two manylinux wheels of one package.
+"""`compare_procedures` on upstream's own builds: two manylinux wheels of each package.
 
 `measure.py` compiles the releases itself, both alike. A wheel is what a user meets: built
 by the project's CI, with its flags (`-O3 -g` from CPython's configuration, the C extension
 with the bundled library), and a release may change how it builds (zstandard 0.19.0 exports
 the zstd API from its extension, 0.22.0 hides it, so every call between API functions went
-through the PLT before and is direct or inlined after). This script downloads the x86-64
-and i686 wheels of both releases with `pip download`, takes the extension module, strips a
+through the PLT before and is direct or inlined after). For zstandard, lz4 and Brotli, the
+packages whose bundled C libraries `measure.py` builds, this script downloads the x86-64
+and i686 wheels of two releases with `pip download`, takes the extension module, strips a
 copy, compares the stripped copies through `rea serve` and scores the pairs against the
 unstripped symbols with `measure.py`'s definitions (a true pair is a name that names one
 function on each side; clones `.constprop.N`/`.isra.N` count as the function).
@@ -25,34 +26,39 @@ import zipfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
 
-PACKAGE, RELEASES, MODULE = "zstandard", ("0.19.0", "0.22.0"), "zstandard/backend_c*.so"
+# (package, releases, the extension module in the wheel, the Python both have wheels for)
+PACKAGES = [
+    ("zstandard", ("0.19.0", "0.22.0"), "zstandard/backend_c*.so", "3.11"),
+    ("lz4", ("3.1.10", "4.3.3"), "lz4/frame/_frame*.so", "3.9"),
+    ("Brotli", ("1.0.9", "1.1.0"), "_brotli*.so", "3.9"),
+]
 PLATFORMS = {"x86_64": "manylinux2014_x86_64", "i686": "manylinux2014_i686"}
 
 
-def extension(release, platform):
+def extension(package, release, module, python, platform):
     """(unstripped, stripped) extension module of one wheel, downloaded once."""
-    folder = os.path.join(measure.WORK, "wheels", f"{PACKAGE}-{release}-{platform}")
+    folder = os.path.join(measure.WORK, "wheels", f"{package}-{release}-{platform}")
     unstripped, stripped = os.path.join(folder, "unstripped.so"), os.path.join(folder, "stripped.so")
     if not os.path.exists(stripped):
         os.makedirs(folder, exist_ok=True)
         measure.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                     "--only-binary=:all:", "--python-version", "3.11", "--platform",
-                     PLATFORMS[platform], f"{PACKAGE}=={release}", "-d", folder])
+                     "--only-binary=:all:", "--python-version", python, "--platform",
+                     PLATFORMS[platform], f"{package}=={release}", "-d", folder])
         wheel = glob.glob(os.path.join(folder, "*.whl"))[0]
         with zipfile.ZipFile(wheel) as archive:
-            member = next(n for n in archive.namelist() if fnmatch.fnmatch(n, MODULE))
+            member = next(n for n in archive.namelist() if fnmatch.fnmatch(n, module))
             with open(unstripped, "wb") as out:
                 out.write(archive.read(member))
         measure.run(["strip", "-o", stripped, unstripped])
     return unstripped, stripped
 
 
-def score(server, platform):
+def score(server, package, releases, module, python, platform):
     """`measure.score`'s pairs of one platform's two wheels (no sources: no changed set)."""
     (base_bin, base_stripped), (cand_bin, cand_stripped) = (
-        extension(release, platform) for release in RELEASES)
+        extension(package, release, module, python, platform) for release in releases)
     result = measure.compare(server, base_stripped, cand_stripped)
-    scored = measure.score({"label": f"{PACKAGE} {' -> '.join(RELEASES)}, {platform} wheels"},
+    scored = measure.score({"label": f"{package} {' -> '.join(releases)}, {platform} wheels"},
                            ((base_bin, None, []), (cand_bin, None, [])), result)
     keys = ("pair", "procedures", "true_pairs", "correct", "wrong", "precision", "recall",
             "seconds_all_pages")
@@ -65,8 +71,9 @@ def main():
     arguments = parser.parse_args()
     server = measure.Server(arguments.rea)
     try:
-        for platform in PLATFORMS:
-            print(score(server, platform), flush=True)
+        for package in PACKAGES:
+            for platform in PLATFORMS:
+                print(score(server, *package, platform), flush=True)
     finally:
         server.close()
 
