@@ -11,8 +11,8 @@ use crate::core::{MAX_VALUE_CHARS, Outcome, PROCEDURE_PAGE_SIZE};
 use crate::providers::catalog::{CatalogError, CatalogProvider};
 use crate::providers::native::{MAX_ANALYSIS_TIME, MAX_INSTRUCTIONS, NativeProvider};
 use crate::session::{
-    Address, CallKind, CodeScope, MAX_READ_BYTES, NameMatch, ProcedureQuery, Provider,
-    ProviderError, ReadLength, ReferenceKind, StringQuery,
+    Address, CallKind, CodeScope, FingerprintBounds, MAX_READ_BYTES, NameMatch, ProcedureQuery,
+    Provider, ProviderError, ReadLength, ReferenceKind, StringQuery,
 };
 
 /// Procedures per document whose details are checked, to keep each input fast.
@@ -67,7 +67,7 @@ const CHECKED_PAGES: usize = 8;
 /// its bounds) and checks, for the first procedures: disassembly pages are contiguous, in
 /// address order and inside the procedure; every callee lists the procedure among its callers
 /// and every call site among the references to it, as a call; reference pages agree with
-/// their totals.
+/// their totals; the fingerprints hold ([`check_fingerprints`]).
 pub fn check_code_analysis(bytes: &[u8]) {
     let Ok(provider) = NativeProvider::from_bytes("fuzz", bytes.to_vec()) else {
         return;
@@ -85,12 +85,56 @@ pub fn check_code_analysis(bytes: &[u8]) {
             }
             check_call_graph(&provider, &document, address);
         }
+        check_fingerprints(&provider, &document);
         let limit = MAX_ANALYSIS_TIME + std::time::Duration::from_secs(5);
         assert!(
             started.elapsed() < limit,
             "analysis stays within its time bound"
         );
     }
+}
+
+/// Most procedures fingerprinted per document in [`check_fingerprints`].
+const CHECKED_FINGERPRINTS: usize = 256;
+
+/// The fingerprints of the first procedures (`compare_procedures`' input, read from the
+/// document's code and data): within their bound, each list sorted as [`Fingerprint`]
+/// documents it, every callee among them; and the document compared with itself leaves no
+/// procedure out and pairs none twice.
+///
+/// [`Fingerprint`]: crate::core::diff::Fingerprint
+fn check_fingerprints(provider: &NativeProvider, document: &str) {
+    let bounds = FingerprintBounds {
+        max_procedures: CHECKED_FINGERPRINTS,
+        max_bytes: 16 << 20,
+        deadline: std::time::Instant::now() + MAX_ANALYSIS_TIME,
+    };
+    let fingerprints = match provider.fingerprints(document, &bounds) {
+        Ok(found) => found.procedures,
+        Err(ProviderError::UnsupportedArchitecture { .. }) => return,
+        Err(other) => panic!("fingerprints: {other}"),
+    };
+    assert!(fingerprints.len() <= CHECKED_FINGERPRINTS);
+    let count = fingerprints.len() as u32;
+    for fingerprint in &fingerprints {
+        assert!(fingerprint.callees.iter().all(|&callee| callee < count));
+        assert!(fingerprint.strings.is_sorted() && fingerprint.constants.is_sorted());
+        assert!(fingerprint.slots.is_sorted() && fingerprint.labels.is_sorted());
+        assert!(fingerprint.labels.windows(2).all(|pair| pair[0] != pair[1]));
+    }
+    let compared = crate::core::diff::compare(&fingerprints, &fingerprints, &mut || false);
+    let mut seen = vec![0u8; 2 * fingerprints.len()];
+    for pair in &compared.pairs {
+        seen[pair.baseline as usize] += 1;
+        seen[fingerprints.len() + pair.candidate as usize] += 1;
+    }
+    for &left in &compared.only_in_baseline {
+        seen[left as usize] += 1;
+    }
+    for &right in &compared.only_in_candidate {
+        seen[fingerprints.len() + right as usize] += 1;
+    }
+    assert!(seen.iter().all(|&times| times == 1), "each procedure once");
 }
 
 /// Pages through the disassembly of one procedure; `false` when the document's architecture
