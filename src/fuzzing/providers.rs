@@ -67,7 +67,7 @@ const CHECKED_PAGES: usize = 8;
 /// its bounds) and checks, for the first procedures: disassembly pages are contiguous, in
 /// address order and inside the procedure; every callee lists the procedure among its callers
 /// and every call site among the references to it, as a call; reference pages agree with
-/// their totals; the fingerprints hold ([`check_fingerprints`]).
+/// their totals; the fingerprints of the first procedures keep their invariants.
 pub fn check_code_analysis(bytes: &[u8]) {
     let Ok(provider) = NativeProvider::from_bytes("fuzz", bytes.to_vec()) else {
         return;

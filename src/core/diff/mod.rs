@@ -14,7 +14,8 @@
 //! 5. [`Signal::RecordName`]: two tables of named records in data (a pointer to a string
 //!    right before a pointer to a procedure: a method table's `{"flush", reader_flush, …}`, a
 //!    command table's `{"quit", do_quit}`), each the other's unique best by the share of the
-//!    names they hold, at least [`MIN_SHARED_RECORD_NAMES`]: the unpaired procedures that
+//!    names they hold, at least [`MIN_SHARED_RECORD_NAMES`], then by the names whose
+//!    procedures are already paired (two classes with the same methods): the unpaired procedures that
 //!    they name alike, each name held by one procedure in each table, however their code
 //!    changed (a procedure named in several records pairs only when they all agree).
 //! 6. [`Signal::PointerTable`]: two tables of procedure pointers in data (dispatch tables,

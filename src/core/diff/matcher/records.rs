@@ -25,8 +25,9 @@ impl Matcher<'_> {
         {
             return;
         }
-        let forward = counterparts(&baseline, &candidate);
-        let backward = counterparts(&candidate, &baseline);
+        let paired = |b: u32, c: u32| self.forward[b as usize] == Some(c);
+        let forward = counterparts(&baseline, &candidate, paired);
+        let backward = counterparts(&candidate, &baseline, |c, b| paired(b, c));
         let mut proposed: Vec<(u32, u32)> = Vec::new();
         for (table, other) in forward {
             if backward.get(&other) != Some(&table) {
@@ -76,9 +77,14 @@ fn records_of(side: &[Fingerprint]) -> Records {
 }
 
 /// Each table of `from`'s counterpart in `to`: the table sharing the greatest part of the
-/// names of both (shared over all), at least [`MIN_SHARED_RECORD_NAMES`], when no other
-/// shares as much.
-fn counterparts(from: &Records, to: &Records) -> BTreeMap<u32, u32> {
+/// names of both (shared over all), at least [`MIN_SHARED_RECORD_NAMES`], and of those, the
+/// one whose procedures already `paired` with `from`'s under the most names (two classes
+/// with the same methods have tables of the same names), when no other is as good.
+fn counterparts(
+    from: &Records,
+    to: &Records,
+    paired: impl Fn(u32, u32) -> bool,
+) -> BTreeMap<u32, u32> {
     let mut holding: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
     for (&table, names) in to {
         for &name in names.keys() {
@@ -93,18 +99,26 @@ fn counterparts(from: &Records, to: &Records) -> BTreeMap<u32, u32> {
                 *shared.entry(other).or_default() += 1;
             }
         }
-        let mut best: Option<(f64, u32)> = None;
+        let mut best: Option<((f64, usize), u32)> = None;
         let mut tied = false;
         for (other, common) in shared {
             let all = names.len() + to[&other].len() - common;
             let part = common as f64 / all as f64;
+            let agreeing = names
+                .iter()
+                .filter(|(name, holders)| {
+                    let theirs = to[&other].get(name).map(Vec::as_slice);
+                    matches!((holders.as_slice(), theirs), ([a], Some([b])) if paired(*a, *b))
+                })
+                .count();
+            let score = (part, agreeing);
             match best {
-                Some((most, _)) if part < most => {}
-                Some((most, _)) if part == most => tied = true,
-                _ => (best, tied) = (Some((part, other)), false),
+                Some((most, _)) if score < most => {}
+                Some((most, _)) if score == most => tied = true,
+                _ => (best, tied) = (Some((score, other)), false),
             }
         }
-        if let (Some((part, other)), false) = (best, tied)
+        if let (Some(((part, _), other)), false) = (best, tied)
             && part >= MIN_SHARED_RECORD_NAMES
         {
             chosen.insert(table, other);

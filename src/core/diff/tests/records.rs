@@ -87,3 +87,33 @@ fn a_procedure_whose_records_disagree_pairs_by_none_of_them() {
         assert_eq!(partner(&result, b), Some((b, Signal::RecordName)));
     }
 }
+
+#[test]
+fn of_two_tables_of_the_same_names_the_one_that_holds_a_pair_is_the_counterpart() {
+    // Two classes with the same methods, {1, 2, 3} each; one method of each is named, so it
+    // pairs by its name first and tells the two tables apart.
+    let side = |seed: u16| {
+        let mut procedures = named_by(0, &[1, 2, 3], seed);
+        procedures.extend(named_by(1, &[1, 2, 3], seed + 10));
+        procedures[0].name = Some("compressor_read".into());
+        procedures[3].name = Some("decompressor_read".into());
+        procedures
+    };
+    let (baseline, mut candidate) = (side(10), side(40));
+    // The new release lays the classes out the other way round.
+    candidate.rotate_left(3);
+    for procedure in &mut candidate[..3] {
+        procedure.labels[0].table = 0;
+    }
+    for procedure in &mut candidate[3..] {
+        procedure.labels[0].table = 1;
+    }
+    let result = compare(&baseline, &candidate, &mut never());
+    for (b, c) in [(1, 4), (2, 5), (4, 1), (5, 2)] {
+        assert_eq!(
+            partner(&result, b),
+            Some((c, Signal::RecordName)),
+            "{result:?}"
+        );
+    }
+}
