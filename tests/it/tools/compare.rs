@@ -817,9 +817,10 @@ int main(int argc, char **argv) {
 }
 
 /// Two method tables of records `{name, function, flags}`, as a Python extension or a Lua
-/// library declares them, both with a `flush` and a `close`: each method rewritten, the new
-/// release with one more method and its records in another order. Each method pairs with
-/// the one that the counterpart table names alike.
+/// library declares them, both with a `flush` and a `close`, laid out one after the other
+/// and named from data only: each method rewritten, the new release with one more method
+/// and its records in another order. Each method pairs with the one that the counterpart
+/// table names alike (the end marker of one table tells it from the next).
 #[test]
 fn methods_rewritten_in_tables_of_named_records_pair_by_their_names() {
     const METHODS: &str = r#"
@@ -846,10 +847,13 @@ static const struct method reader_methods[] = {
     {"seek", reader_seek, 4}, {"close", reader_close, 3}, {"read", reader_read, 1},
     {"flush", reader_flush, 2}, {0, 0, 0}};
 "#;
+    // The classes name their tables from data only, as a Python type names its methods.
     const MAIN: &str = r#"
+static const struct class { const char *name; const struct method *methods; } classes[] = {
+    {"reader", reader_methods}, {"writer", writer_methods}};
 int main(int argc, char **argv) {
     long values[4] = {argc, 2, 3, 4};
-    const struct method *table = argc > 2 ? reader_methods : writer_methods;
+    const struct method *table = classes[argc % 2].methods;
     printf("%s %ld\n", table[argc % 3].name, table[argc % 3].call(values, 4));
     return 0;
 }

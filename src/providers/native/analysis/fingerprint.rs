@@ -247,13 +247,17 @@ impl Analysis {
     /// The labels of each of the first `count` procedures: the records in data that hold a
     /// pointer to it right after a pointer to a string (a method table's `{"flush",
     /// reader_flush, …}`, a command table's `{"quit", do_quit}`), the string hashed. Records
-    /// at most [`MAX_RECORD_BYTES`] apart make one table, numbered in address order, and a
-    /// record whose string word something refers to (an array's start) begins a new one.
+    /// at most [`MAX_RECORD_BYTES`] apart, each as far from the one before as the second is
+    /// from the first, make one table, numbered in address order: the end marker of one array
+    /// (`{NULL, NULL, 0, NULL}`) puts the next array's first record twice as far, and a record
+    /// whose string word something refers to (an array's start) begins a new one too.
     fn record_labels(&self, input: &Input<'_>, isa: Isa, count: usize) -> Vec<Vec<Label>> {
         let width = word_width(isa);
         let mut labels = vec![Vec::new(); count];
         let mut table = 0u32;
+        // The last record of the table, and the distance between its records.
         let mut last: Option<u64> = None;
+        let mut stride: Option<u64> = None;
         for (at, procedure) in self.procedure_words(input, count) {
             let Some(name_word) = at.checked_sub(width) else {
                 continue;
@@ -261,10 +265,16 @@ impl Analysis {
             let Some(name) = self.string_at_word(input, name_word) else {
                 continue;
             };
-            if last
-                .is_some_and(|last| at - last > MAX_RECORD_BYTES || self.is_referenced(name_word))
-            {
-                table += 1;
+            if let Some(last) = last {
+                let gap = at - last;
+                let continues = gap <= MAX_RECORD_BYTES
+                    && stride.is_none_or(|stride| stride == gap)
+                    && !self.is_referenced(name_word);
+                if continues {
+                    stride = Some(gap);
+                } else {
+                    (table, stride) = (table + 1, None);
+                }
             }
             last = Some(at);
             let held = &mut labels[procedure as usize];
