@@ -7,6 +7,8 @@ use iced_x86::{
     Register,
 };
 
+use std::collections::HashMap;
+
 use super::decode::{Flow, Next, Step, Text, masked_hash};
 use crate::session::ReferenceKind;
 
@@ -47,6 +49,7 @@ fn sweep_holding(
     let mut instruction = Instruction::default();
     while decoder.can_decode() {
         decoder.decode_out(&mut instruction);
+        got.arrive(&instruction);
         // The distance to the GOT moves with the layout: it is no number and no reference.
         let loads_the_got = got.is_loaded_by(&instruction);
         let reference = (!loads_the_got)
@@ -240,12 +243,88 @@ fn memory_address(instruction: &Instruction, bitness: u32) -> Option<u64> {
 /// written to it, or a call changes it (`eax`, `ecx` and `edx` are the callee's to change).
 /// The code after a return or a jump is reached from elsewhere, where the register loaded
 /// last holds it again (an early return's epilogue restores `ebx` before the code that a
-/// branch skipped it to).
+/// branch skipped it to), unless the code gave that register another value since (a
+/// function that keeps the GOT on its stack and `ebx` for its own data).
 struct GotHolder {
     got: Option<u64>,
     return_address: Option<u64>,
     holder: Option<Register>,
     loaded: Option<Register>,
+    /// Whether the register loaded last was since given another value than the GOT (other
+    /// than by a `pop`, an epilogue's, or a reload from the stack): the code uses it for
+    /// something else, so what follows a jump may see that.
+    reused: bool,
+    /// Where the code stored the GOT's address on the stack.
+    spills: Spills,
+    /// The state the first branch to each address leaves there.
+    at_branch: HashMap<u64, AtBranch>,
+    /// Whether the last instruction was a return or a jump: what follows is reached from
+    /// elsewhere.
+    after_transfer: bool,
+}
+
+/// The stack slots holding the GOT's address (a function that needs `ebx` for its own data
+/// stores it, and loads it again before a call through the PLT), as offsets from the stack
+/// pointer at the procedure's start; and the stack pointer's offset now, as `push`, `pop`,
+/// `add`, `sub` and `lea` move it, or at the branches to an instruction after a return or a
+/// jump (unknown when nothing tells).
+struct Spills {
+    esp: Option<i64>,
+    slots: Vec<i64>,
+}
+
+/// What a forward branch leaves at its target: the stack pointer's offset and the holder.
+#[derive(Clone, Copy)]
+struct AtBranch {
+    esp: Option<i64>,
+    holder: Option<Register>,
+}
+
+impl Spills {
+    /// The stack offset that a memory operand of `instruction` relative to `esp` names.
+    fn slot(&self, instruction: &Instruction) -> Option<i64> {
+        (instruction.memory_base() == Register::ESP && instruction.memory_index() == Register::None)
+            .then(|| {
+                self.esp
+                    .map(|esp| esp + instruction.memory_displacement32() as i32 as i64)
+            })
+            .flatten()
+    }
+
+    /// Follows how `instruction` moves the stack pointer.
+    fn follow(&mut self, instruction: &Instruction) {
+        let Some(esp) = self.esp else { return };
+        let writes_esp = instruction.op_count() > 0
+            && instruction.op0_kind() == OpKind::Register
+            && instruction.op0_register() == Register::ESP;
+        let immediate = || match instruction.op1_kind() {
+            OpKind::Immediate8to32 | OpKind::Immediate32 | OpKind::Immediate8 => {
+                Some(instruction.immediate(1) as i32 as i64)
+            }
+            _ => None,
+        };
+        self.esp = match instruction.mnemonic() {
+            Mnemonic::Push
+                if instruction.op0_kind() != OpKind::Register
+                    || instruction.op0_register().size() == 4 =>
+            {
+                Some(esp - 4)
+            }
+            Mnemonic::Pop if !writes_esp => Some(esp + 4),
+            Mnemonic::Sub if writes_esp => immediate().map(|k| esp - k),
+            Mnemonic::Add if writes_esp => immediate().map(|k| esp + k),
+            Mnemonic::Lea
+                if writes_esp
+                    && instruction.memory_base() == Register::ESP
+                    && instruction.memory_index() == Register::None =>
+            {
+                Some(esp + instruction.memory_displacement32() as i32 as i64)
+            }
+            Mnemonic::Leave => None,
+            _ if writes_esp => None,
+            _ => Some(esp),
+        };
+    }
 }
 
 impl GotHolder {
@@ -255,6 +334,38 @@ impl GotHolder {
             return_address: None,
             holder: None,
             loaded: None,
+            reused: false,
+            spills: Spills {
+                esp: Some(0),
+                slots: Vec::new(),
+            },
+            at_branch: HashMap::new(),
+            after_transfer: false,
+        }
+    }
+
+    /// Takes the state that a branch to `instruction` left there, after a return or a jump
+    /// (and the padding after it), or when no register holds the GOT.
+    fn arrive(&mut self, instruction: &Instruction) {
+        if self.got.is_none() {
+            return;
+        }
+        if (self.after_transfer || self.holder.is_none())
+            && let Some(state) = self.at_branch.get(&instruction.ip())
+        {
+            if self.after_transfer {
+                self.spills.esp = state.esp.or(self.spills.esp);
+            }
+            self.holder = state.holder.or(self.holder);
+        }
+        let pads = matches!(instruction.mnemonic(), Mnemonic::Nop | Mnemonic::Int3)
+            || is_padding_lea(instruction)
+            || (instruction.mnemonic() == Mnemonic::Xchg
+                && instruction.op0_kind() == OpKind::Register
+                && instruction.op1_kind() == OpKind::Register
+                && instruction.op0_register() == instruction.op1_register());
+        if !pads {
+            self.after_transfer = false;
         }
     }
 
@@ -284,6 +395,63 @@ impl GotHolder {
         if self.got.is_none() {
             return;
         }
+        let spills = &mut self.spills;
+        // A store of the holder to the stack, or of something else over such a slot.
+        let stored = (instruction.op_count() == 2 && instruction.op0_kind() == OpKind::Memory)
+            .then(|| spills.slot(instruction))
+            .flatten();
+        if let Some(slot) = stored {
+            spills.slots.retain(|&held| held != slot);
+            let stores_holder = instruction.mnemonic() == Mnemonic::Mov
+                && instruction.op1_kind() == OpKind::Register
+                && Some(instruction.op1_register()) == self.holder;
+            if stores_holder {
+                spills.slots.push(slot);
+            }
+        }
+        // A load of the holder back from its slot.
+        let reloads = instruction.mnemonic() == Mnemonic::Mov
+            && instruction.op0_kind() == OpKind::Register
+            && instruction.op0_register().size() == 4
+            && instruction.op1_kind() == OpKind::Memory
+            && spills
+                .slot(instruction)
+                .is_some_and(|slot| spills.slots.contains(&slot));
+        let branches = matches!(
+            instruction.flow_control(),
+            FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch
+        ) && matches!(
+            instruction.op0_kind(),
+            OpKind::NearBranch32 | OpKind::NearBranch16
+        );
+        if branches && instruction.near_branch_target() > instruction.ip() {
+            let state = AtBranch {
+                esp: spills.esp,
+                holder: self.holder,
+            };
+            self.at_branch
+                .entry(instruction.near_branch_target())
+                .or_insert(state);
+        }
+        spills.follow(instruction);
+        match instruction.flow_control() {
+            // An epilogue moved the stack pointer; the code after it was reached from before.
+            FlowControl::Return => {
+                spills.esp = None;
+                self.after_transfer = true;
+            }
+            // A block of the body, as far down the stack as the jump (compilers keep the
+            // stack pointer where the prologue left it, between calls).
+            FlowControl::UnconditionalBranch | FlowControl::IndirectBranch => {
+                self.after_transfer = true;
+            }
+            _ => {}
+        }
+        if reloads {
+            let register = instruction.op0_register();
+            (self.holder, self.loaded, self.reused) = (Some(register), Some(register), false);
+            return;
+        }
         match instruction.flow_control() {
             FlowControl::Call | FlowControl::IndirectCall => {
                 self.return_address = Some(instruction.next_ip());
@@ -294,7 +462,7 @@ impl GotHolder {
             FlowControl::Return
             | FlowControl::UnconditionalBranch
             | FlowControl::IndirectBranch => {
-                self.holder = self.loaded;
+                self.holder = self.loaded.filter(|_| !self.reused);
                 return;
             }
             _ => {}
@@ -307,8 +475,14 @@ impl GotHolder {
         if loads {
             self.holder = Some(written);
             self.loaded = Some(written);
-        } else if self.holder == Some(written) {
-            self.holder = None;
+            self.reused = false;
+        } else {
+            if self.holder == Some(written) {
+                self.holder = None;
+            }
+            if self.loaded == Some(written) && instruction.mnemonic() != Mnemonic::Pop {
+                self.reused = true;
+            }
         }
     }
 }
@@ -389,6 +563,46 @@ mod tests {
             Next::Continue
         });
         assert_eq!(without[3], None);
+    }
+
+    #[test]
+    fn the_got_is_followed_through_its_stack_slot_and_to_the_targets_of_branches() {
+        let got = 0x3000;
+        let bytes = [
+            0xe8, 0x00, 0x00, 0x00, 0x00, // 1000: call 1005
+            0x5b, // 1005: pop ebx
+            0x81, 0xc3, 0xfb, 0x1f, 0x00, 0x00, // 1006: add ebx, 0x1ffb (the GOT)
+            0x56, // 100c: push esi
+            0x89, 0x5c, 0x24, 0x08, // 100d: mov [esp+0x8], ebx (the slot 4 above the start)
+            0x85, 0xc0, // 1011: test eax, eax
+            0x74, 0x18, // 1013: je 102d (ebx holds the GOT there)
+            0x8b, 0x19, // 1015: mov ebx, [ecx]
+            0x8d, 0x83, 0x00, 0xff, 0xff, 0xff, // 1017: lea eax, [ebx-0x100]: data
+            0x50, // 101d: push eax
+            0x8b, 0x5c, 0x24, 0x0c, // 101e: mov ebx, [esp+0xc] (the slot: the GOT again)
+            0x8d, 0x83, 0x00, 0xff, 0xff, 0xff, // 1022: lea eax, [ebx-0x100]
+            0x8b, 0x19, // 1028: mov ebx, [ecx]
+            0xff, 0xe3, // 102a: jmp ebx
+            0x90, // 102c: nop
+            0x8d, 0x43, 0x10, // 102d: lea eax, [ebx+0x10] (from the je)
+            0x8b, 0x19, // 1030: mov ebx, [ecx]
+            0xc3, // 1032: ret
+            0x8d, 0x43, 0x20, // 1033: lea eax, [ebx+0x20] (no branch here; ebx was reused)
+        ];
+        let mut steps = Vec::new();
+        sweep(32, Some(got), &bytes, 0x1000, false, &mut |step, _| {
+            steps.push(step.reference);
+            Next::Continue
+        });
+        assert_eq!(steps.len(), 19, "{steps:?}");
+        let data = |address| Some((address, ReferenceKind::Data));
+        assert_eq!(steps[8], None, "ebx holds data");
+        assert_eq!(steps[11], data(got - 0x100), "reloaded from its slot");
+        assert_eq!(steps[15], data(got + 0x10), "as the branch left it");
+        assert_eq!(
+            steps[18], None,
+            "after a return, ebx given other values is not the GOT"
+        );
     }
 
     #[test]
