@@ -175,6 +175,11 @@ pub const MIN_TELLING_CONSTANTS: usize = 3;
 /// few.
 pub const MIN_SHARED_RECORD_NAMES: f64 = 0.5;
 
+/// Most tables of named records of one side that one name may be in and still vote for a
+/// counterpart ([`Signal::RecordName`]): a name that many tables hold tells nothing, and
+/// the votes stay linear in the records.
+pub const MAX_TABLES_PER_RECORD_NAME: usize = 64;
+
 /// Least similarity a neighbour pair needs in the call-graph round.
 pub const MIN_NEIGHBOUR_SIMILARITY: f64 = 0.6;
 

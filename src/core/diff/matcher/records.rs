@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::diff::{Fingerprint, MIN_SHARED_RECORD_NAMES, Signal};
+use crate::core::diff::{Fingerprint, MAX_TABLES_PER_RECORD_NAME, MIN_SHARED_RECORD_NAMES, Signal};
 
 use super::Matcher;
 
@@ -79,7 +79,8 @@ fn records_of(side: &[Fingerprint]) -> Records {
 /// Each table of `from`'s counterpart in `to`: the table sharing the greatest part of the
 /// names of both (shared over all), at least [`MIN_SHARED_RECORD_NAMES`], and of those, the
 /// one whose procedures already `paired` with `from`'s under the most names (two classes
-/// with the same methods have tables of the same names), when no other is as good.
+/// with the same methods have tables of the same names), when no other is as good. A name
+/// that more than [`MAX_TABLES_PER_RECORD_NAME`] tables of `to` hold votes for none.
 fn counterparts(
     from: &Records,
     to: &Records,
@@ -93,25 +94,29 @@ fn counterparts(
     }
     let mut chosen = BTreeMap::new();
     for (&table, names) in from {
-        let mut shared: BTreeMap<u32, usize> = BTreeMap::new();
-        for name in names.keys() {
-            for &other in holding.get(name).into_iter().flatten() {
-                *shared.entry(other).or_default() += 1;
+        // Per table of `to`: the names shared, and those whose one holder on each side
+        // are paired with each other.
+        let mut shared: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+        for (name, holders) in names {
+            let Some(others) = holding
+                .get(name)
+                .filter(|others| others.len() <= MAX_TABLES_PER_RECORD_NAME)
+            else {
+                continue;
+            };
+            for &other in others {
+                let theirs = to[&other][name].as_slice();
+                let agrees = matches!((holders.as_slice(), theirs), ([a], [b]) if paired(*a, *b));
+                let (common, agreeing) = shared.entry(other).or_default();
+                *common += 1;
+                *agreeing += usize::from(agrees);
             }
         }
         let mut best: Option<((f64, usize), u32)> = None;
         let mut tied = false;
-        for (other, common) in shared {
+        for (other, (common, agreeing)) in shared {
             let all = names.len() + to[&other].len() - common;
-            let part = common as f64 / all as f64;
-            let agreeing = names
-                .iter()
-                .filter(|(name, holders)| {
-                    let theirs = to[&other].get(name).map(Vec::as_slice);
-                    matches!((holders.as_slice(), theirs), ([a], Some([b])) if paired(*a, *b))
-                })
-                .count();
-            let score = (part, agreeing);
+            let score = (common as f64 / all as f64, agreeing);
             match best {
                 Some((most, _)) if score < most => {}
                 Some((most, _)) if score == most => tied = true,

@@ -117,3 +117,24 @@ fn of_two_tables_of_the_same_names_the_one_that_holds_a_pair_is_the_counterpart(
         );
     }
 }
+
+#[test]
+fn a_name_that_many_tables_hold_votes_for_none() {
+    // The new release adds 65 one-record tables that all name a `new` (name 1): name 1
+    // votes for none of them, and names 2 and 3 still find the old table's counterpart.
+    let baseline = named_by(0, &[1, 2, 3], 10);
+    let mut candidate = named_by(0, &[1, 2, 3], 20);
+    for table in 1..=MAX_TABLES_PER_RECORD_NAME as u32 + 1 {
+        let mut new = foreign(0x10_0000 + 0x40 * u64::from(table), 50, 12);
+        new.labels = vec![Label { table, name: 1 }];
+        candidate.push(new);
+    }
+    let result = compare(&baseline, &candidate, &mut never());
+    for b in 0..3 {
+        assert_eq!(
+            partner(&result, b),
+            Some((b, Signal::RecordName)),
+            "{result:?}"
+        );
+    }
+}
