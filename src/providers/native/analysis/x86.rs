@@ -2,12 +2,12 @@
 //! memory slots, RIP-relative operands (x86-64), and absolute memory operands and operands
 //! relative to the GOT (x86).
 
+use std::collections::HashMap;
+
 use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, Mnemonic, OpKind,
     Register,
 };
-
-use std::collections::HashMap;
 
 use super::decode::{Flow, Next, Step, Text, masked_hash};
 use crate::session::ReferenceKind;
@@ -241,10 +241,11 @@ fn memory_address(instruction: &Instruction, bitness: u32) -> Option<u64> {
 /// (`call 1f; 1: pop %ebx; add $_GLOBAL_OFFSET_TABLE_+(.-1b), %ebx`, or `call
 /// __x86.get_pc_thunk.bx; add $_GLOBAL_OFFSET_TABLE_, %ebx`), until something else is
 /// written to it, or a call changes it (`eax`, `ecx` and `edx` are the callee's to change).
-/// The code after a return or a jump is reached from elsewhere, where the register loaded
-/// last holds it again (an early return's epilogue restores `ebx` before the code that a
-/// branch skipped it to), unless the code gave that register another value since (a
-/// function that keeps the GOT on its stack and `ebx` for its own data).
+/// The code after a return or a jump is reached from elsewhere: it holds what the first
+/// forward branch to it left there, or else the register loaded last holds it again (an
+/// early return's epilogue restores `ebx` before the code that a branch skipped it to),
+/// unless the code gave that register another value since (a function that keeps the GOT
+/// on its stack, where it is followed too, and `ebx` for its own data).
 struct GotHolder {
     got: Option<u64>,
     return_address: Option<u64>,
