@@ -51,8 +51,10 @@ impl Analysis {
         let mut cut_short_by = (total > bounds.max_procedures).then_some(CompareLimit::Procedures);
         let count = total.min(bounds.max_procedures);
         let mut procedures = Vec::with_capacity(count);
-        let (mut slots, mut tables) = self.table_slots(input, isa, count);
-        let mut labels = self.record_labels(input, isa, count);
+        // The data words that point to procedures: table slots, and named records.
+        let words = self.procedure_words(input, count);
+        let (mut slots, mut tables) = self.table_slots(input, isa, &words, count);
+        let mut labels = self.record_labels(input, isa, &words, count);
         let mut bytes_used = 0usize;
         for index in 0..count {
             if index % CLOCK_EVERY == 0 && Instant::now() > bounds.deadline {
@@ -162,7 +164,7 @@ impl Analysis {
     }
 
     /// The table slots of each of the first `count` procedures: runs of pointer-sized data
-    /// words that each point to a procedure start, or are empty (zero, no relocation) for at
+    /// `words` that each point to a procedure start, or are empty (zero, no relocation) for at
     /// most [`MAX_EMPTY_SLOTS`] in a row, with at least two procedures; a word that something
     /// refers to begins a new table; numbered in address order, cut every [`MAX_TABLE_SLOTS`]
     /// slots. Also the tables whose first word each procedure's code refers to.
@@ -170,10 +172,10 @@ impl Analysis {
         &self,
         input: &Input<'_>,
         isa: Isa,
+        words: &[(u64, u32)],
         count: usize,
     ) -> (Vec<Vec<Slot>>, Vec<Vec<u32>>) {
         let width = word_width(isa);
-        let words = self.procedure_words(input, count);
         let empty = |at: u64| {
             input.bytes_at(at).is_some_and(|(bytes, _)| {
                 bytes.len() >= width as usize && bytes[..width as usize].iter().all(|&b| b == 0)
@@ -215,7 +217,7 @@ impl Analysis {
             }
             run.clear();
         };
-        for (at, procedure) in words {
+        for &(at, procedure) in words {
             let continues = run.last().is_some_and(|&(last, _)| {
                 let gap = at - last;
                 let start = run[0].0;
@@ -251,14 +253,20 @@ impl Analysis {
     /// from the first, make one table, numbered in address order: the end marker of one array
     /// (`{NULL, NULL, 0, NULL}`) puts the next array's first record twice as far, and a record
     /// whose string word something refers to (an array's start) begins a new one too.
-    fn record_labels(&self, input: &Input<'_>, isa: Isa, count: usize) -> Vec<Vec<Label>> {
+    fn record_labels(
+        &self,
+        input: &Input<'_>,
+        isa: Isa,
+        words: &[(u64, u32)],
+        count: usize,
+    ) -> Vec<Vec<Label>> {
         let width = word_width(isa);
         let mut labels = vec![Vec::new(); count];
         let mut table = 0u32;
         // The last record of the table, and the distance between its records.
         let mut last: Option<u64> = None;
         let mut stride: Option<u64> = None;
-        for (at, procedure) in self.procedure_words(input, count) {
+        for &(at, procedure) in words {
             let Some(name_word) = at.checked_sub(width) else {
                 continue;
             };

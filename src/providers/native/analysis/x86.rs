@@ -518,8 +518,13 @@ mod tests {
 
     /// The steps of `bytes` at 0x1000, decoded with `bitness`.
     fn steps_of(bitness: u32, bytes: &[u8]) -> Vec<Step> {
+        steps_with_got(bitness, None, bytes)
+    }
+
+    /// The steps of `bytes` at 0x1000, with the GOT at `got`.
+    fn steps_with_got(bitness: u32, got: Option<u64>, bytes: &[u8]) -> Vec<Step> {
         let mut steps = Vec::new();
-        sweep(bitness, None, bytes, 0x1000, false, &mut |step, _| {
+        sweep(bitness, got, bytes, 0x1000, false, &mut |step, _| {
             steps.push(step);
             Next::Continue
         });
@@ -541,11 +546,7 @@ mod tests {
             0x8d, 0x43,
             0x10, // lea eax, [ebx+0x10] (reached by a branch that skipped the pop)
         ];
-        let mut steps = Vec::new();
-        sweep(32, Some(got), &bytes, 0x1000, false, &mut |step, _| {
-            steps.push(step);
-            Next::Continue
-        });
+        let steps = steps_with_got(32, Some(got), &bytes);
         let [_, _, load, before, _, popped, _, after] = steps[..] else {
             panic!("eight steps: {steps:?}");
         };
@@ -558,12 +559,7 @@ mod tests {
         assert_eq!(popped.reference, None, "ebx was written");
         assert_eq!(after.reference, Some((got + 0x10, ReferenceKind::Data)));
         // Without the GOT's address nothing is relative to it.
-        let mut without = Vec::new();
-        sweep(32, None, &bytes, 0x1000, false, &mut |step, _| {
-            without.push(step.reference);
-            Next::Continue
-        });
-        assert_eq!(without[3], None);
+        assert_eq!(steps_of(32, &bytes)[3].reference, None);
     }
 
     #[test]
@@ -590,11 +586,9 @@ mod tests {
             0xc3, // 1032: ret
             0x8d, 0x43, 0x20, // 1033: lea eax, [ebx+0x20] (no branch here; ebx was reused)
         ];
-        let mut steps = Vec::new();
-        sweep(32, Some(got), &bytes, 0x1000, false, &mut |step, _| {
-            steps.push(step.reference);
-            Next::Continue
-        });
+        let steps: Vec<_> = (steps_with_got(32, Some(got), &bytes).iter())
+            .map(|step| step.reference)
+            .collect();
         assert_eq!(steps.len(), 19, "{steps:?}");
         let data = |address| Some((address, ReferenceKind::Data));
         assert_eq!(steps[8], None, "ebx holds data");
@@ -619,11 +613,7 @@ mod tests {
             0x8d, 0x76, 0x04, // lea esi, [esi+0x4]: a write
             0x8d, 0x86, 0x00, 0xff, 0xff, 0xff, // lea eax, [esi-0x100]
         ];
-        let mut steps = Vec::new();
-        sweep(32, Some(got), &bytes, 0x1000, false, &mut |step, _| {
-            steps.push(step);
-            Next::Continue
-        });
+        let steps = steps_with_got(32, Some(got), &bytes);
         let [_, _, _, _, _, padded, _, written] = steps[..] else {
             panic!("eight steps: {steps:?}");
         };
