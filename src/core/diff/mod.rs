@@ -129,6 +129,13 @@
 //! code. When nothing calls the other one and a pair calls the procedure, that caller need
 //! only be within [`LIKENESS_MARGIN`] of as alike: every caller inlined the callee in the
 //! other version, so its place vouches for nothing, and the caller holding it is as likely.
+//! The same when only pairs call the other one, the caller brings at least a quarter of
+//! the callee's size, and the caller with it taken in is at least as alike or a pair that
+//! calls the procedure does not call the other one: one version inlined the callee into
+//! that caller and kept it out of line, the other the opposite, and no unpaired caller is
+//! left to hold the other one as a callee (a wrapper much smaller than its callee is, taken
+//! in, the callee itself; where every pair calling the procedure calls the other one, the
+//! place agrees with the pair).
 //! The same-callers round (11) asks this before it undoes a pair for one of its own.
 //!
 //! Nor do the fuzzy rounds (4, 7 to 10 and 12 to 15) pair a procedure with one that a

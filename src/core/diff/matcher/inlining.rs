@@ -2,6 +2,7 @@
 //! refuses a callee the pair its caller holds.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 
 use crate::core::diff::measure::{kinship, sizes_within_window};
@@ -14,6 +15,10 @@ use super::{Best, Matcher};
 
 /// Most callers of an unpaired procedure that the round of inlined callees takes into each.
 const MAX_ABSORBED_CALLERS: usize = 4;
+
+/// A caller taken in tells which version holds a callee's code only when it brings at least
+/// a `1 / MIN_HOLDER_SHARE` of the callee's size (see [`Matcher::rather_its_caller`]).
+const MIN_HOLDER_SHARE: u64 = 4;
 
 impl<'a> Matcher<'a> {
     /// `procedure` (of the baseline side, or the candidate's) with the code of its paired
@@ -69,53 +74,91 @@ impl<'a> Matcher<'a> {
     /// the other version inlined the callee into that caller, and the callee would pair with
     /// the caller that holds its code. Only callers of half to twice the other's size with
     /// the callee taken in are asked, and none of a procedure with more than
-    /// [`MAX_NEIGHBOURS`] callers. When the callee has a paired caller and nothing calls the
-    /// other procedure, the caller need only be within the margin of as alike.
+    /// [`MAX_NEIGHBOURS`] callers. When the callee has a paired caller, the caller need only
+    /// be within the margin of as alike if nothing calls the other procedure (every caller
+    /// inlined it), or if nothing unpaired does, the caller brings at least a
+    /// `1 / MIN_HOLDER_SHARE` of the callee's size, and either it is at least as alike or a
+    /// pair that calls the callee does not call the other: one version inlined the callee
+    /// into its caller and kept it out of line, the other did the opposite, and neither the
+    /// code nor the place tells the callee from the caller holding it. A wrapper much
+    /// smaller than its callee, taken in, is the callee itself and tells nothing; where
+    /// every pair calling the callee calls the other, the place agrees with the pair.
     pub(super) fn rather_its_caller(&self, b: u32, c: u32) -> bool {
-        let (old, new) = (&self.baseline[b as usize], &self.candidate[c as usize]);
-        let alike = similarity(old, new);
-        let holds_more = |callers: &[u32],
-                          side: &[Fingerprint],
-                          partners: &[Option<u32>],
-                          callee: u32,
-                          other: &Fingerprint,
-                          other_called: bool| {
-            let placed = callers
-                .iter()
-                .any(|&caller| partners[caller as usize].is_some());
-            let least = if placed && !other_called {
-                alike - LIKENESS_MARGIN
-            } else {
-                alike + LIKENESS_MARGIN
-            };
-            callers.len() <= MAX_NEIGHBOURS
-                && callers.iter().any(|&caller| {
-                    let holder = &side[caller as usize];
-                    let size = holder.size + side[callee as usize].size;
-                    if partners[caller as usize].is_some()
-                        || size > other.size.saturating_mul(2)
-                        || size.saturating_mul(2) < other.size
-                    {
-                        return false;
-                    }
-                    similarity(&taken_in(holder, &side[callee as usize], callee), other) >= least
-                })
+        let alike = similarity(&self.baseline[b as usize], &self.candidate[c as usize]);
+        let baseline = View {
+            procedures: self.baseline,
+            callers: &self.baseline_callers,
+            partners: &self.forward,
         };
-        holds_more(
-            &self.baseline_callers[b as usize],
-            self.baseline,
-            &self.forward,
-            b,
-            new,
-            !self.candidate_callers[c as usize].is_empty(),
-        ) || holds_more(
-            &self.candidate_callers[c as usize],
-            self.candidate,
-            &self.backward,
-            c,
-            old,
-            !self.baseline_callers[b as usize].is_empty(),
-        )
+        let candidate = View {
+            procedures: self.candidate,
+            callers: &self.candidate_callers,
+            partners: &self.backward,
+        };
+        self.caller_holds_more(&baseline, b, &candidate, c, alike)
+            || self.caller_holds_more(&candidate, c, &baseline, b, alike)
+    }
+
+    /// [`Matcher::rather_its_caller`] one way: whether an unpaired caller of `callee` (of
+    /// `this` side), with it taken in, is the better partner of `other`.
+    fn caller_holds_more(
+        &self,
+        this: &View<'_>,
+        callee: u32,
+        that: &View<'_>,
+        other: u32,
+        alike: f64,
+    ) -> bool {
+        let callers = &this.callers[callee as usize];
+        let (inlined, other_procedure) = (
+            &this.procedures[callee as usize],
+            &that.procedures[other as usize],
+        );
+        let other_callers = &that.callers[other as usize];
+        let placed = callers
+            .iter()
+            .any(|&caller| this.partners[caller as usize].is_some());
+        // Whether something unpaired calls the other, asked once, when needed.
+        let other_held = OnceCell::new();
+        callers.len() <= MAX_NEIGHBOURS
+            && callers.iter().any(|&caller| {
+                let holder = &this.procedures[caller as usize];
+                let size = holder.size + inlined.size;
+                if this.partners[caller as usize].is_some()
+                    || size > other_procedure.size.saturating_mul(2)
+                    || size.saturating_mul(2) < other_procedure.size
+                {
+                    return false;
+                }
+                let held = taken_in(holder, inlined, callee);
+                let held_alike = similarity(&held, other_procedure);
+                if held_alike >= alike + LIKENESS_MARGIN {
+                    return true;
+                }
+                if held_alike < alike - LIKENESS_MARGIN || !placed {
+                    return false;
+                }
+                // About as alike: the place decides, when it can.
+                if other_callers.is_empty() {
+                    return true;
+                }
+                // A wrapper much smaller than its callee, taken in, is the callee itself.
+                let brings_code = holder.size.saturating_mul(MIN_HOLDER_SHARE) >= inlined.size;
+                // Where every pair calling the callee calls the other, the place agrees, and
+                // the caller holding the code has to be at least as alike (callers sorted).
+                let placed_alike = || {
+                    callers.iter().all(|&caller| {
+                        this.partners[caller as usize]
+                            .is_none_or(|partner| other_callers.binary_search(&partner).is_ok())
+                    })
+                };
+                let other_held = *other_held.get_or_init(|| {
+                    other_callers
+                        .iter()
+                        .any(|&caller| that.partners[caller as usize].is_none())
+                });
+                brings_code && (held_alike >= alike || !placed_alike()) && !other_held
+            })
     }
 
     /// Pairs unpaired procedures that are each other's most similar by a margin, as the
@@ -255,4 +298,11 @@ pub(in crate::core::diff) fn tidied(mut grown: Fingerprint) -> Fingerprint {
     let mut seen = BTreeSet::new();
     grown.callees.retain(|&callee| seen.insert(callee));
     grown
+}
+
+/// One side as [`Matcher::caller_holds_more`] reads it.
+struct View<'s> {
+    procedures: &'s [Fingerprint],
+    callers: &'s [Vec<u32>],
+    partners: &'s [Option<u32>],
 }

@@ -302,3 +302,87 @@ fn the_same_callers_do_not_pair_a_callee_with_the_caller_holding_it() {
         "{result:?}"
     );
 }
+
+/// The shape of a probe program's pair (seed 172, clang -O1 and -O2): two named callers (0
+/// and 3) call a callee (1) of 80 instructions, which a caller of `caller_length` (2) that
+/// nothing calls calls too. In the candidate the first named caller calls the caller
+/// instead, which, rewritten, holds the callee (1, edited by `edits` instructions), and the
+/// second holds the callee itself: one version inlined the caller into the named ones, the
+/// other the callee into the caller and the second named one. (baseline, candidate)
+fn inlined_into_a_caller_that_pairs_call(
+    caller_length: u32,
+    edits: usize,
+) -> (Vec<Fingerprint>, Vec<Fingerprint>) {
+    let callee = body(0x200, 1, 80, vec![]);
+    let mut caller = body(0x300, 2, caller_length, vec![]);
+    caller.callees = vec![1];
+    let mut holding = foreign(0x400, 7, caller_length as u16);
+    take_in(&mut holding, &edited(&callee, edits), 1);
+    let holding = tidied(holding);
+    let second = foreign(0x20, 8, 30);
+    let mut calling = second.clone();
+    calling.callees = vec![1];
+    calling.name = Some("second".into());
+    let mut holding_too = second;
+    holding_too.name = Some("second".into());
+    take_in(&mut holding_too, &edited(&callee, edits), 1);
+    (
+        vec![named(0x10, "named", vec![1]), callee, caller, calling],
+        vec![named(0x10, "named", vec![1]), holding, tidied(holding_too)],
+    )
+}
+
+/// How alike the callee alone and the caller with the callee taken in are to what the
+/// candidate's caller holds.
+fn callee_and_holder_alike(baseline: &[Fingerprint], candidate: &[Fingerprint]) -> (f64, f64) {
+    let mut grown = baseline[2].clone();
+    grown.callees.clear();
+    take_in(&mut grown, &baseline[1], 1);
+    (
+        similarity(&baseline[1], &candidate[1]),
+        similarity(&tidied(grown), &candidate[1]),
+    )
+}
+
+/// The fewest edits that leave the caller holding the callee a hair less alike than the
+/// callee alone, which is alike enough to pair as a neighbour.
+fn edits_leaving_the_holder_a_hair_less_alike(caller_length: u32) -> usize {
+    (0..80)
+        .find(|&edits| {
+            let (baseline, candidate) = inlined_into_a_caller_that_pairs_call(caller_length, edits);
+            let (alone, held) = callee_and_holder_alike(&baseline, &candidate);
+            alone >= MIN_NEIGHBOUR_SIMILARITY && held < alone && held >= alone - LIKENESS_MARGIN
+        })
+        .expect("edits that leave the holder about as alike")
+}
+
+#[test]
+fn a_callee_inlined_into_a_caller_that_pairs_call_does_not_pair_with_it_from_as_alike() {
+    let edits = edits_leaving_the_holder_a_hair_less_alike(24);
+    let (baseline, candidate) = inlined_into_a_caller_that_pairs_call(24, edits);
+    // Only pairs call what holds the callee, and a pair that called the callee does not call
+    // it: the place does not agree, and the code alone cannot tell the callee from the
+    // caller holding it.
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_ne!(partner(&result, 1).map(|(at, _)| at), Some(1), "{result:?}");
+    // Where every pair that calls the callee calls what holds it, the place agrees: the
+    // callee pairs, the caller being a hair less alike.
+    let (mut baseline, mut candidate) = inlined_into_a_caller_that_pairs_call(24, edits);
+    baseline.pop();
+    candidate.pop();
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 1),
+        Some((1, Signal::CallGraph)),
+        "{result:?}"
+    );
+    // A wrapper of a few instructions taken in is its callee: the callee pairs.
+    let edits = edits_leaving_the_holder_a_hair_less_alike(4);
+    let (baseline, candidate) = inlined_into_a_caller_that_pairs_call(4, edits);
+    let result = compare(&baseline, &candidate, &mut never());
+    assert_eq!(
+        partner(&result, 1),
+        Some((1, Signal::CallGraph)),
+        "{result:?}"
+    );
+}
