@@ -96,7 +96,8 @@
 //!     keep the two apart by the margin. It runs once because it keeps nothing between runs
 //!     (the likeness round keeps its bests); the rounds go on from the pairs it makes.
 //! 14. [`Signal::Constants`], whenever the rounds above pair nothing: an unpaired procedure on
-//!     each side holding the same constant (or a `lea`'s [`Fingerprint::addends`]) that no
+//!     each side holding the same constant (or a `lea`'s [`Fingerprint::addends`]) of at
+//!     least 0x100 in magnitude (`x - 28` holds a `-28` that says no more than `28`) that no
 //!     other procedure of either side holds, paired or not (a paired one may hold it as an
 //!     inlined copy), when that is the only such partner either has, the two share at least
 //!     half the constants of the one with fewer (two that meet on one of their many by chance

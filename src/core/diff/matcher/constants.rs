@@ -6,6 +6,10 @@ use crate::core::diff::{Fingerprint, Signal};
 
 use super::Matcher;
 
+/// Least magnitude of a constant that marks a function: smaller ones, and their negatives
+/// (counts, offsets, `x - 28`), are in many.
+const MIN_TELLING_MAGNITUDE: u64 = 0x100;
+
 impl Matcher<'_> {
     /// Pairs each unpaired baseline procedure with the unpaired candidate procedure it shares
     /// a constant with that no other procedure of either side holds (paired or not: a
@@ -108,12 +112,28 @@ fn keeps_its_constants(old: &Fingerprint, new: &Fingerprint) -> bool {
     2 * multiset_common(&old, &new) >= old.len().min(new.len())
 }
 
-/// A procedure's constants and addends (a `lea`'s constant): sorted, distinct.
+/// A procedure's constants and addends (a `lea`'s constant) of at least
+/// [`MIN_TELLING_MAGNITUDE`]: sorted, distinct.
 fn telling_constants(procedure: &Fingerprint) -> Vec<u64> {
-    let mut all = [procedure.constants.as_slice(), &procedure.addends].concat();
+    let mut all: Vec<u64> = [procedure.constants.as_slice(), &procedure.addends]
+        .concat()
+        .into_iter()
+        .filter(|&value| is_telling(value))
+        .collect();
     all.sort_unstable();
     all.dedup();
     all
+}
+
+/// Whether `value` (sign-extended to 64 bits, or a 32-bit operand's 32 bits) is at least
+/// [`MIN_TELLING_MAGNITUDE`] in magnitude: `x - 28` holds `-28`, which says as little as
+/// `28`, whether it reads `0xffff_ffff_ffff_ffe4` or `0xffff_ffe4`.
+pub(in crate::core::diff) fn is_telling(value: u64) -> bool {
+    let small = |magnitude: u64| magnitude < MIN_TELLING_MAGNITUDE;
+    let narrow = u32::try_from(value).ok();
+    !(small(value)
+        || small(value.wrapping_neg())
+        || narrow.is_some_and(|v| small(u64::from(v.wrapping_neg()))))
 }
 
 /// The constants and addends of `side` that exactly one of its procedures holds, with that
@@ -122,8 +142,8 @@ fn sole_holders(side: &[Fingerprint]) -> Vec<(u64, u32)> {
     let mut held: Vec<(u64, u32)> = Vec::new();
     for (index, procedure) in side.iter().enumerate() {
         let index = index as u32;
-        held.extend(procedure.constants.iter().map(|&k| (k, index)));
-        held.extend(procedure.addends.iter().map(|&k| (k, index)));
+        let values = procedure.constants.iter().chain(&procedure.addends);
+        held.extend(values.filter(|&&k| is_telling(k)).map(|&k| (k, index)));
     }
     held.sort_unstable();
     // A value both a constant and an addend of one procedure is held once.
@@ -138,4 +158,34 @@ fn sole_holders(side: &[Fingerprint]) -> Vec<(u64, u32)> {
         at = end;
     }
     sole
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_telling;
+
+    #[test]
+    fn a_small_negative_constant_says_as_little_as_a_small_positive_one() {
+        // -28 as a 64-bit immediate and as a 32-bit operand's, and -1.
+        for small in [
+            28,
+            0xff,
+            28_u64.wrapping_neg(),
+            0xffff_ffe4,
+            u64::MAX,
+            0xffff_ffff,
+        ] {
+            assert!(!is_telling(small), "{small:#x}");
+        }
+        // 0x100 and its negative, a mask, a hash prime, and a 64-bit constant.
+        for telling in [
+            0x100,
+            0x100_u64.wrapping_neg(),
+            0xffff_ff00,
+            0x9e37_79b1,
+            0xcf1b_bcdc_bb00_0000,
+        ] {
+            assert!(is_telling(telling), "{telling:#x}");
+        }
+    }
 }

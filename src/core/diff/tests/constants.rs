@@ -135,3 +135,24 @@ fn a_small_procedure_whose_comparison_changed_pairs_by_its_addends() {
     assert_eq!(partner(&result, 0).map(|(c, _)| c), Some(1), "{result:?}");
     assert_eq!(partner(&result, 1), None, "{result:?}");
 }
+
+#[test]
+fn a_small_negative_constant_pairs_nothing() {
+    // `x - 28` holds -28 (as a 64-bit immediate, or a 32-bit operand's): no other procedure
+    // holds it, and yet it says no more than 28 would. The same procedures pair when the
+    // value is large.
+    for (value, pairs) in [
+        (28_u64.wrapping_neg(), false),
+        (0xffff_ffe4, false),
+        (0x1_42f1_u64.wrapping_neg(), true),
+    ] {
+        let old = holding(0x100, 1, &[value]);
+        let new = rewritten_past_likeness(&old, 0x500);
+        let result = compare(&[old], &[new], &mut never());
+        assert_eq!(
+            partner(&result, 0).is_some_and(|(_, signal)| signal == Signal::Constants),
+            pairs,
+            "{value:#x}: {result:?}"
+        );
+    }
+}
