@@ -128,7 +128,7 @@ fn telling_constants(procedure: &Fingerprint) -> Vec<u64> {
 /// Whether `value` (sign-extended to 64 bits, or a 32-bit operand's 32 bits) is at least
 /// [`MIN_TELLING_MAGNITUDE`] in magnitude: `x - 28` holds `-28`, which says as little as
 /// `28`, whether it reads `0xffff_ffff_ffff_ffe4` or `0xffff_ffe4`.
-pub(in crate::core::diff) fn is_telling(value: u64) -> bool {
+fn is_telling(value: u64) -> bool {
     let small = |magnitude: u64| magnitude < MIN_TELLING_MAGNITUDE;
     let narrow = u32::try_from(value).ok();
     !(small(value)

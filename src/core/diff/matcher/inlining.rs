@@ -110,6 +110,9 @@ impl<'a> Matcher<'a> {
         alike: f64,
     ) -> bool {
         let callers = &this.callers[callee as usize];
+        if callers.len() > MAX_NEIGHBOURS {
+            return false;
+        }
         let (inlined, other_procedure) = (
             &this.procedures[callee as usize],
             &that.procedures[other as usize],
@@ -120,45 +123,44 @@ impl<'a> Matcher<'a> {
             .any(|&caller| this.partners[caller as usize].is_some());
         // Whether something unpaired calls the other, asked once, when needed.
         let other_held = OnceCell::new();
-        callers.len() <= MAX_NEIGHBOURS
-            && callers.iter().any(|&caller| {
-                let holder = &this.procedures[caller as usize];
-                let size = holder.size + inlined.size;
-                if this.partners[caller as usize].is_some()
-                    || size > other_procedure.size.saturating_mul(2)
-                    || size.saturating_mul(2) < other_procedure.size
-                {
-                    return false;
-                }
-                let held = taken_in(holder, inlined, callee);
-                let held_alike = similarity(&held, other_procedure);
-                if held_alike >= alike + LIKENESS_MARGIN {
-                    return true;
-                }
-                if held_alike < alike - LIKENESS_MARGIN || !placed {
-                    return false;
-                }
-                // About as alike: the place decides, when it can.
-                if other_callers.is_empty() {
-                    return true;
-                }
-                // A wrapper much smaller than its callee, taken in, is the callee itself.
-                let brings_code = holder.size.saturating_mul(MIN_HOLDER_SHARE) >= inlined.size;
-                // Where every pair calling the callee calls the other, the place agrees, and
-                // the caller holding the code has to be at least as alike (callers sorted).
-                let placed_alike = || {
-                    callers.iter().all(|&caller| {
-                        this.partners[caller as usize]
-                            .is_none_or(|partner| other_callers.binary_search(&partner).is_ok())
-                    })
-                };
-                let other_held = *other_held.get_or_init(|| {
-                    other_callers
-                        .iter()
-                        .any(|&caller| that.partners[caller as usize].is_none())
-                });
-                brings_code && (held_alike >= alike || !placed_alike()) && !other_held
-            })
+        callers.iter().any(|&caller| {
+            let holder = &this.procedures[caller as usize];
+            let size = holder.size + inlined.size;
+            if this.partners[caller as usize].is_some()
+                || size > other_procedure.size.saturating_mul(2)
+                || size.saturating_mul(2) < other_procedure.size
+            {
+                return false;
+            }
+            let held = taken_in(holder, inlined, callee);
+            let held_alike = similarity(&held, other_procedure);
+            if held_alike >= alike + LIKENESS_MARGIN {
+                return true;
+            }
+            if held_alike < alike - LIKENESS_MARGIN || !placed {
+                return false;
+            }
+            // About as alike: the place decides, when it can.
+            if other_callers.is_empty() {
+                return true;
+            }
+            // A wrapper much smaller than its callee, taken in, is the callee itself.
+            let brings_code = holder.size.saturating_mul(MIN_HOLDER_SHARE) >= inlined.size;
+            // Where every pair calling the callee calls the other, the place agrees, and
+            // the caller holding the code has to be at least as alike (callers sorted).
+            let placed_alike = || {
+                callers.iter().all(|&caller| {
+                    this.partners[caller as usize]
+                        .is_none_or(|partner| other_callers.binary_search(&partner).is_ok())
+                })
+            };
+            let other_held = *other_held.get_or_init(|| {
+                other_callers
+                    .iter()
+                    .any(|&caller| that.partners[caller as usize].is_none())
+            });
+            brings_code && (held_alike >= alike || !placed_alike()) && !other_held
+        })
     }
 
     /// Pairs unpaired procedures that are each other's most similar by a margin, as the
